@@ -1,0 +1,110 @@
+"""Finding a Chromium to drive, and the flags it is launched with."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_VAR = "WEBMCP_NB_CHROMIUM"
+
+# Quiet on a closed network, and WebMCP switched on.
+LAUNCH_ARGS = (
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--no-first-run",
+    "--enable-features=WebMCP",
+)
+
+INSTALL_HELP = (
+    "Install one: on Debian/Ubuntu as root `apt-get install -y chromium`; without root "
+    "`python -m playwright install chromium`; or point WEBMCP_NB_CHROMIUM (or executable_path) "
+    "at an existing Chromium or Chrome binary."
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One place a Chromium was looked for."""
+
+    source: str
+    path: str | None
+    status: str  # "found" | "missing" | "rejected"
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"source": self.source, "path": self.path, "status": self.status, "reason": self.reason}
+
+
+def _check(source: str, path: str | None, absent: str = "not set") -> Candidate:
+    if not path:
+        return Candidate(source, None, "missing", absent)
+    resolved = Path(path)
+    if not resolved.exists():
+        return Candidate(source, path, "missing", "no such file")
+    if not os.access(resolved, os.X_OK) or resolved.is_dir():
+        return Candidate(source, path, "rejected", "not an executable file")
+    if _is_snap_stub(resolved):
+        return Candidate(source, path, "rejected", "a snap launcher stub, which does not run in containers")
+    return Candidate(source, str(resolved), "found")
+
+
+def _is_snap_stub(path: Path) -> bool:
+    try:
+        real = path.resolve()
+        if str(real).startswith("/snap/") or real.name == "snap":
+            return True
+        with open(real, "rb") as handle:
+            head = handle.read(4096)
+        return head.startswith(b"#!") and b"snap" in head
+    except OSError:
+        return False
+
+
+def playwright_cache_chromium() -> str | None:
+    """The newest Chromium in Playwright's browser cache, found without starting Playwright."""
+    roots = [os.environ.get("PLAYWRIGHT_BROWSERS_PATH"), str(Path.home() / ".cache" / "ms-playwright")]
+    for root in filter(None, roots):
+        builds = sorted(Path(root).glob("chromium-*/chrome-linux*/chrome"), reverse=True)
+        if builds:
+            return str(builds[0])
+    return None
+
+
+def candidates(explicit: str | None, playwright_managed: str | None) -> list[Candidate]:
+    """Every place looked at, in resolution order."""
+    found = [
+        _check("executable_path", explicit) if explicit else Candidate("executable_path", None, "missing", "not given"),
+        _check(f"${ENV_VAR}", os.environ.get(ENV_VAR)),
+        _check("playwright-managed", playwright_managed, "not installed"),
+        _check("/usr/bin/chromium", "/usr/bin/chromium"),
+    ]
+    for name in ("chromium-browser", "google-chrome", "google-chrome-stable"):
+        found.append(_check(f"PATH: {name}", shutil.which(name), "not on PATH"))
+    return found
+
+
+def resolve(explicit: str | None, playwright_managed: str | None) -> tuple[str | None, list[Candidate]]:
+    """The first usable Chromium and the report of every place tried.
+
+    An explicit path (argument or environment variable) that is unusable is an
+    answer in itself: falling back silently to another browser would hide a typo.
+    """
+    tried = candidates(explicit, playwright_managed)
+    for candidate in tried:
+        if candidate.status == "found":
+            return candidate.path, tried
+        if candidate.source in ("executable_path", f"${ENV_VAR}") and candidate.reason not in ("not set", "not given"):
+            return None, tried
+    return None, tried
+
+
+def describe_failure(tried: list[Candidate]) -> str:
+    places = "; ".join(
+        f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried
+    )
+    return f"No usable Chromium found. Tried: {places}. {INSTALL_HELP}"

@@ -1,0 +1,62 @@
+"""Limits and launch defaults, read from the environment and overridable per session."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+MIN_RESULT_BYTES = 4096
+
+
+def _env_number(name: str, default: float, cast: type = int) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return cast(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a valid {cast.__name__}") from None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that apply to every call of a session."""
+
+    max_result_bytes: int = 1_048_576
+    max_instances: int = 10
+    operation_timeout_s: float = 60.0
+    action_timeout_s: float = 5.0
+    navigation_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_result_bytes < MIN_RESULT_BYTES:
+            raise ValueError(
+                f"max_result_bytes must be at least {MIN_RESULT_BYTES}, got {self.max_result_bytes}"
+            )
+        if self.max_instances < 1:
+            raise ValueError(f"max_instances must be at least 1, got {self.max_instances}")
+        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @classmethod
+    def from_env(cls, **overrides: float | None) -> Limits:
+        """Environment values, then explicit (non-None) overrides."""
+        values = {
+            "max_result_bytes": _env_number("BROWSER_MCP_MAX_RESULT_BYTES", cls.max_result_bytes),
+            "max_instances": _env_number("BROWSER_MCP_MAX_INSTANCES", cls.max_instances),
+            "operation_timeout_s": _env_number(
+                "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS", cls.operation_timeout_s, float
+            ),
+        }
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class LaunchDefaults:
+    """What an implicitly created instance is launched with."""
+
+    headless: bool = True
+    executable_path: str | None = None
+    args: tuple[str, ...] = field(default_factory=tuple)

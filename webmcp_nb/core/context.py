@@ -1,0 +1,66 @@
+"""What a tool handler sees of the call it is serving."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .registry import ToolFailure
+
+if TYPE_CHECKING:
+    from playwright.async_api import Frame, Locator, Page
+
+    from .engine import Engine
+    from .instances import Instance
+    from .pages import PageState
+    from .registry import ToolSpec
+
+
+@dataclass
+class CallContext:
+    engine: Engine
+    spec: ToolSpec
+    deadline: float
+    caller: str = "python"
+    instance: Instance | None = None
+    page_state: PageState | None = None
+    frame: Frame | None = None
+    artifacts: list[str] = field(default_factory=list)
+    # Set by handlers that act on an instance without targeting it (create/destroy).
+    instance_name: str | None = None
+    instance_id: str | None = None
+
+    @property
+    def page(self) -> Page:
+        assert self.page_state is not None, f"{self.spec.name} is not a page tool"
+        return self.page_state.page
+
+    def remaining_s(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def timeout_ms(self, seconds: float) -> float:
+        """A Playwright timeout: `seconds`, but never past the operation deadline."""
+        return max(1.0, min(seconds, self.remaining_s()) * 1000)
+
+    @property
+    def action_timeout_ms(self) -> float:
+        return self.timeout_ms(self.engine.limits.action_timeout_s)
+
+    @property
+    def navigation_timeout_ms(self) -> float:
+        return self.timeout_ms(self.engine.limits.navigation_timeout_s)
+
+    async def locate(self, ref: str) -> Locator:
+        assert self.page_state is not None
+        return await self.page_state.locate(ref)
+
+    async def settle(self) -> None:
+        """Return once a navigation the action started has its document parsed."""
+        try:
+            await self.page.main_frame.wait_for_load_state("domcontentloaded", timeout=self.navigation_timeout_ms)
+        except Exception as exc:  # noqa: BLE001 - reported with the action's outcome
+            raise ToolFailure(
+                "navigation_timeout",
+                f"The action ran, but the navigation it started did not load in time: {exc}",
+            ) from None

@@ -1,0 +1,276 @@
+"""The engine: runs one tool call from arguments to envelope, on the runtime loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from .config import LaunchDefaults, Limits
+from .context import CallContext
+from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
+from .instances import Instance, InstanceManager, LaunchOptions
+from .pages import PageState
+from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
+from .util import first_lines, utc_now
+
+DEFAULT_INSTANCE = "default"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What listeners (call logs) learn about each finished call."""
+
+    tool: str
+    args: dict[str, Any]
+    caller: str
+    envelope: Envelope
+
+
+class Engine:
+    """Executes tool calls for one session. Lives on the runtime loop."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        launch_defaults: LaunchDefaults,
+        registry: Registry = REGISTRY,
+        default_instance: str = DEFAULT_INSTANCE,
+        artifacts_dir: str | None = None,
+    ) -> None:
+        self.limits = limits
+        self.launch_defaults = launch_defaults
+        self.registry = registry
+        self.manager = InstanceManager(limits)
+        self.current_instance = default_instance
+        self.default_instance = default_instance
+        self.listeners: list[Callable[[CallRecord], None]] = []
+        self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
+
+    # public -----------------------------------------------------------------
+    async def execute(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        submitted: float | None = None,
+        started_at: str | None = None,
+        caller: str = "python",
+    ) -> Envelope:
+        """Run `tool` with `args`; always returns an envelope, never raises."""
+        submitted = time.monotonic() if submitted is None else submitted
+        started_at = started_at or utc_now()
+        spec: ToolSpec | None = None
+        ctx: CallContext | None = None
+        entered = False
+        try:
+            spec = self.registry.get(tool)
+            if not isinstance(args, dict):
+                raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
+            params = spec.validate(args)
+            ctx = CallContext(self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller)
+            entered_flag: list[bool] = []
+            try:
+                async with asyncio.timeout(ctx.remaining_s()):
+                    data = await self._run(spec, params, ctx, entered_flag)
+            except TimeoutError:
+                entered = bool(entered_flag)
+                raise ToolFailure(
+                    "operation_timeout",
+                    f"{tool} did not finish within {self.limits.operation_timeout_s:g} s "
+                    f"(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS, queue wait included)"
+                    + ("; it was still waiting for earlier calls on this instance." if not entered else "."),
+                    started=entered,
+                ) from None
+            envelope = self._envelope(
+                spec.name, ctx, submitted, started_at, "completed", "not_needed",
+                data=data.model_dump(mode="python"),
+            )
+        except ToolFailure as failure:
+            outcome, retry = classify(spec, failure.started)
+            envelope = self._envelope(
+                tool, ctx, submitted, started_at, outcome, retry,
+                error_type=failure.error_type, message=failure.message,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+            failure = self._translate(exc, ctx)
+            outcome, retry = classify(spec, failure.started)
+            envelope = self._envelope(
+                tool, ctx, submitted, started_at, outcome, retry,
+                error_type=failure.error_type, message=failure.message,
+            )
+        if spec is not None:
+            envelope = enforce_size_limit(
+                envelope, self.limits.max_result_bytes, read_only=spec.read_only, hint=spec.too_large_hint
+            )
+        self._notify(tool, args, caller, envelope)
+        return envelope
+
+    async def close(self) -> None:
+        await self.manager.close_all()
+
+    def artifact_path(self, filename: str) -> Path:
+        """A path for a file a tool writes (screenshots with save=true)."""
+        if self._artifacts_dir is None:
+            self._artifacts_dir = Path(tempfile.mkdtemp(prefix="webmcp_nb-artifacts-"))
+        self._artifacts_dir.mkdir(parents=True, exist_ok=True)
+        return self._artifacts_dir / filename
+
+    def launch_options(self, name: str, **overrides: Any) -> LaunchOptions:
+        defaults = self.launch_defaults
+        values: dict[str, Any] = {
+            "name": name,
+            "headless": defaults.headless,
+            "executable_path": defaults.executable_path,
+            "args": tuple(defaults.args),
+        }
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        return LaunchOptions(**values)
+
+    # running ----------------------------------------------------------------
+    async def _run(self, spec: ToolSpec, params: Any, ctx: CallContext, entered: list[bool]) -> Any:
+        if spec.target == "server":
+            entered.append(True)
+            return await spec.handler(ctx, params)
+        instance = await self._resolve_instance(getattr(params, "instance", None))
+        ctx.instance = instance
+        lock = contextlib.nullcontext() if spec.resolves_modal else instance.lock
+        async with lock:
+            if instance.state != "live":
+                raise self.manager.unavailable(instance)
+            if spec.target == "instance":
+                entered.append(True)
+                return await spec.handler(ctx, params)
+            page_state = instance.page(params.page_id)
+            ctx.page_state = page_state
+            ctx.frame = page_state.frame(getattr(params, "frame_id", None))
+            if spec.resolves_modal:
+                entered.append(True)
+                return await spec.handler(ctx, params)
+            if page_state.modal is None:
+                await page_state.drain_pending(ctx.remaining_s())
+            if page_state.modal is not None:
+                raise page_state.blocked_error(spec.name)
+            entered.append(True)
+            return await self._run_watching_modals(spec, params, ctx, page_state)
+
+    async def _run_watching_modals(
+        self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState
+    ) -> Any:
+        """Run a page tool; if a dialog or file chooser opens meanwhile, return at once."""
+        work = asyncio.ensure_future(spec.handler(ctx, params))
+        modal_opened = asyncio.ensure_future(page_state.modal_opened.wait())
+        try:
+            await asyncio.wait({work, modal_opened}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        finally:
+            modal_opened.cancel()
+        if work.done():
+            return work.result()
+        page_state.keep_pending(work)
+        assert page_state.modal is not None
+        if spec.read_only:
+            failure = page_state.blocked_error(spec.name)
+            failure.started = True
+            raise failure
+        return spec.data.model_validate({"url": page_state.page.url, "modal_state": page_state.modal.describe()})
+
+    async def _resolve_instance(self, name: str | None) -> Instance:
+        explicit = name is not None
+        name = name or self.current_instance
+        instance = self.manager.instances.get(name)
+        if instance is not None:
+            if instance.state == "launching":
+                await asyncio.shield(instance.ready)
+            return instance
+        if explicit:
+            raise self.manager.missing(name)
+        if name in self.manager.crashes:
+            failure = self.manager.missing(name)
+            del self.manager.crashes[name]  # reported once; the next implicit call starts afresh
+            raise failure
+        return await self.manager.launch(self.launch_options(name))
+
+    # envelopes --------------------------------------------------------------
+    def _envelope(
+        self,
+        tool: str,
+        ctx: CallContext | None,
+        submitted: float,
+        started_at: str,
+        outcome: Outcome,
+        retry: Retry,
+        **body: Any,
+    ) -> Envelope:
+        instance_name = instance_id = page_id = frame_id = None
+        artifacts: tuple[str, ...] = ()
+        if ctx is not None:
+            if ctx.instance is not None:
+                instance_name, instance_id = ctx.instance.name, ctx.instance.instance_id
+            instance_name = ctx.instance_name or instance_name
+            instance_id = ctx.instance_id or instance_id
+            if ctx.page_state is not None:
+                page_id = ctx.page_state.page_id
+                frame = ctx.frame or ctx.page_state.page.main_frame
+                frame_id = ctx.page_state.frame_id(frame)
+            artifacts = tuple(ctx.artifacts)
+        operation = Operation(
+            id=str(uuid.uuid4()),
+            tool=tool,
+            instance_id=instance_id,
+            page_id=page_id,
+            frame_id=frame_id,
+            started_at=started_at,
+            finished_at=utc_now(),
+            duration_ms=round((time.monotonic() - submitted) * 1000, 3),
+            outcome=outcome,
+            retry=retry,
+            artifacts=artifacts,
+        )
+        status = "error" if "error_type" in body else "success"
+        return Envelope(status=status, instance=instance_name, operation=operation, **body)
+
+    def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:
+        """Map an unexpected exception to a failure, conservatively."""
+        instance = ctx.instance if ctx else None
+        if isinstance(exc, PlaywrightError):
+            if instance is not None and instance.lost():
+                return ToolFailure(
+                    "instance_crashed",
+                    f"Instance {instance.name!r} crashed during the call: the browser process exited.",
+                )
+            if ctx and ctx.page_state is not None and ctx.page_state.closed:
+                return ToolFailure("page_not_found", f"Page {ctx.page_state.page_id} was closed during the call.")
+            return ToolFailure("internal_error", f"Playwright error: {first_lines(exc.message)}")
+        return ToolFailure("internal_error", f"{type(exc).__name__}: {exc}")
+
+    def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
+        if not self.listeners:
+            return
+        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)
+        for listener in list(self.listeners):
+            try:
+                listener(record)
+            except Exception:  # noqa: BLE001 - a broken listener must not break calls
+                pass
+
+
+def classify(spec: ToolSpec | None, started: bool) -> tuple[Outcome, Retry]:
+    """Conservative outcome and retry advice for a failed call."""
+    if not started:
+        return "not_started", "after_correction"
+    return "unknown", "read_only" if spec is not None and spec.read_only else "inspect_state"
+
+

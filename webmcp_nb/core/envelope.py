@@ -1,0 +1,209 @@
+"""The result envelope: the one shape every tool call returns.
+
+Success::
+
+    {"status": "success", "instance": ..., "data": {...}, "operation": {...}}
+
+Error::
+
+    {"status": "error", "instance": ..., "error_type": ..., "message": ..., "operation": {...}}
+
+`data` may hold ``bytes`` (screenshots); they stay bytes in Python and become
+base64 strings only when the envelope is serialised.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Outcome = Literal["completed", "not_started", "unknown"]
+Retry = Literal["not_needed", "after_correction", "read_only", "inspect_state"]
+
+ERROR_TYPES: tuple[str, ...] = (
+    "instance_not_found",
+    "instance_already_exists",
+    "instance_limit_exceeded",
+    "instance_crashed",
+    "profile_dir_in_use",
+    "binary_not_found",
+    "element_not_found",
+    "stale_ref",
+    "navigation_failed",
+    "navigation_timeout",
+    "wait_timeout",
+    "dialog_not_present",
+    "evaluation_failed",
+    "verification_failed",
+    "invalid_params",
+    "modal_state_blocked",
+    "internal_error",
+    "operation_timeout",
+    "result_too_large",
+    "unsupported_capability",
+    "page_not_found",
+    "frame_not_found",
+    "observation_timeout",
+    "download_not_found",
+    "download_failed",
+)
+
+RETRY_ADVICE: dict[str, str] = {
+    "not_needed": "nothing to retry",
+    "after_correction": "nothing was done; correct the call before retrying",
+    "read_only": "the tool changes nothing; it is safe to call again",
+    "inspect_state": "the action may have taken effect; inspect the page before repeating it",
+}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """Metadata about one tool call."""
+
+    id: str
+    tool: str
+    instance_id: str | None
+    page_id: str | None
+    frame_id: str | None
+    started_at: str
+    finished_at: str
+    duration_ms: float
+    outcome: Outcome
+    retry: Retry
+    artifacts: tuple[str, ...] = ()
+    references_omitted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "id": self.id,
+            "tool": self.tool,
+            "instance_id": self.instance_id,
+            "page_id": self.page_id,
+            "frame_id": self.frame_id,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "duration_ms": self.duration_ms,
+            "outcome": self.outcome,
+            "retry": self.retry,
+            "artifacts": list(self.artifacts),
+        }
+        if self.references_omitted:
+            result["references_omitted"] = True
+        return result
+
+
+class ToolCallError(Exception):
+    """Raised by `Envelope.raise_for_status()`; carries the error envelope."""
+
+    def __init__(self, envelope: Envelope) -> None:
+        super().__init__(f"{envelope.error_type}: {envelope.message}")
+        self.envelope = envelope
+
+    @property
+    def error_type(self) -> str:
+        return self.envelope.error_type or "internal_error"
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The typed result of one tool call."""
+
+    status: Literal["success", "error"]
+    instance: str | None
+    operation: Operation
+    data: dict[str, Any] | None = None
+    error_type: str | None = None
+    message: str | None = None
+    _json: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def tool(self) -> str:
+        return self.operation.tool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The envelope as plain Python (bytes stay bytes)."""
+        result: dict[str, Any] = {"status": self.status, "instance": self.instance}
+        if self.ok:
+            result["data"] = self.data
+        else:
+            result["error_type"] = self.error_type
+            result["message"] = self.message
+        result["operation"] = self.operation.to_dict()
+        return result
+
+    def to_json_bytes(self) -> bytes:
+        """UTF-8 JSON; bytes values become base64 strings."""
+        if self._json is None:
+            encoded = json.dumps(
+                self.to_dict(), default=_json_default, ensure_ascii=False, separators=(",", ":")
+            ).encode()
+            object.__setattr__(self, "_json", encoded)
+        return self._json  # type: ignore[return-value]
+
+    def to_json(self) -> str:
+        return self.to_json_bytes().decode()
+
+    def raise_for_status(self) -> Envelope:
+        """Return self on success; raise `ToolCallError` on error."""
+        if not self.ok:
+            raise ToolCallError(self)
+        return self
+
+    def __repr__(self) -> str:
+        if self.ok:
+            keys = ", ".join(sorted(self.data or {}))
+            return f"<Envelope success {self.tool} instance={self.instance!r} data keys: {keys}>"
+        return f"<Envelope error {self.tool} {self.error_type}: {self.message}>"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def enforce_size_limit(envelope: Envelope, limit: int, *, read_only: bool, hint: str) -> Envelope:
+    """Replace an envelope whose JSON exceeds `limit` bytes by `result_too_large`.
+
+    The outcome of the action is kept; nothing is clipped. If even the artifact
+    references do not fit, they are dropped and `references_omitted` is set.
+    """
+    size = len(envelope.to_json_bytes())
+    if size <= limit:
+        return envelope
+    op = envelope.operation
+    did = {
+        "completed": "The action completed",
+        "not_started": "Nothing was done",
+        "unknown": "The action may have taken effect",
+    }[op.outcome]
+    retry: Retry = "read_only" if read_only else ("after_correction" if op.outcome == "not_started" else "inspect_state")
+    message = (
+        f"The result of {op.tool} is {size} bytes of JSON, over the limit of {limit} bytes "
+        f"(BROWSER_MCP_MAX_RESULT_BYTES); it was not returned and nothing was clipped. {did}; "
+        f"inspect the state before repeating it. {hint}"
+    ).strip()
+    replacement = Envelope(
+        status="error",
+        instance=envelope.instance,
+        operation=replace(op, retry=retry),
+        error_type="result_too_large",
+        message=message,
+    )
+    if len(replacement.to_json_bytes()) <= limit:
+        return replacement
+    return Envelope(
+        status="error",
+        instance=None,
+        operation=replace(op, retry=retry, artifacts=(), references_omitted=True),
+        error_type="result_too_large",
+        message=message,
+    )

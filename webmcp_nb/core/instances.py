@@ -1,0 +1,377 @@
+"""Browser instances: launch, track pages, detect crashes, close."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import chromium
+from .registry import ToolFailure
+from .pages import PageState
+from .util import first_lines, utc_now
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+
+    from .config import Limits
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    name: str
+    backend: str = "chromium"
+    headless: bool = True
+    profile_dir: str | None = None
+    viewport: dict[str, int] | None = None
+    locale: str | None = None
+    user_agent: str | None = None
+    executable_path: str | None = None
+    args: tuple[str, ...] = ()
+
+
+@dataclass
+class Instance:
+    """One launched browser with its context and tabs."""
+
+    options: LaunchOptions
+    instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    state: str = "launching"  # launching | live | closing | crashed | closed
+    browser: Browser | None = None
+    context: BrowserContext | None = None
+    executable: str | None = None
+    browser_pid: int | None = None
+    pages: dict[str, PageState] = field(default_factory=dict)
+    current_page_id: str | None = None
+    created_at: float = field(default_factory=time.time)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    ready: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+    @property
+    def name(self) -> str:
+        return self.options.name
+
+    def lost(self) -> bool:
+        """True when the browser went away without being closed by us."""
+        if self.state == "crashed":
+            return True
+        return self.state == "live" and self.browser is not None and not self.browser.is_connected()
+
+    def track(self, page: Page) -> PageState:
+        """The state of `page`, tracking it (and making it current) if it is new."""
+        for state in self.pages.values():
+            if state.page is page:
+                return state
+        state = PageState(page)
+        self.pages[state.page_id] = state
+        self.current_page_id = state.page_id
+        page.on("close", lambda _page: self._forget(state))
+        return state
+
+    def _forget(self, state: PageState) -> None:
+        state.closed = True
+        self.pages.pop(state.page_id, None)
+        if self.current_page_id == state.page_id:
+            self.current_page_id = next(reversed(self.pages), None)
+
+    def page(self, page_id: str | None) -> PageState:
+        """The page with `page_id` (strict), or the current page."""
+        if page_id is not None:
+            state = self.pages.get(page_id)
+            if state is None:
+                raise ToolFailure(
+                    "page_not_found",
+                    f"No page {page_id} in instance {self.name!r}; call browser_tabs to list its pages.",
+                    started=False,
+                )
+            return state
+        if self.current_page_id is None:
+            raise ToolFailure(
+                "page_not_found",
+                f"Instance {self.name!r} has no open page; open one with browser_tabs(action='new').",
+                started=False,
+            )
+        return self.pages[self.current_page_id]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "instance_id": self.instance_id,
+            "state": self.state,
+            "backend": self.options.backend,
+            "headless": self.options.headless,
+            "profile_dir": self.options.profile_dir,
+            "executable": self.executable,
+            "browser_pid": self.browser_pid,
+            "pages": len(self.pages),
+            "current_page_id": self.current_page_id,
+        }
+
+
+@dataclass(frozen=True)
+class Crash:
+    name: str
+    instance_id: str
+    at: str
+    detail: str
+
+
+class InstanceManager:
+    """Owns every instance of a session and the Playwright driver."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.instances: dict[str, Instance] = {}
+        self.crashes: dict[str, Crash] = {}
+        self.crash_log: deque[Crash] = deque(maxlen=20)
+        self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
+        self._playwright: Playwright | None = None
+        self._playwright_lock = asyncio.Lock()
+
+    async def playwright(self) -> Playwright:
+        async with self._playwright_lock:
+            if self._playwright is None:
+                from playwright.async_api import async_playwright
+
+                self._playwright = await async_playwright().start()
+            return self._playwright
+
+    def playwright_managed_chromium(self) -> str | None:
+        """The Chromium `playwright install chromium` put in place, if any."""
+        if self._playwright is not None:
+            path = self._playwright.chromium.executable_path
+            if Path(path).exists():
+                return path
+        return chromium.playwright_cache_chromium()
+
+    # lookup -----------------------------------------------------------------
+    def get(self, name: str) -> Instance:
+        instance = self.instances.get(name)
+        if instance is None:
+            raise self.missing(name)
+        return instance
+
+    def missing(self, name: str) -> ToolFailure:
+        """The failure for a name with no live instance: crashed, or never created."""
+        crash = self.crashes.get(name)
+        if crash is not None:
+            return ToolFailure(
+                "instance_crashed",
+                f"Instance {name!r} ({crash.instance_id}) crashed at {crash.at}: {crash.detail}. "
+                f"Its resources were cleaned up; create it again with browser_create_instance.",
+                started=False,
+            )
+        known = ", ".join(sorted(self.instances)) or "none"
+        return ToolFailure(
+            "instance_not_found",
+            f"No instance named {name!r} (live instances: {known}); create it with browser_create_instance.",
+            started=False,
+        )
+
+    def unavailable(self, instance: Instance) -> ToolFailure:
+        """The failure for a call that reached an instance no longer live."""
+        if instance.state == "crashed":
+            return self.missing(instance.name)
+        return ToolFailure(
+            "instance_not_found",
+            f"Instance {instance.name!r} is {instance.state}; create it again with browser_create_instance.",
+            started=False,
+        )
+
+    # launch -----------------------------------------------------------------
+    def reserve(self, options: LaunchOptions) -> Instance:
+        """Claim the name, profile dir and a slot; raise if any is taken."""
+        if options.name in self.instances:
+            raise ToolFailure(
+                "instance_already_exists",
+                f"An instance named {options.name!r} already exists "
+                f"({self.instances[options.name].state}); destroy it first or choose another name.",
+                started=False,
+            )
+        if len(self.instances) >= self.limits.max_instances:
+            raise ToolFailure(
+                "instance_limit_exceeded",
+                f"{len(self.instances)} instances are live, launching or closing; the limit is "
+                f"{self.limits.max_instances} (BROWSER_MCP_MAX_INSTANCES). Destroy one first.",
+                started=False,
+            )
+        if options.profile_dir:
+            self._check_profile_free(options.profile_dir)
+        instance = Instance(options)
+        self.instances[options.name] = instance
+        self.crashes.pop(options.name, None)
+        return instance
+
+    def _check_profile_free(self, profile_dir: str) -> None:
+        wanted = Path(profile_dir).resolve()
+        for other in self.instances.values():
+            if other.options.profile_dir and Path(other.options.profile_dir).resolve() == wanted:
+                raise ToolFailure(
+                    "profile_dir_in_use",
+                    f"Profile directory {profile_dir} is used by instance {other.name!r} ({other.state}).",
+                    started=False,
+                )
+        holder = _chromium_lock_holder(wanted)
+        if holder is not None:
+            raise ToolFailure(
+                "profile_dir_in_use",
+                f"Profile directory {profile_dir} is locked by another running browser (pid {holder}).",
+                started=False,
+            )
+
+    async def launch(self, options: LaunchOptions) -> Instance:
+        instance = self.reserve(options)
+        try:
+            await self._start(instance)
+        except BaseException as exc:
+            self.instances.pop(options.name, None)
+            if not instance.ready.done():
+                instance.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+                instance.ready.exception()
+            if isinstance(exc, ToolFailure):
+                self._record_failed_launch(options, exc.error_type, exc.message)
+            raise
+        instance.state = "live"
+        instance.ready.set_result(None)
+        return instance
+
+    async def _start(self, instance: Instance) -> None:
+        options = instance.options
+        if options.backend != "chromium":
+            raise ToolFailure(
+                "unsupported_capability",
+                f"Backend {options.backend!r} is not available in this installation; use 'chromium'.",
+                started=False,
+            )
+        playwright = await self.playwright()
+        executable, tried = chromium.resolve(options.executable_path, self.playwright_managed_chromium())
+        if executable is None:
+            raise ToolFailure("binary_not_found", chromium.describe_failure(tried), started=False)
+        instance.executable = executable
+        launch_kwargs: dict[str, Any] = {
+            "executable_path": executable,
+            "headless": options.headless,
+            "args": [*chromium.LAUNCH_ARGS, *options.args],
+        }
+        context_kwargs: dict[str, Any] = {"viewport": options.viewport or {"width": 1280, "height": 720}}
+        if options.locale:
+            context_kwargs["locale"] = options.locale
+        if options.user_agent:
+            context_kwargs["user_agent"] = options.user_agent
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            if options.profile_dir:
+                context = await playwright.chromium.launch_persistent_context(
+                    options.profile_dir, **launch_kwargs, **context_kwargs
+                )
+                browser = context.browser
+            else:
+                browser = await playwright.chromium.launch(**launch_kwargs)
+                context = await browser.new_context(**context_kwargs)
+        except PlaywrightError as exc:
+            raise ToolFailure(
+                "internal_error",
+                f"Chromium at {executable} failed to launch: {first_lines(str(exc))}",
+                started=False,
+            ) from None
+        instance.browser, instance.context = browser, context
+        context.on("page", instance.track)
+        context.on("close", lambda _ctx: self._on_disconnected(instance))
+        if browser is not None:
+            browser.on("disconnected", lambda _b: self._on_disconnected(instance))
+            instance.browser_pid = await _browser_pid(browser)
+        for page in context.pages:
+            instance.track(page)
+        if not context.pages:
+            await context.new_page()
+
+    def _record_failed_launch(self, options: LaunchOptions, error_type: str, message: str) -> None:
+        self.failed_launches.append(
+            {"name": options.name, "at": utc_now(), "error_type": error_type, "message": message}
+        )
+
+    # crash and close ----------------------------------------------------------
+    def _on_disconnected(self, instance: Instance) -> None:
+        if instance.state in ("closing", "closed", "crashed"):
+            return
+        instance.state = "crashed"
+        crash = Crash(instance.name, instance.instance_id, utc_now(), "the browser process exited unexpectedly")
+        self.crashes[instance.name] = crash
+        self.crash_log.append(crash)
+        if self.instances.get(instance.name) is instance:
+            del self.instances[instance.name]
+        for state in instance.pages.values():
+            state.closed = True
+        asyncio.get_running_loop().create_task(self._cleanup_crashed(instance))
+
+    async def _cleanup_crashed(self, instance: Instance) -> None:
+        try:
+            if instance.browser is not None:
+                await asyncio.wait_for(instance.browser.close(), 5)
+            elif instance.context is not None:
+                await asyncio.wait_for(instance.context.close(), 5)
+        except Exception:  # noqa: BLE001 - the browser is already gone
+            pass
+
+    async def close(self, name: str) -> Instance:
+        instance = self.get(name)
+        if instance.state == "launching":
+            await asyncio.shield(instance.ready)
+        instance.state = "closing"
+        try:
+            if instance.browser is not None:
+                await asyncio.wait_for(instance.browser.close(), 10)
+            elif instance.context is not None:
+                await asyncio.wait_for(instance.context.close(), 10)
+        finally:
+            instance.state = "closed"
+            self.instances.pop(name, None)
+        return instance
+
+    async def close_all(self) -> None:
+        for name in list(self.instances):
+            try:
+                await self.close(name)
+            except Exception:  # noqa: BLE001 - shutting down: keep closing the rest
+                pass
+        if self._playwright is not None:
+            await self._playwright.stop()
+            self._playwright = None
+
+
+async def _browser_pid(browser: Browser) -> int | None:
+    try:
+        session = await browser.new_browser_cdp_session()
+        info = await session.send("SystemInfo.getProcessInfo")
+        await session.detach()
+    except Exception:  # noqa: BLE001 - the pid is informative only
+        return None
+    for process in info.get("processInfo", []):
+        if process.get("type") == "browser":
+            return int(process["id"])
+    return None
+
+
+def _chromium_lock_holder(profile_dir: Path) -> int | None:
+    """The pid of a live process holding Chromium's SingletonLock in `profile_dir`."""
+    try:
+        target = os.readlink(profile_dir / "SingletonLock")
+    except OSError:
+        return None
+    _host, _, pid_text = target.rpartition("-")
+    try:
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except (ValueError, ProcessLookupError):
+        return None
+    except PermissionError:
+        return int(pid_text)
+    return pid
+
+

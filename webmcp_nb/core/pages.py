@@ -1,0 +1,166 @@
+"""Per-page state: stable ids for pages and frames, snapshot refs, modal state."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .registry import ToolFailure
+
+if TYPE_CHECKING:
+    from playwright.async_api import Dialog, FileChooser, Frame, Locator, Page
+
+REF_IN_SNAPSHOT = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+
+
+@dataclass
+class Modal:
+    """A dialog or file chooser that blocks the page until a tool resolves it."""
+
+    kind: str  # "dialog" | "file_chooser"
+    handle: Dialog | FileChooser
+    resolved_by: str
+
+    def describe(self) -> dict[str, Any]:
+        if self.kind == "dialog":
+            dialog: Dialog = self.handle  # type: ignore[assignment]
+            return {
+                "kind": "dialog",
+                "dialog_type": dialog.type,
+                "message": dialog.message,
+                "default_value": dialog.default_value,
+                "resolved_by": self.resolved_by,
+            }
+        chooser: FileChooser = self.handle  # type: ignore[assignment]
+        return {"kind": "file_chooser", "multiple": chooser.is_multiple(), "resolved_by": self.resolved_by}
+
+    def summary(self) -> str:
+        if self.kind == "dialog":
+            dialog: Dialog = self.handle  # type: ignore[assignment]
+            article = "an" if dialog.type[:1] in "aeiou" else "a"
+            return f"{article} {dialog.type} dialog ({dialog.message!r})"
+        return "a file chooser"
+
+
+class PageState:
+    """Everything the core tracks about one tab."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.page_id = str(uuid.uuid4())
+        self._frame_ids: dict[Frame, str] = {}
+        self._frames: dict[str, Frame] = {}
+        self.modal: Modal | None = None
+        self.modal_opened = asyncio.Event()
+        self.pending: set[asyncio.Task[Any]] = set()
+        self.document_generation = 0
+        self._snapshot_generation = -1
+        self._latest_refs: set[str] = set()
+        self._seen_refs: set[str] = set()
+        self.closed = False
+        for frame in page.frames:
+            self.frame_id(frame)
+        page.on("frameattached", self.frame_id)
+        page.on("framedetached", self._forget_frame)
+        page.on("domcontentloaded", self._new_document)
+        page.on("dialog", lambda dialog: self._open_modal(Modal("dialog", dialog, "browser_handle_dialog")))
+        page.on("filechooser", lambda chooser: self._open_modal(Modal("file_chooser", chooser, "browser_file_upload")))
+
+    # frames -----------------------------------------------------------------
+    def frame_id(self, frame: Frame) -> str:
+        known = self._frame_ids.get(frame)
+        if known is None:
+            known = self._frame_ids[frame] = str(uuid.uuid4())
+            self._frames[known] = frame
+        return known
+
+    def _forget_frame(self, frame: Frame) -> None:
+        frame_id = self._frame_ids.pop(frame, None)
+        if frame_id:
+            self._frames.pop(frame_id, None)
+
+    def frame(self, frame_id: str | None) -> Frame:
+        """The frame with `frame_id` (strict), or the main frame."""
+        if frame_id is None:
+            return self.page.main_frame
+        frame = self._frames.get(frame_id)
+        if frame is None or frame.is_detached():
+            raise ToolFailure(
+                "frame_not_found",
+                f"No frame {frame_id} in page {self.page_id}; call browser_frames to list its frames.",
+                started=False,
+            )
+        return frame
+
+    def frames(self) -> list[Frame]:
+        return [frame for frame in self.page.frames if not frame.is_detached()]
+
+    # modal state ------------------------------------------------------------
+    def _open_modal(self, modal: Modal) -> None:
+        self.modal = modal
+        self.modal_opened.set()
+
+    def clear_modal(self) -> None:
+        self.modal = None
+        self.modal_opened.clear()
+
+    def blocked_error(self, tool: str) -> ToolFailure:
+        assert self.modal is not None
+        return ToolFailure(
+            "modal_state_blocked",
+            f"{tool} cannot run: the page shows {self.modal.summary()}. "
+            f"Resolve it first with {self.modal.resolved_by}.",
+            started=False,
+        )
+
+    async def drain_pending(self, timeout: float) -> None:
+        """Wait for actions left running when a modal interrupted them."""
+        if self.pending:
+            await asyncio.wait(list(self.pending), timeout=timeout)
+
+    def keep_pending(self, task: asyncio.Task[Any]) -> None:
+        self.pending.add(task)
+        task.add_done_callback(self._pending_done)
+
+    def _pending_done(self, task: asyncio.Task[Any]) -> None:
+        self.pending.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: an interrupted action's error is not reported twice
+
+    # snapshot refs ----------------------------------------------------------
+    def _new_document(self, _page: Page) -> None:
+        self.document_generation += 1
+
+    def record_snapshot(self, yaml: str, *, replace: bool) -> None:
+        refs = set(REF_IN_SNAPSHOT.findall(yaml))
+        self._seen_refs |= refs
+        if replace or self._snapshot_generation != self.document_generation:
+            self._latest_refs = refs
+        else:
+            self._latest_refs |= refs
+        self._snapshot_generation = self.document_generation
+
+    async def locate(self, ref: str) -> Locator:
+        """A locator for `ref`, or `element_not_found` / `stale_ref` (nothing done)."""
+        if ref not in self._seen_refs:
+            raise ToolFailure(
+                "element_not_found",
+                f"Ref {ref} does not appear in any snapshot of this page. "
+                "Take a browser_snapshot and use a ref from it.",
+                started=False,
+            )
+        stale = ToolFailure(
+            "stale_ref",
+            f"Ref {ref} is from an earlier snapshot and no longer matches an element on the page "
+            "(the page changed or navigated). Take a new browser_snapshot and use its refs.",
+            started=False,
+        )
+        if ref not in self._latest_refs or self._snapshot_generation != self.document_generation:
+            raise stale
+        locator = self.page.locator(f"aria-ref={ref}")
+        if await locator.count() == 0:
+            raise stale
+        return locator

@@ -1,0 +1,96 @@
+"""One daemon thread that owns an asyncio loop; callers submit coroutines to it.
+
+Every Playwright object lives on this loop. Callers on other threads (a
+notebook cell, a widget callback on a subshell thread, a plain script) wait
+for results through thread-safe futures, so no loop is ever nested.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class RuntimeThreadError(RuntimeError):
+    """A blocking call was made from the runtime's own thread (it would deadlock)."""
+
+
+class Runtime:
+    def __init__(self, name: str = "webmcp_nb-runtime") -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        self.start()
+        assert self._loop is not None
+        return self._loop
+
+    def in_runtime_thread(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def start(self) -> None:
+        with self._start_lock:
+            if self.running:
+                return
+            ready = threading.Event()
+            loop = asyncio.new_event_loop()
+
+            def run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            self._loop = loop
+            self._thread = threading.Thread(target=run, name=self._name, daemon=True)
+            self._thread.start()
+            ready.wait()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on the runtime loop and block until it finishes."""
+        if self.in_runtime_thread():
+            coro.close()
+            raise RuntimeThreadError(
+                "This blocking call was made on the webmcp_nb runtime thread, where it would deadlock; "
+                "use the awaitable form (for example `await session.acall(...)`) instead."
+            )
+        future = self.submit(coro)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await `coro` on the runtime loop from any event loop."""
+        if self.in_runtime_thread():
+            return await coro
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the loop and join the thread (pending work should be finished first)."""
+        with self._start_lock:
+            if not self.running:
+                return
+            assert self._loop is not None and self._thread is not None
+            if self.in_runtime_thread():
+                raise RuntimeThreadError("The runtime cannot be stopped from its own thread.")
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+            if not self._thread.is_alive():
+                self._loop.close()
+            self._thread = None

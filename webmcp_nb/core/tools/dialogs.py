@@ -1,0 +1,67 @@
+"""Resolving a JavaScript dialog (alert, confirm, prompt, beforeunload)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field, StringConstraints
+
+from ..registry import ToolFailure, tool
+from .models import ActionData, PageParams
+
+if TYPE_CHECKING:
+    from playwright.async_api import Dialog
+
+    from ..context import CallContext
+
+
+class DialogParams(PageParams):
+    accept: bool = Field(description="Accept (OK) or dismiss (Cancel) the dialog.")
+    prompt_text: Annotated[str, StringConstraints(max_length=100_000)] | None = Field(
+        None, description="The answer to a prompt() dialog."
+    )
+
+
+class DialogData(ActionData):
+    dialog_type: str = ""
+    message: str = ""
+    accepted: bool = False
+
+
+@tool(
+    name="browser_handle_dialog",
+    title="Handle dialog",
+    description="Accept or dismiss the dialog the page is showing. Works while the action that opened "
+    "it is still waiting.",
+    params=DialogParams,
+    data=DialogData,
+    target="page",
+    resolves_modal=True,
+)
+async def handle_dialog(ctx: CallContext, p: DialogParams) -> DialogData:
+    page_state = ctx.page_state
+    assert page_state is not None
+    modal = page_state.modal
+    if modal is None or modal.kind != "dialog":
+        raise ToolFailure(
+            "dialog_not_present",
+            "No dialog is open on this page" + (" (a file chooser is: use browser_file_upload)." if modal else "."),
+            started=False,
+        )
+    if p.prompt_text is not None and (modal.handle.type != "prompt" or not p.accept):  # type: ignore[union-attr]
+        raise ToolFailure(
+            "invalid_params", "prompt_text applies only when accepting a prompt() dialog.", started=False
+        )
+    dialog: Dialog = modal.handle  # type: ignore[assignment]
+    page_state.clear_modal()
+    if p.accept:
+        await dialog.accept(p.prompt_text) if p.prompt_text is not None else await dialog.accept()
+    else:
+        await dialog.dismiss()
+    return DialogData(
+        url=ctx.page.url,
+        dialog_type=dialog.type,
+        message=dialog.message,
+        accepted=p.accept,
+        modal_state=page_state.modal.describe() if page_state.modal else None,
+    )

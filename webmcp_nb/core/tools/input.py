@@ -1,0 +1,310 @@
+"""Acting on elements by ref: click, type, fill forms, select, hover, keys, drag, upload."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from ..registry import ToolFailure, tool
+from ..util import first_lines
+from .models import ActionData, PageParams, Params, Ref
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator
+
+    from ..context import CallContext
+
+Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
+Text = Annotated[str, StringConstraints(max_length=100_000)]
+
+
+async def perform(ctx: CallContext, action: Awaitable[object], what: str) -> None:
+    """Run a Playwright action, map its timeout, then wait for the page to settle."""
+    from playwright.async_api import TimeoutError
+
+    try:
+        await action
+    except TimeoutError as exc:
+        raise ToolFailure(
+            "wait_timeout",
+            f"{what} timed out after {ctx.engine.limits.action_timeout_s:g} s waiting for the element to "
+            f"become actionable (visible, enabled, not covered). Playwright said: {first_lines(exc.message, 6)}",
+        ) from None
+    await ctx.settle()
+
+
+async def verify_value(locator: Locator, expected: str, ref: str) -> None:
+    """Fail loudly if the field does not hold what was typed (e.g. a maxlength clipped it)."""
+    from playwright.async_api import Error
+
+    try:
+        actual = await locator.input_value(timeout=1000)
+    except Error:
+        return  # not a form field (contenteditable): nothing to compare
+    if actual != expected:
+        raise ToolFailure(
+            "verification_failed",
+            f"After typing into {ref}, the field holds {actual!r} ({len(actual)} characters), not the "
+            f"{len(expected)} characters requested; the field may limit or transform its input.",
+        )
+
+
+class ClickParams(PageParams):
+    ref: Ref
+    button: Literal["left", "right", "middle"] = "left"
+    double: bool = Field(False, description="Double-click.")
+    modifiers: list[Modifier] = Field(default_factory=list, max_length=5, description="Keys held during the click.")
+
+
+@tool(
+    name="browser_click",
+    title="Click",
+    description="Click an element by its snapshot ref. Returns once any navigation it started has loaded "
+    "its document; if the click opens a dialog, `modal_state` says so.",
+    params=ClickParams,
+    data=ActionData,
+    target="page",
+)
+async def click(ctx: CallContext, p: ClickParams) -> ActionData:
+    locator = await ctx.locate(p.ref)
+    options = {"button": p.button, "modifiers": p.modifiers or None, "timeout": ctx.action_timeout_ms}
+    action = locator.dblclick(**options) if p.double else locator.click(**options)
+    await perform(ctx, action, f"Clicking {p.ref}")
+    return ActionData(url=ctx.page.url)
+
+
+class TypeParams(PageParams):
+    ref: Ref
+    text: Text
+    submit: bool = Field(False, description="Press Enter afterwards.")
+    slowly: bool = Field(False, description="Type one key at a time (for pages that react to each key).")
+
+
+@tool(
+    name="browser_type",
+    title="Type text",
+    description="Replace the content of an editable element with text, verify it holds exactly that text, "
+    "and optionally press Enter.",
+    params=TypeParams,
+    data=ActionData,
+    target="page",
+)
+async def type_text(ctx: CallContext, p: TypeParams) -> ActionData:
+    locator = await ctx.locate(p.ref)
+    if p.slowly:
+        await perform(ctx, locator.fill("", timeout=ctx.action_timeout_ms), f"Clearing {p.ref}")
+        await perform(ctx, locator.press_sequentially(p.text, timeout=ctx.action_timeout_ms), f"Typing into {p.ref}")
+    else:
+        await perform(ctx, locator.fill(p.text, timeout=ctx.action_timeout_ms), f"Typing into {p.ref}")
+    await verify_value(locator, p.text, p.ref)
+    if p.submit:
+        await perform(ctx, locator.press("Enter", timeout=ctx.action_timeout_ms), f"Pressing Enter in {p.ref}")
+    return ActionData(url=ctx.page.url)
+
+
+class FormField(Params):
+    ref: Ref
+    type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
+    value: Text | bool = Field(description="Text for textbox/combobox/slider; true or false for checkbox/radio.")
+    name: Annotated[str, StringConstraints(max_length=200)] | None = Field(None, description="A label, for reading.")
+
+    @model_validator(mode="after")
+    def _value_matches_type(self) -> FormField:
+        wants_bool = self.type in ("checkbox", "radio")
+        if wants_bool != isinstance(self.value, bool):
+            kind = "true or false" if wants_bool else "a string"
+            raise ValueError(f"a {self.type} field takes {kind} as its value")
+        return self
+
+
+class FillFormParams(PageParams):
+    fields: list[FormField] = Field(min_length=1, max_length=100)
+
+
+class FillFormData(ActionData):
+    filled: int = 0
+
+
+@tool(
+    name="browser_fill_form",
+    title="Fill form",
+    description="Fill several fields at once. Every ref is checked before anything is changed.",
+    params=FillFormParams,
+    data=FillFormData,
+    target="page",
+)
+async def fill_form(ctx: CallContext, p: FillFormParams) -> FillFormData:
+    locators = [await ctx.locate(field.ref) for field in p.fields]
+    for index, (field, locator) in enumerate(zip(p.fields, locators)):
+        try:
+            await _fill_one(ctx, field, locator)
+        except ToolFailure as failure:
+            failure.started = failure.started or index > 0  # earlier fields were already set
+            raise
+    return FillFormData(url=ctx.page.url, filled=len(p.fields))
+
+
+async def _fill_one(ctx: CallContext, field: FormField, locator: Locator) -> None:
+    what = f"Setting {field.name or field.ref}"
+    if isinstance(field.value, bool):
+        await perform(ctx, locator.set_checked(field.value, timeout=ctx.action_timeout_ms), what)
+    elif field.type == "combobox":
+        await _select(ctx, locator, field.ref, [field.value])
+    else:
+        await perform(ctx, locator.fill(field.value, timeout=ctx.action_timeout_ms), what)
+        await verify_value(locator, field.value, field.ref)
+
+
+class SelectParams(PageParams):
+    ref: Ref
+    values: list[Annotated[str, StringConstraints(max_length=10_000)]] = Field(
+        min_length=1, max_length=1000, description="Option values or visible labels."
+    )
+
+
+class SelectData(ActionData):
+    selected: list[str] = Field(default_factory=list, description="The values now selected.")
+
+
+_OPTIONS_JS = """el => el instanceof HTMLSelectElement
+  ? {multiple: el.multiple, options: [...el.options].map(o => ({value: o.value, label: o.label}))}
+  : {tag: el.tagName.toLowerCase()}"""
+
+
+async def _select(ctx: CallContext, locator: Locator, ref: str, wanted: list[str]) -> list[str]:
+    info = await locator.evaluate(_OPTIONS_JS)
+    if "options" not in info:
+        raise ToolFailure("element_not_found", f"{ref} is a <{info['tag']}>, not a <select>.", started=False)
+    by_value = {option["value"]: option["value"] for option in info["options"]}
+    by_label = {option["label"]: option["value"] for option in info["options"]}
+    missing = [value for value in wanted if value not in by_value and value not in by_label]
+    if missing:
+        offered = ", ".join(f"{o['value']!r} ({o['label']})" for o in info["options"]) or "none"
+        raise ToolFailure(
+            "element_not_found", f"No option {', '.join(map(repr, missing))} in {ref}; options: {offered}.", started=False
+        )
+    if len(wanted) > 1 and not info["multiple"]:
+        raise ToolFailure("invalid_params", f"{ref} accepts one value; {len(wanted)} were given.", started=False)
+    values = [by_value.get(value) or by_label[value] for value in wanted]
+    await perform(ctx, locator.select_option(value=values, timeout=ctx.action_timeout_ms), f"Selecting in {ref}")
+    return values
+
+
+@tool(
+    name="browser_select_option",
+    title="Select option",
+    description="Select one or more options of a <select> by value or label.",
+    params=SelectParams,
+    data=SelectData,
+    target="page",
+    idempotent=True,
+)
+async def select_option(ctx: CallContext, p: SelectParams) -> SelectData:
+    locator = await ctx.locate(p.ref)
+    selected = await _select(ctx, locator, p.ref, p.values)
+    return SelectData(url=ctx.page.url, selected=selected)
+
+
+class RefParams(PageParams):
+    ref: Ref
+
+
+@tool(
+    name="browser_hover",
+    title="Hover",
+    description="Move the mouse over an element.",
+    params=RefParams,
+    data=ActionData,
+    target="page",
+    idempotent=True,
+)
+async def hover(ctx: CallContext, p: RefParams) -> ActionData:
+    locator = await ctx.locate(p.ref)
+    await perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}")
+    return ActionData(url=ctx.page.url)
+
+
+class KeyParams(PageParams):
+    key: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+        description="A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'."
+    )
+
+
+@tool(
+    name="browser_press_key",
+    title="Press key",
+    description="Press a key or chord in the focused element.",
+    params=KeyParams,
+    data=ActionData,
+    target="page",
+)
+async def press_key(ctx: CallContext, p: KeyParams) -> ActionData:
+    from playwright.async_api import Error
+
+    try:
+        await ctx.page.keyboard.press(p.key)
+    except Error as exc:
+        if "Unknown key" in exc.message:
+            raise ToolFailure("invalid_params", f"Unknown key {p.key!r}: {exc.message.splitlines()[0]}", started=False) from None
+        raise
+    await ctx.settle()
+    return ActionData(url=ctx.page.url)
+
+
+class DragParams(PageParams):
+    source_ref: Ref
+    target_ref: Ref
+
+
+@tool(
+    name="browser_drag",
+    title="Drag and drop",
+    description="Drag one element onto another.",
+    params=DragParams,
+    data=ActionData,
+    target="page",
+)
+async def drag(ctx: CallContext, p: DragParams) -> ActionData:
+    source = await ctx.locate(p.source_ref)
+    target = await ctx.locate(p.target_ref)
+    await perform(ctx, source.drag_to(target, timeout=ctx.action_timeout_ms), f"Dragging {p.source_ref}")
+    return ActionData(url=ctx.page.url)
+
+
+class UploadParams(PageParams):
+    paths: list[Annotated[str, StringConstraints(min_length=1, max_length=4096)]] = Field(
+        max_length=100, description="Files to choose; an empty list cancels the chooser."
+    )
+
+
+class UploadData(ActionData):
+    files: list[str] = Field(default_factory=list)
+
+
+@tool(
+    name="browser_file_upload",
+    title="Upload files",
+    description="Answer an open file chooser with local files (or cancel it with an empty list).",
+    params=UploadParams,
+    data=UploadData,
+    target="page",
+    group="files",
+    resolves_modal=True,
+)
+async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
+    page_state = ctx.page_state
+    assert page_state is not None
+    modal = page_state.modal
+    if modal is None or modal.kind != "file_chooser":
+        raise ToolFailure(
+            "dialog_not_present", "No file chooser is open; click the file input first.", started=False
+        )
+    missing = [path for path in p.paths if not Path(path).is_file()]
+    if missing:
+        raise ToolFailure("invalid_params", f"Not a readable file: {', '.join(missing)}", started=False)
+    page_state.clear_modal()
+    await modal.handle.set_files(p.paths, timeout=ctx.action_timeout_ms)  # type: ignore[union-attr]
+    return UploadData(url=ctx.page.url, files=[str(Path(path).resolve()) for path in p.paths])

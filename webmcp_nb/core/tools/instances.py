@@ -1,0 +1,200 @@
+"""Server-level tools: create, destroy, list instances; health."""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints
+
+from .. import chromium
+from ..registry import tool
+from .models import Data, InstanceName, Params
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+
+LaunchArg = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^--")]
+
+
+class Viewport(Params):
+    width: int = Field(ge=200, le=7680)
+    height: int = Field(ge=200, le=4320)
+
+
+class CreateParams(Params):
+    name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
+    backend: Literal["chromium"] = "chromium"
+    headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
+    profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
+        None, description="A persistent profile directory; default: a fresh temporary profile."
+    )
+    viewport: Viewport | None = Field(None, description="Page size in CSS pixels; default 1280x720.")
+    locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = None
+    user_agent: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
+    executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
+        None, description="The Chromium binary; default: resolved (see browser_health)."
+    )
+    args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Extra browser flags.")
+
+
+class InstanceInfo(Data):
+    name: str
+    instance_id: str
+    state: str
+    backend: str
+    headless: bool
+    profile_dir: str | None
+    executable: str | None
+    browser_pid: int | None
+    pages: int
+    current_page_id: str | None
+
+
+class CreateData(Data):
+    instance: InstanceInfo
+
+
+@tool(
+    name="browser_create_instance",
+    title="Create browser instance",
+    description="Launch a new browser instance under a name and make it the current instance. "
+    "Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.",
+    params=CreateParams,
+    data=CreateData,
+    target="server",
+)
+async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
+    options = ctx.engine.launch_options(
+        p.name,
+        backend=p.backend,
+        headless=p.headless,
+        profile_dir=p.profile_dir,
+        viewport=p.viewport.model_dump() if p.viewport else None,
+        locale=p.locale,
+        user_agent=p.user_agent,
+        executable_path=p.executable_path,
+        args=tuple(p.args) or None,
+    )
+    ctx.instance_name = p.name
+    instance = await ctx.engine.manager.launch(options)
+    ctx.instance_id = instance.instance_id
+    ctx.engine.current_instance = p.name
+    return CreateData(instance=InstanceInfo(**instance.describe()))
+
+
+class DestroyParams(Params):
+    name: InstanceName
+
+
+class DestroyData(Data):
+    destroyed: str
+    instance_id: str
+    was: Literal["live", "launching", "crashed"]
+
+
+@tool(
+    name="browser_destroy_instance",
+    title="Destroy browser instance",
+    description="Close a browser instance and everything in it. Also clears the record of a crashed instance.",
+    params=DestroyParams,
+    data=DestroyData,
+    target="server",
+    destructive=True,
+    idempotent=False,
+)
+async def destroy_instance(ctx: CallContext, p: DestroyParams) -> DestroyData:
+    manager = ctx.engine.manager
+    ctx.instance_name = p.name
+    crash = manager.crashes.pop(p.name, None)
+    if crash is not None and p.name not in manager.instances:
+        ctx.instance_id = crash.instance_id
+        _forget_current(ctx, p.name)
+        return DestroyData(destroyed=p.name, instance_id=crash.instance_id, was="crashed")
+    instance = manager.get(p.name)
+    ctx.instance_id = instance.instance_id
+    was = "launching" if instance.state == "launching" else "live"
+    await manager.close(p.name)
+    _forget_current(ctx, p.name)
+    return DestroyData(destroyed=p.name, instance_id=instance.instance_id, was=was)
+
+
+def _forget_current(ctx: CallContext, name: str) -> None:
+    if ctx.engine.current_instance == name:
+        ctx.engine.current_instance = ctx.engine.default_instance
+
+
+class ListData(Data):
+    current_instance: str
+    instances: list[InstanceInfo]
+
+
+@tool(
+    name="browser_list_instances",
+    title="List browser instances",
+    description="List live, launching and closing instances and which one is current.",
+    params=Params,
+    data=ListData,
+    target="server",
+    read_only=True,
+    idempotent=True,
+)
+async def list_instances(ctx: CallContext, p: Params) -> ListData:
+    instances = [InstanceInfo(**instance.describe()) for instance in ctx.engine.manager.instances.values()]
+    return ListData(current_instance=ctx.engine.current_instance, instances=instances)
+
+
+class HealthData(Data):
+    status: Literal["ok", "degraded"]
+    instances: dict[str, int]
+    limits: dict[str, Any]
+    browsers: list[dict[str, Any]]
+    chromium: str | None
+    failed_launches: list[dict[str, Any]]
+    crashes: list[dict[str, Any]]
+    versions: dict[str, str]
+
+
+@tool(
+    name="browser_health",
+    title="Health",
+    description="Report instance counts, limits, the browsers that can be found, failed launches and "
+    "crashes. Launches nothing.",
+    params=Params,
+    data=HealthData,
+    target="server",
+    read_only=True,
+    idempotent=True,
+)
+async def health(ctx: CallContext, p: Params) -> HealthData:
+    manager = ctx.engine.manager
+    limits = ctx.engine.limits
+    executable, tried = chromium.resolve(ctx.engine.launch_defaults.executable_path, manager.playwright_managed_chromium())
+    counts: dict[str, int] = {"live": 0, "launching": 0, "closing": 0}
+    for instance in manager.instances.values():
+        counts[instance.state] = counts.get(instance.state, 0) + 1
+    counts["total"] = len(manager.instances)
+    return HealthData(
+        status="ok" if executable else "degraded",
+        instances=counts,
+        limits={
+            "max_instances": limits.max_instances,
+            "max_result_bytes": limits.max_result_bytes,
+            "operation_timeout_s": limits.operation_timeout_s,
+        },
+        browsers=[candidate.to_dict() for candidate in tried],
+        chromium=executable,
+        failed_launches=list(manager.failed_launches),
+        crashes=[dataclasses.asdict(crash) for crash in manager.crash_log],
+        versions={"python": platform.python_version(), "playwright": _playwright_version()},
+    )
+
+
+def _playwright_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("playwright")
+    except PackageNotFoundError:
+        return "missing"

@@ -1,0 +1,64 @@
+"""Shared parameter and data models for tool declarations."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+InstanceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+Ref = Annotated[
+    str,
+    StringConstraints(pattern=r"^(f\d{1,6})?e\d{1,9}$"),
+    Field(description="An element ref from the latest browser_snapshot, e.g. 'e12' or 'f1e3' (inside an iframe)."),
+]
+Url = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
+
+
+class Params(BaseModel):
+    """Strict input: no unknown fields, no type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class InstanceParams(Params):
+    instance: InstanceName | None = Field(
+        None,
+        description="Instance to act on; default: the session's current instance "
+        "(created on first use as 'default').",
+    )
+
+
+class PageParams(InstanceParams):
+    page_id: Identifier | None = Field(None, description="Tab to act on (from browser_tabs); default: the current tab.")
+
+
+class FrameParams(PageParams):
+    frame_id: Identifier | None = Field(None, description="Frame to act in (from browser_frames); default: the main frame.")
+
+
+class Data(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModalState(Data):
+    kind: Literal["dialog", "file_chooser"]
+    resolved_by: str = Field(description="The tool that resolves this modal.")
+    dialog_type: str | None = None
+    message: str | None = None
+    default_value: str | None = None
+    multiple: bool | None = None
+
+
+class ActionData(Data):
+    """What a page action returns. If a dialog or file chooser opened during the
+    action, `modal_state` describes it and the page waits for it to be resolved."""
+
+    url: str
+    modal_state: ModalState | None = None
+
+
+class Empty(Data):
+    pass
+

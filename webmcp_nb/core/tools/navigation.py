@@ -1,0 +1,135 @@
+"""Navigation: go to a URL, back, forward, reload."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, field_validator
+
+from ..registry import ToolFailure, tool
+from .models import ActionData, PageParams, Url
+
+if TYPE_CHECKING:
+    from playwright.async_api import Response
+
+    from ..context import CallContext
+
+WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+class NavigateParams(PageParams):
+    url: Url = Field(description="Absolute URL, including its scheme (https://, http://, file://, about:, data:).")
+    wait_until: WaitUntil = Field("load", description="When the navigation counts as done.")
+
+    @field_validator("url")
+    @classmethod
+    def _has_scheme(cls, url: str) -> str:
+        if not SCHEME.match(url):
+            raise ValueError(f"the URL has no scheme; write it in full, e.g. 'https://{url}'")
+        return url
+
+
+class WaitParams(PageParams):
+    wait_until: WaitUntil = "load"
+
+
+class PageData(ActionData):
+    title: str | None = None
+    status: int | None = Field(None, description="HTTP status of the main document, if any.")
+    moved: bool | None = Field(None, description="For back/forward: whether there was history to move through.")
+
+
+async def _page_data(ctx: CallContext, response: Response | None, moved: bool | None = None) -> PageData:
+    return PageData(
+        url=ctx.page.url,
+        title=await ctx.page.title(),
+        status=response.status if response is not None else None,
+        moved=moved,
+    )
+
+
+async def _navigation(ctx: CallContext, action: str, call) -> Response | None:  # type: ignore[no-untyped-def]
+    from playwright.async_api import Error, TimeoutError
+
+    try:
+        return await call(timeout=ctx.navigation_timeout_ms)
+    except TimeoutError:
+        raise ToolFailure(
+            "navigation_timeout",
+            f"{action} did not reach its wait condition within {ctx.navigation_timeout_ms / 1000:g} s; "
+            "the page may be partly loaded.",
+        ) from None
+    except Error as exc:
+        if "net::" in exc.message or "NS_ERROR" in exc.message or "Cannot navigate" in exc.message:
+            raise ToolFailure("navigation_failed", f"{action} failed: {exc.message.splitlines()[0]}") from None
+        raise
+
+
+@tool(
+    name="browser_navigate",
+    title="Navigate",
+    description="Load a URL in the current tab and wait for it (default: the load event). "
+    "Returns the final URL, title and HTTP status.",
+    params=NavigateParams,
+    data=PageData,
+    target="page",
+    open_world=True,
+)
+async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
+    response = await _navigation(
+        ctx, f"Navigation to {p.url}", lambda timeout: ctx.page.goto(p.url, wait_until=p.wait_until, timeout=timeout)
+    )
+    return await _page_data(ctx, response)
+
+
+@tool(
+    name="browser_navigate_back",
+    title="Go back",
+    description="Go back in the tab's history. `moved` is false when there was nothing to go back to.",
+    params=WaitParams,
+    data=PageData,
+    target="page",
+)
+async def navigate_back(ctx: CallContext, p: WaitParams) -> PageData:
+    before = _position(ctx)
+    response = await _navigation(
+        ctx, "Going back", lambda timeout: ctx.page.go_back(wait_until=p.wait_until, timeout=timeout)
+    )
+    return await _page_data(ctx, response, moved=response is not None or _position(ctx) != before)
+
+
+@tool(
+    name="browser_navigate_forward",
+    title="Go forward",
+    description="Go forward in the tab's history. `moved` is false when there was nothing to go forward to.",
+    params=WaitParams,
+    data=PageData,
+    target="page",
+)
+async def navigate_forward(ctx: CallContext, p: WaitParams) -> PageData:
+    before = _position(ctx)
+    response = await _navigation(
+        ctx, "Going forward", lambda timeout: ctx.page.go_forward(wait_until=p.wait_until, timeout=timeout)
+    )
+    return await _page_data(ctx, response, moved=response is not None or _position(ctx) != before)
+
+
+def _position(ctx: CallContext) -> tuple[str, int]:
+    """Where the tab is in its history, as far as can be seen without a round trip."""
+    return ctx.page.url, ctx.page_state.document_generation  # type: ignore[union-attr]
+
+
+@tool(
+    name="browser_reload",
+    title="Reload",
+    description="Reload the current tab.",
+    params=WaitParams,
+    data=PageData,
+    target="page",
+    open_world=True,
+)
+async def reload(ctx: CallContext, p: WaitParams) -> PageData:
+    response = await _navigation(ctx, "Reload", lambda timeout: ctx.page.reload(wait_until=p.wait_until, timeout=timeout))
+    return await _page_data(ctx, response)

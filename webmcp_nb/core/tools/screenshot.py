@@ -1,0 +1,100 @@
+"""Screenshots of the page or one element, downscaled for models by default."""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, model_validator
+
+from ..registry import tool
+from .models import Data, PageParams, Ref
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+
+MAX_SIDE = 1568
+
+
+class ScreenshotParams(PageParams):
+    format: Literal["png", "jpeg"] = "png"
+    quality: int | None = Field(None, ge=1, le=100, description="JPEG quality (default 80).")
+    full_page: bool = Field(False, description="The whole scrollable page, not just the viewport.")
+    ref: Ref | None = Field(None, description="Only this element.")
+    original: bool = Field(False, description=f"Keep the original size (by default the longest side is at most {MAX_SIDE} px).")
+    save: bool = Field(False, description="Also write the image to the session's artifacts directory.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ScreenshotParams:
+        if self.ref and self.full_page:
+            raise ValueError("full_page and ref cannot be combined")
+        if self.quality is not None and self.format != "jpeg":
+            raise ValueError("quality applies only to format='jpeg'")
+        return self
+
+
+class ScreenshotData(Data):
+    image: bytes = Field(description="The encoded image (base64 in JSON).")
+    mime_type: Literal["image/png", "image/jpeg"]
+    width: int
+    height: int
+    source_width: int
+    source_height: int
+    scaled: bool
+    url: str
+
+
+@tool(
+    name="browser_screenshot",
+    title="Screenshot",
+    description=f"Take a PNG or JPEG screenshot of the viewport, the full page or one element. Scaled down "
+    f"to at most {MAX_SIDE} px on the longest side unless original=true; the source size is reported.",
+    params=ScreenshotParams,
+    data=ScreenshotData,
+    target="page",
+    read_only=True,
+    too_large_hint="Use format='jpeg', a lower quality, a ref, or no full_page.",
+)
+async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
+    options = {"type": p.format, "timeout": ctx.action_timeout_ms, "animations": "disabled"}
+    if p.format == "jpeg":
+        options["quality"] = p.quality or 80
+    if p.ref:
+        image = await (await ctx.locate(p.ref)).screenshot(**options)
+    else:
+        image = await ctx.page.screenshot(full_page=p.full_page, **options)
+    image, size, source = downscale(image, p.format, p.quality or 80, None if p.original else MAX_SIDE)
+    if p.save:
+        path = ctx.engine.artifact_path(f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}-{id(image):x}.{p.format}")
+        path.write_bytes(image)
+        ctx.artifacts.append(str(path))
+    return ScreenshotData(
+        image=image,
+        mime_type=f"image/{p.format}",
+        width=size[0],
+        height=size[1],
+        source_width=source[0],
+        source_height=source[1],
+        scaled=size != source,
+        url=ctx.page.url,
+    )
+
+
+def downscale(image: bytes, fmt: str, quality: int, max_side: int | None) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
+    """Return (image, size, source size), shrinking so the longest side is at most `max_side`."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image)) as picture:
+        source = picture.size
+        if max_side is None or max(source) <= max_side:
+            return image, source, source
+        ratio = max_side / max(source)
+        size = (max(1, round(source[0] * ratio)), max(1, round(source[1] * ratio)))
+        resized = picture.convert("RGB").resize(size, Image.Resampling.LANCZOS)
+    out = io.BytesIO()
+    if fmt == "jpeg":
+        resized.save(out, "JPEG", quality=quality)
+    else:
+        resized.save(out, "PNG", optimize=False)
+    return out.getvalue(), size, source

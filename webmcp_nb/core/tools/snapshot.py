@@ -1,0 +1,80 @@
+"""The accessibility snapshot with element refs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from ..registry import ToolFailure, tool
+from .models import Data, FrameParams, Ref
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+
+
+class SnapshotParams(FrameParams):
+    ref: Ref | None = Field(None, description="Return only the subtree of this element.")
+    depth: int | None = Field(None, ge=1, le=1000, description="Limit how many levels deep the tree goes.")
+
+
+class SnapshotData(Data):
+    url: str
+    title: str
+    snapshot: str = Field(description="YAML accessibility tree; [ref=...] marks elements tools can act on.")
+
+
+@tool(
+    name="browser_snapshot",
+    title="Accessibility snapshot",
+    description="Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that "
+    "click, type and other tools accept. Refs from older snapshots go stale when the page changes.",
+    params=SnapshotParams,
+    data=SnapshotData,
+    target="page",
+    read_only=True,
+    idempotent=True,
+    too_large_hint="Narrow the snapshot with depth, ref or frame_id.",
+)
+async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
+    page_state = ctx.page_state
+    assert page_state is not None and ctx.frame is not None
+    # A snapshot scoped to an element would replace Playwright's ref table for the
+    # frame, so `ref` is cut out of the full snapshot instead.
+    depth = None if p.ref else p.depth
+    if ctx.frame is ctx.page.main_frame:
+        yaml = await ctx.page.aria_snapshot(mode="ai", depth=depth, timeout=ctx.action_timeout_ms)
+        page_state.record_snapshot(yaml, replace=True)
+    else:
+        yaml = await ctx.frame.locator(":root").aria_snapshot(mode="ai", depth=depth, timeout=ctx.action_timeout_ms)
+        page_state.record_snapshot(yaml, replace=False)
+    if p.ref:
+        yaml = subtree(yaml, p.ref, p.depth)
+        if yaml is None:
+            await page_state.locate(p.ref)  # raises element_not_found or stale_ref
+            raise ToolFailure("stale_ref", f"Ref {p.ref} is not in this frame's snapshot.", started=False)
+    return SnapshotData(url=ctx.page.url, title=await ctx.page.title(), snapshot=yaml)
+
+
+def subtree(yaml: str, ref: str, depth: int | None = None) -> str | None:
+    """The lines of `yaml` for the node marked `[ref=<ref>]` and its descendants, dedented."""
+    lines = yaml.splitlines()
+    marker = f"[ref={ref}]"
+    for start, line in enumerate(lines):
+        if marker in line:
+            break
+    else:
+        return None
+    base = _indent(lines[start])
+    picked = [lines[start][base:]]
+    for line in lines[start + 1 :]:
+        indent = _indent(line)
+        if indent <= base:
+            break
+        if depth is None or (indent - base) // 2 <= depth:
+            picked.append(line[base:])
+    return "\n".join(picked)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))

@@ -1,0 +1,120 @@
+"""Tabs (pages) and frames, each with a stable id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, model_validator
+
+from ..registry import tool
+from .models import Data, Identifier, InstanceParams, PageParams, Url
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+    from ..instances import Instance
+
+
+class TabsParams(InstanceParams):
+    action: Literal["list", "new", "select", "close"] = "list"
+    page_id: Identifier | None = Field(None, description="For select and close (close defaults to the current tab).")
+    url: Url | None = Field(None, description="For new: a URL to open in the new tab.")
+
+    @model_validator(mode="after")
+    def _fits_action(self) -> TabsParams:
+        if self.action == "select" and self.page_id is None:
+            raise ValueError("action 'select' needs page_id")
+        if self.url is not None and self.action != "new":
+            raise ValueError("url applies only to action 'new'")
+        if self.page_id is not None and self.action in ("list", "new"):
+            raise ValueError(f"page_id does not apply to action {self.action!r}")
+        return self
+
+
+class Tab(Data):
+    page_id: str
+    url: str
+    title: str
+    current: bool
+
+
+class TabsData(Data):
+    tabs: list[Tab]
+    current_page_id: str | None
+
+
+async def _tabs(instance: Instance) -> TabsData:
+    tabs = [
+        Tab(page_id=state.page_id, url=state.page.url, title=await state.page.title(), current=state.page_id == instance.current_page_id)
+        for state in instance.pages.values()
+    ]
+    return TabsData(tabs=tabs, current_page_id=instance.current_page_id)
+
+
+@tool(
+    name="browser_tabs",
+    title="Tabs",
+    description="List, open, select or close tabs. Each tab has a stable page_id; other tools act on the "
+    "current tab unless given a page_id.",
+    params=TabsParams,
+    data=TabsData,
+    target="instance",
+)
+async def tabs(ctx: CallContext, p: TabsParams) -> TabsData:
+    instance = ctx.instance
+    assert instance is not None and instance.context is not None
+    if p.action == "new":
+        state = instance.track(await instance.context.new_page())
+        instance.current_page_id = state.page_id
+        ctx.page_state = state
+        if p.url:
+            from .navigation import NavigateParams, navigate
+
+            await navigate(ctx, NavigateParams(url=p.url))
+    elif p.action == "select":
+        state = instance.page(p.page_id)
+        instance.current_page_id = state.page_id
+        ctx.page_state = state
+        await state.page.bring_to_front()
+    elif p.action == "close":
+        state = instance.page(p.page_id)
+        ctx.page_state = state
+        await state.page.close()
+    return await _tabs(instance)
+
+
+class FrameInfo(Data):
+    frame_id: str
+    parent_frame_id: str | None
+    name: str
+    url: str
+    is_main: bool
+
+
+class FramesData(Data):
+    frames: list[FrameInfo]
+
+
+@tool(
+    name="browser_frames",
+    title="Frames",
+    description="List the frames of a tab (main frame first) with stable frame ids.",
+    params=PageParams,
+    data=FramesData,
+    target="page",
+    read_only=True,
+    idempotent=True,
+)
+async def frames(ctx: CallContext, p: PageParams) -> FramesData:
+    page_state = ctx.page_state
+    assert page_state is not None
+    infos = [
+        FrameInfo(
+            frame_id=page_state.frame_id(frame),
+            parent_frame_id=page_state.frame_id(frame.parent_frame) if frame.parent_frame else None,
+            name=frame.name,
+            url=frame.url,
+            is_main=frame.parent_frame is None,
+        )
+        for frame in page_state.frames()
+    ]
+    return FramesData(frames=infos)

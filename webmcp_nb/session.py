@@ -1,0 +1,236 @@
+"""`Session`: the Python front end, a sync and async handle on the tool core."""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .core.config import LaunchDefaults, Limits
+from .core.envelope import Envelope
+from .core.registry import REGISTRY, ToolSpec
+from .core.runtime import Runtime
+from .core.util import utc_now
+
+if TYPE_CHECKING:
+    from .core.engine import CallRecord, Engine
+
+_LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+class Session:
+    """A browser workbench: tool calls from any thread or event loop.
+
+    >>> with Session() as s:
+    ...     s.navigate("http://127.0.0.1:8000/").raise_for_status()
+    ...     print(s.snapshot().data["snapshot"])
+
+    Nothing starts until the first call. Calls on one instance run one at a
+    time in arrival order; instances run in parallel.
+    """
+
+    def __init__(
+        self,
+        *,
+        headless: bool = True,
+        executable_path: str | None = None,
+        args: Sequence[str] = (),
+        default_instance: str = "default",
+        max_result_bytes: int | None = None,
+        max_instances: int | None = None,
+        operation_timeout_s: float | None = None,
+        navigation_timeout_s: float | None = None,
+        action_timeout_s: float | None = None,
+        artifacts_dir: str | None = None,
+        caller: str = "python",
+    ) -> None:
+        self.limits = Limits.from_env(
+            max_result_bytes=max_result_bytes,
+            max_instances=max_instances,
+            operation_timeout_s=operation_timeout_s,
+            navigation_timeout_s=navigation_timeout_s,
+            action_timeout_s=action_timeout_s,
+        )
+        self.launch_defaults = LaunchDefaults(headless=headless, executable_path=executable_path, args=tuple(args))
+        self.default_instance = default_instance
+        self.artifacts_dir = artifacts_dir
+        self.caller = caller
+        self._runtime = Runtime()
+        self._engine: Engine | None = None
+        self._engine_lock = threading.Lock()
+        self._closed = False
+
+    # the registry -----------------------------------------------------------
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """Every tool this session can call."""
+        _load_tools()
+        return list(REGISTRY)
+
+    # calling ----------------------------------------------------------------
+    def call(self, tool: str, /, **args: Any) -> Envelope:
+        """Call `tool` and block until its envelope is ready. Safe from any thread
+        except the runtime's own (use `acall` there)."""
+        return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
+
+    async def acall(self, tool: str, /, **args: Any) -> Envelope:
+        """Call `tool` from any event loop."""
+        return await self._runtime.arun(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
+
+    def call_as(self, caller: str, tool: str, args: dict[str, Any]) -> Envelope:
+        """`call` on behalf of another front end (a widget, an agent), for the call log."""
+        return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), caller))
+
+    async def acall_as(self, caller: str, tool: str, args: dict[str, Any]) -> Envelope:
+        return await self._runtime.arun(self._execute(tool, args, time.monotonic(), utc_now(), caller))
+
+    async def _execute(self, tool: str, args: dict[str, Any], submitted: float, started_at: str, caller: str) -> Envelope:
+        engine = self._ensure_engine()
+        return await engine.execute(tool, args, submitted=submitted, started_at=started_at, caller=caller)
+
+    def _ensure_engine(self) -> Engine:
+        with self._engine_lock:
+            if self._closed:
+                raise RuntimeError("This Session is closed; create a new one.")
+            if self._engine is None:
+                _load_tools()
+                from .core.engine import Engine
+
+                self._engine = Engine(
+                    self.limits,
+                    self.launch_defaults,
+                    default_instance=self.default_instance,
+                    artifacts_dir=self.artifacts_dir,
+                )
+                _LIVE_SESSIONS.add(self)
+            return self._engine
+
+    def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
+        """Call `listener` (on the runtime thread) after every call; returns a remover."""
+        engine = self._runtime.run(self._engine_on_loop())
+        engine.listeners.append(listener)
+        return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
+
+    async def _engine_on_loop(self) -> Engine:
+        return self._ensure_engine()
+
+    # lifecycle --------------------------------------------------------------
+    def close(self) -> None:
+        """Close every browser and stop the runtime thread. Idempotent."""
+        with self._engine_lock:
+            if self._closed:
+                return
+            self._closed = True
+            engine, self._engine = self._engine, None
+        if engine is not None and self._runtime.running:
+            future = self._runtime.submit(engine.close())
+            try:
+                future.result(timeout=30)
+            except Exception:  # noqa: BLE001 - closing must not raise; the driver exits with us
+                pass
+        self._runtime.stop()
+        _LIVE_SESSIONS.discard(self)
+
+    async def aclose(self) -> None:
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("running" if self._engine else "idle")
+        return f"<webmcp_nb.Session {state}>"
+
+    # friendly methods: sugar over `call`, nothing more --------------------------
+    def navigate(self, url: str, **args: Any) -> Envelope:
+        return self.call("browser_navigate", url=url, **args)
+
+    def navigate_back(self, **args: Any) -> Envelope:
+        return self.call("browser_navigate_back", **args)
+
+    def navigate_forward(self, **args: Any) -> Envelope:
+        return self.call("browser_navigate_forward", **args)
+
+    def reload(self, **args: Any) -> Envelope:
+        return self.call("browser_reload", **args)
+
+    def snapshot(self, **args: Any) -> Envelope:
+        return self.call("browser_snapshot", **args)
+
+    def click(self, ref: str, **args: Any) -> Envelope:
+        return self.call("browser_click", ref=ref, **args)
+
+    def type(self, ref: str, text: str, **args: Any) -> Envelope:
+        return self.call("browser_type", ref=ref, text=text, **args)
+
+    def fill_form(self, fields: list[dict[str, Any]], **args: Any) -> Envelope:
+        return self.call("browser_fill_form", fields=fields, **args)
+
+    def select_option(self, ref: str, values: list[str], **args: Any) -> Envelope:
+        return self.call("browser_select_option", ref=ref, values=values, **args)
+
+    def hover(self, ref: str, **args: Any) -> Envelope:
+        return self.call("browser_hover", ref=ref, **args)
+
+    def press_key(self, key: str, **args: Any) -> Envelope:
+        return self.call("browser_press_key", key=key, **args)
+
+    def drag(self, source_ref: str, target_ref: str, **args: Any) -> Envelope:
+        return self.call("browser_drag", source_ref=source_ref, target_ref=target_ref, **args)
+
+    def wait_for(self, **args: Any) -> Envelope:
+        return self.call("browser_wait_for", **args)
+
+    def screenshot(self, **args: Any) -> Envelope:
+        return self.call("browser_screenshot", **args)
+
+    def evaluate(self, expression: str, **args: Any) -> Envelope:
+        return self.call("browser_evaluate", expression=expression, **args)
+
+    def handle_dialog(self, accept: bool, **args: Any) -> Envelope:
+        return self.call("browser_handle_dialog", accept=accept, **args)
+
+    def file_upload(self, paths: list[str], **args: Any) -> Envelope:
+        return self.call("browser_file_upload", paths=paths, **args)
+
+    def tabs(self, action: str = "list", **args: Any) -> Envelope:
+        return self.call("browser_tabs", action=action, **args)
+
+    def frames(self, **args: Any) -> Envelope:
+        return self.call("browser_frames", **args)
+
+    def create_instance(self, name: str, **args: Any) -> Envelope:
+        return self.call("browser_create_instance", name=name, **args)
+
+    def destroy_instance(self, name: str, **args: Any) -> Envelope:
+        return self.call("browser_destroy_instance", name=name, **args)
+
+    def list_instances(self) -> Envelope:
+        return self.call("browser_list_instances")
+
+    def health(self) -> Envelope:
+        return self.call("browser_health")
+
+
+def _load_tools() -> None:
+    from .core import tools  # noqa: F401 - registers every tool
+
+
+@atexit.register
+def _close_all_sessions() -> None:
+    for session in list(_LIVE_SESSIONS):
+        session.close()
