@@ -27,6 +27,8 @@ class CallContext:
     page_state: PageState | None = None
     frame: Frame | None = None
     artifacts: list[str] = field(default_factory=list)
+    # Where the call is, for timeout messages: "queued", "launching", "running".
+    phase: str = "queued"
     # Set by handlers that act on an instance without targeting it (create/destroy).
     instance_name: str | None = None
     instance_id: str | None = None

@@ -24,6 +24,13 @@ from .util import first_lines, utc_now
 
 DEFAULT_INSTANCE = "default"
 
+TIMEOUT_PHASES = {
+    "queued": "it was still waiting for earlier calls on this instance, and nothing was done.",
+    "launching": "the browser instance was still launching; the launch goes on, and the instance "
+    "will be usable once it is live.",
+    "running": "it was stopped while running and may have taken effect.",
+}
+
 
 @dataclass(frozen=True)
 class CallRecord:
@@ -70,25 +77,21 @@ class Engine:
         started_at = started_at or utc_now()
         spec: ToolSpec | None = None
         ctx: CallContext | None = None
-        entered = False
         try:
             spec = self.registry.get(tool)
             if not isinstance(args, dict):
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
             ctx = CallContext(self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller)
-            entered_flag: list[bool] = []
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
-                    data = await self._run(spec, params, ctx, entered_flag)
+                    data = await self._run(spec, params, ctx)
             except TimeoutError:
-                entered = bool(entered_flag)
                 raise ToolFailure(
                     "operation_timeout",
                     f"{tool} did not finish within {self.limits.operation_timeout_s:g} s "
-                    f"(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS, queue wait included)"
-                    + ("; it was still waiting for earlier calls on this instance." if not entered else "."),
-                    started=entered,
+                    f"(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS, queue wait included); {TIMEOUT_PHASES[ctx.phase]}",
+                    started=ctx.phase == "running",
                 ) from None
             envelope = self._envelope(
                 spec.name, ctx, submitted, started_at, "completed", "not_needed",
@@ -138,30 +141,32 @@ class Engine:
         return LaunchOptions(**values)
 
     # running ----------------------------------------------------------------
-    async def _run(self, spec: ToolSpec, params: Any, ctx: CallContext, entered: list[bool]) -> Any:
+    async def _run(self, spec: ToolSpec, params: Any, ctx: CallContext) -> Any:
         if spec.target == "server":
-            entered.append(True)
+            ctx.phase = "running"
             return await spec.handler(ctx, params)
+        ctx.phase = "launching"
         instance = await self._resolve_instance(getattr(params, "instance", None))
         ctx.instance = instance
+        ctx.phase = "queued"
         lock = contextlib.nullcontext() if spec.resolves_modal else instance.lock
         async with lock:
             if instance.state != "live":
                 raise self.manager.unavailable(instance)
             if spec.target == "instance":
-                entered.append(True)
+                ctx.phase = "running"
                 return await spec.handler(ctx, params)
             page_state = instance.page(params.page_id)
             ctx.page_state = page_state
             ctx.frame = page_state.frame(getattr(params, "frame_id", None))
             if spec.resolves_modal:
-                entered.append(True)
+                ctx.phase = "running"
                 return await spec.handler(ctx, params)
             if page_state.modal is None:
                 await page_state.drain_pending(ctx.remaining_s())
             if page_state.modal is not None:
                 raise page_state.blocked_error(spec.name)
-            entered.append(True)
+            ctx.phase = "running"
             return await self._run_watching_modals(spec, params, ctx, page_state)
 
     async def _run_watching_modals(

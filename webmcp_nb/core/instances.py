@@ -225,7 +225,14 @@ class InstanceManager:
             )
 
     async def launch(self, options: LaunchOptions) -> Instance:
+        """Launch an instance. A caller that stops waiting (a timeout) does not abort the
+        launch half-way: it runs to the end, so no browser is left behind untracked."""
         instance = self.reserve(options)
+        await asyncio.shield(asyncio.ensure_future(self._launch(instance)))
+        return instance
+
+    async def _launch(self, instance: Instance) -> None:
+        options = instance.options
         try:
             await self._start(instance)
         except BaseException as exc:
@@ -238,7 +245,6 @@ class InstanceManager:
             raise
         instance.state = "live"
         instance.ready.set_result(None)
-        return instance
 
     async def _start(self, instance: Instance) -> None:
         options = instance.options
@@ -246,6 +252,13 @@ class InstanceManager:
             raise ToolFailure(
                 "unsupported_capability",
                 f"Backend {options.backend!r} is not available in this installation; use 'chromium'.",
+                started=False,
+            )
+        if not options.headless and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            raise ToolFailure(
+                "unsupported_capability",
+                "A headed browser needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set. "
+                "Use headless=True, or start the kernel under a virtual display (xvfb-run).",
                 started=False,
             )
         playwright = await self.playwright()
@@ -277,7 +290,7 @@ class InstanceManager:
         except PlaywrightError as exc:
             raise ToolFailure(
                 "internal_error",
-                f"Chromium at {executable} failed to launch: {first_lines(str(exc))}",
+                f"Chromium at {executable} failed to launch: {_launch_error(exc.message)}",
                 started=False,
             ) from None
         instance.browser, instance.context = browser, context
@@ -356,6 +369,12 @@ async def _browser_pid(browser: Browser) -> int | None:
         if process.get("type") == "browser":
             return int(process["id"])
     return None
+
+
+def _launch_error(message: str) -> str:
+    """Playwright's launch error without its decorative boxes."""
+    lines = [line.strip(" ║╔╗╚╝═") for line in message.splitlines()]
+    return first_lines("\n".join(line for line in lines if line and not line.startswith("<3")), 10)
 
 
 def _chromium_lock_holder(profile_dir: Path) -> int | None:

@@ -1,0 +1,154 @@
+"""The runtime thread: calls from any thread or loop, ordering, parallelism, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from webmcp_nb import RuntimeThreadError
+
+from .conftest import error, ok
+
+SLOW_EVAL = """async () => {
+  window.__order = window.__order || [];
+  window.__order.push(%d);
+  await new Promise(resolve => setTimeout(resolve, 30));
+  return window.__order.length;
+}"""
+
+
+@pytest.fixture
+def on_shop(session, demo):
+    ok(session.navigate(demo.url))
+    return session
+
+
+def test_call_from_other_threads(on_shop) -> None:
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda i: on_shop.evaluate(f"{i} * 2"), range(8)))
+    assert [ok(envelope)["result"] for envelope in results] == [i * 2 for i in range(8)]
+
+
+def test_sync_call_inside_a_running_event_loop(on_shop) -> None:
+    """What a notebook cell does: a blocking call on a thread whose loop is running."""
+
+    async def cell() -> object:
+        return on_shop.evaluate("document.title")
+
+    envelope = asyncio.run(cell())
+    assert ok(envelope)["result"] == "Demo Shop"
+
+
+def test_acall_from_a_foreign_loop(on_shop) -> None:
+    async def main() -> list:
+        return await asyncio.gather(*(on_shop.acall("browser_evaluate", expression=f"{i} + 1") for i in range(5)))
+
+    assert [ok(e)["result"] for e in asyncio.run(main())] == [1, 2, 3, 4, 5]
+
+
+def test_calls_on_one_instance_run_one_at_a_time_in_arrival_order(on_shop) -> None:
+    async def main() -> list:
+        tasks = []
+        for i in range(6):
+            tasks.append(asyncio.ensure_future(on_shop.acall("browser_evaluate", expression=SLOW_EVAL % i)))
+            await asyncio.sleep(0.005)  # a definite arrival order
+        return await asyncio.gather(*tasks)
+
+    results = asyncio.run(main())
+    assert [ok(e)["result"] for e in results] == [1, 2, 3, 4, 5, 6]
+    assert ok(on_shop.evaluate("window.__order"))["result"] == [0, 1, 2, 3, 4, 5]
+
+
+def test_instances_run_in_parallel(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.create_instance("left"))
+    ok(s.create_instance("right"))
+    for name in ("left", "right"):
+        ok(s.navigate(demo.url, instance=name))
+    wait = "() => new Promise(resolve => setTimeout(() => resolve(1), 800))"
+
+    async def main() -> float:
+        started = time.monotonic()
+        envelopes = await asyncio.gather(
+            s.acall("browser_evaluate", expression=wait, instance="left"),
+            s.acall("browser_evaluate", expression=wait, instance="right"),
+        )
+        assert all(e.ok for e in envelopes)
+        return time.monotonic() - started
+
+    assert asyncio.run(main()) < 1.4  # two 0.8 s calls overlapped
+
+
+def test_blocking_call_from_the_runtime_thread_raises_instead_of_deadlocking(on_shop) -> None:
+    raised: list[BaseException] = []
+
+    def listener(record) -> None:
+        try:
+            on_shop.call("browser_health")
+        except BaseException as exc:  # noqa: BLE001 - captured for the assertion
+            raised.append(exc)
+
+    remove = on_shop.add_listener(listener)
+    try:
+        ok(on_shop.health())
+    finally:
+        remove()
+    assert len(raised) == 1 and isinstance(raised[0], RuntimeThreadError)
+    assert "acall" in str(raised[0])
+
+
+def live_default_instance(s) -> None:
+    """Create the default instance even if launching takes longer than the operation timeout:
+    a timed-out call does not abort the launch."""
+    first = s.create_instance("default")
+    assert first.ok or first.error_type == "operation_timeout", first
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if [i["state"] for i in ok(s.list_instances())["instances"]] == ["live"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the instance never became live")
+
+
+def test_operation_timeout_while_running_is_unknown(fresh_session, demo) -> None:
+    s = fresh_session(operation_timeout_s=1)
+    live_default_instance(s)
+    ok(s.navigate(demo.url))
+    envelope = s.evaluate("() => new Promise(resolve => setTimeout(resolve, 3000))")
+    message = error(envelope, "operation_timeout", "unknown", "inspect_state")
+    assert "1 s" in message
+    assert 900 <= envelope.operation.duration_ms < 2500
+
+
+def test_operation_timeout_includes_queue_wait(fresh_session, demo) -> None:
+    s = fresh_session(operation_timeout_s=1)
+    live_default_instance(s)
+    ok(s.navigate(demo.url))
+    engine = s._engine
+    instance = engine.manager.instances["default"]
+    held = threading.Event()
+
+    async def hold_lock() -> None:  # an earlier call that keeps the instance busy
+        async with instance.lock:
+            held.set()
+            await asyncio.sleep(2)
+
+    future = s._runtime.submit(hold_lock())
+    held.wait(5)
+    envelope = s.evaluate("1")
+    message = error(envelope, "operation_timeout", "not_started", "after_correction")
+    assert "waiting for earlier calls" in message
+    assert envelope.operation.duration_ms >= 900
+    future.result(5)
+    assert ok(s.evaluate("2"))["result"] == 2
+
+
+def test_closed_session_refuses_calls(fresh_session) -> None:
+    s = fresh_session()
+    s.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        s.health()
