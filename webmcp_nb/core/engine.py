@@ -228,8 +228,10 @@ class Engine:
             instance_id = ctx.instance_id or instance_id
             if ctx.page_state is not None:
                 page_id = ctx.page_state.page_id
-                frame = ctx.frame or ctx.page_state.page.main_frame
-                frame_id = ctx.page_state.frame_id(frame)
+                # Instance tools (tabs) act on a page as a whole: its main frame. A page tool
+                # whose frame could not be resolved reached no frame at all.
+                frame = ctx.frame or (ctx.page_state.page.main_frame if ctx.spec.target == "instance" else None)
+                frame_id = ctx.page_state.frame_id(frame) if frame is not None else None
             artifacts = tuple(ctx.artifacts)
         operation = Operation(
             id=str(uuid.uuid4()),

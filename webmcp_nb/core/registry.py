@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -87,21 +87,49 @@ class ToolSpec:
 
 
 def describe_validation_error(spec: ToolSpec, exc: ValidationError) -> str:
-    allowed = ", ".join(spec.params.model_fields)
     problems = []
     for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        where = _clip(".".join(str(part) for part in error["loc"]) or "(arguments)")
         kind = error["type"]
         if kind == "extra_forbidden":
-            problems.append(f"unknown parameter '{where}' (allowed: {allowed or 'none'})")
+            allowed = _fields_at(spec.params, error["loc"][:-1])
+            hint = f" (allowed: {', '.join(allowed) or 'none'})" if allowed is not None else ""
+            problems.append(f"unknown parameter '{where}'{hint}")
         elif kind == "missing":
             problems.append(f"missing required parameter '{where}'")
         else:
-            shown = repr(error.get("input"))
-            if len(shown) > 80:
-                shown = shown[:77] + "..."
-            problems.append(f"parameter '{where}': {error['msg']} (got {shown})")
+            problems.append(f"parameter '{where}': {error['msg']} (got {_clip(repr(error.get('input')))})")
     return f"Invalid arguments for {spec.name}: " + "; ".join(problems)
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def _fields_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str] | None:
+    """The field names of the (nested) model at `path`, or None if it cannot be told."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue  # a list index: same item model
+        field = current.model_fields.get(part) if isinstance(current, type) and issubclass(current, BaseModel) else None
+        if field is None:
+            return None
+        current = _model_in(field.annotation)
+        if current is None:
+            return None
+    return list(current.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation such as `list[Model] | None`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None
 
 
 class Registry:
@@ -129,7 +157,7 @@ class Registry:
         try:
             return self._tools[name]
         except KeyError:
-            close = difflib.get_close_matches(name, self._tools, n=3, cutoff=0.5)
+            close = difflib.get_close_matches(name, self._tools, n=3, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise InvalidParams(f"Unknown tool {name!r}.{hint}") from None
 

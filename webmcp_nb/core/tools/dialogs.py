@@ -55,7 +55,9 @@ async def handle_dialog(ctx: CallContext, p: DialogParams) -> DialogData:
     dialog: Dialog = modal.handle  # type: ignore[assignment]
     page_state.clear_modal()
     if p.accept:
-        await dialog.accept(p.prompt_text) if p.prompt_text is not None else await dialog.accept()
+        # OK on a prompt() answers with what its field holds: the default value unless told otherwise.
+        answer = p.prompt_text if p.prompt_text is not None else dialog.default_value
+        await dialog.accept(answer) if dialog.type == "prompt" else await dialog.accept()
     else:
         await dialog.dismiss()
     return DialogData(

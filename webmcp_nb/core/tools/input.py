@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -13,7 +14,7 @@ from ..util import first_lines
 from .models import ActionData, PageParams, Params, Ref
 
 if TYPE_CHECKING:
-    from playwright.async_api import Locator
+    from playwright.async_api import FileChooser, Locator
 
     from ..context import CallContext
 
@@ -21,9 +22,24 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Text = Annotated[str, StringConstraints(max_length=100_000)]
 
 
+# Playwright refuses these before it touches the element, so nothing was done:
+# (fragment of its message, error type, what to tell the caller).
+_REFUSALS = (
+    ("Element is not an <input>", "element_not_found", "the element is not an editable field"),
+    ("cannot be filled", "element_not_found", "the element is an input that does not take text"),
+    ("Not a checkbox or radio button", "element_not_found", "the element is not a checkbox or radio button"),
+    ("Cannot uncheck radio button", "invalid_params", "a radio button cannot be unchecked; check another one"),
+    ("Cannot type text into input[type=number]", "invalid_params", "the field accepts numbers only"),
+    ("Malformed value", "invalid_params", "the value does not match the field's format"),
+)
+
+# How long a click on a file input waits for its file chooser to be reported.
+FILE_CHOOSER_GRACE_S = 2.0
+
+
 async def perform(ctx: CallContext, action: Awaitable[object], what: str) -> None:
-    """Run a Playwright action, map its timeout, then wait for the page to settle."""
-    from playwright.async_api import TimeoutError
+    """Run a Playwright action, map its timeout and refusals, then wait for the page to settle."""
+    from playwright.async_api import Error, TimeoutError
 
     try:
         await action
@@ -33,7 +49,24 @@ async def perform(ctx: CallContext, action: Awaitable[object], what: str) -> Non
             f"{what} timed out after {ctx.engine.limits.action_timeout_s:g} s waiting for the element to "
             f"become actionable (visible, enabled, not covered). Playwright said: {first_lines(exc.message, 6)}",
         ) from None
+    except Error as exc:
+        for fragment, error_type, reason in _REFUSALS:
+            if fragment in exc.message:
+                message = f"{what} was refused: {reason}. Nothing was changed."
+                raise ToolFailure(error_type, message, started=False) from None
+        raise
     await ctx.settle()
+
+
+def modal_state(ctx: CallContext) -> dict[str, object] | None:
+    """The dialog or file chooser open on the page now, for the action's result."""
+    page_state = ctx.page_state
+    modal = page_state.modal if page_state is not None else None
+    return modal.describe() if modal else None
+
+
+def action_data(ctx: CallContext) -> ActionData:
+    return ActionData(url=ctx.page.url, modal_state=modal_state(ctx))
 
 
 async def verify_value(locator: Locator, expected: str, ref: str) -> None:
@@ -70,10 +103,39 @@ class ClickParams(PageParams):
 )
 async def click(ctx: CallContext, p: ClickParams) -> ActionData:
     locator = await ctx.locate(p.ref)
+    opens_chooser = p.button == "left" and await _opens_file_chooser(ctx, locator)
     options = {"button": p.button, "modifiers": p.modifiers or None, "timeout": ctx.action_timeout_ms}
     action = locator.dblclick(**options) if p.double else locator.click(**options)
     await perform(ctx, action, f"Clicking {p.ref}")
-    return ActionData(url=ctx.page.url)
+    if opens_chooser:
+        await _await_modal(ctx, FILE_CHOOSER_GRACE_S)
+    return action_data(ctx)
+
+
+# A click on a file input (or on its label) opens a file chooser, but Chromium reports
+# the chooser only after the click has returned; such a click waits for it.
+_OPENS_FILE_CHOOSER_JS = """el => {
+  const input = el instanceof HTMLInputElement ? el : el.closest("label")?.control;
+  return input instanceof HTMLInputElement && input.type === "file" && !input.disabled;
+}"""
+
+
+async def _opens_file_chooser(ctx: CallContext, locator: Locator) -> bool:
+    from playwright.async_api import Error
+
+    try:
+        return bool(await locator.evaluate(_OPENS_FILE_CHOOSER_JS, timeout=ctx.action_timeout_ms))
+    except Error:
+        return False  # the click itself reports what is wrong with the element
+
+
+async def _await_modal(ctx: CallContext, seconds: float) -> None:
+    page_state = ctx.page_state
+    assert page_state is not None
+    try:
+        await asyncio.wait_for(page_state.modal_opened.wait(), timeout=min(seconds, ctx.remaining_s()))
+    except asyncio.TimeoutError:
+        pass  # the page cancelled the click's default action: no chooser
 
 
 class TypeParams(PageParams):
@@ -102,7 +164,7 @@ async def type_text(ctx: CallContext, p: TypeParams) -> ActionData:
     await verify_value(locator, p.text, p.ref)
     if p.submit:
         await perform(ctx, locator.press("Enter", timeout=ctx.action_timeout_ms), f"Pressing Enter in {p.ref}")
-    return ActionData(url=ctx.page.url)
+    return action_data(ctx)
 
 
 class FormField(Params):
@@ -144,7 +206,7 @@ async def fill_form(ctx: CallContext, p: FillFormParams) -> FillFormData:
         except ToolFailure as failure:
             failure.started = failure.started or index > 0  # earlier fields were already set
             raise
-    return FillFormData(url=ctx.page.url, filled=len(p.fields))
+    return FillFormData(url=ctx.page.url, filled=len(p.fields), modal_state=modal_state(ctx))
 
 
 async def _fill_one(ctx: CallContext, field: FormField, locator: Locator) -> None:
@@ -188,7 +250,7 @@ async def _select(ctx: CallContext, locator: Locator, ref: str, wanted: list[str
         )
     if len(wanted) > 1 and not info["multiple"]:
         raise ToolFailure("invalid_params", f"{ref} accepts one value; {len(wanted)} were given.", started=False)
-    values = [by_value.get(value) or by_label[value] for value in wanted]
+    values = [by_value[value] if value in by_value else by_label[value] for value in wanted]
     await perform(ctx, locator.select_option(value=values, timeout=ctx.action_timeout_ms), f"Selecting in {ref}")
     return values
 
@@ -205,7 +267,7 @@ async def _select(ctx: CallContext, locator: Locator, ref: str, wanted: list[str
 async def select_option(ctx: CallContext, p: SelectParams) -> SelectData:
     locator = await ctx.locate(p.ref)
     selected = await _select(ctx, locator, p.ref, p.values)
-    return SelectData(url=ctx.page.url, selected=selected)
+    return SelectData(url=ctx.page.url, selected=selected, modal_state=modal_state(ctx))
 
 
 class RefParams(PageParams):
@@ -224,7 +286,7 @@ class RefParams(PageParams):
 async def hover(ctx: CallContext, p: RefParams) -> ActionData:
     locator = await ctx.locate(p.ref)
     await perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}")
-    return ActionData(url=ctx.page.url)
+    return action_data(ctx)
 
 
 class KeyParams(PageParams):
@@ -251,7 +313,7 @@ async def press_key(ctx: CallContext, p: KeyParams) -> ActionData:
             raise ToolFailure("invalid_params", f"Unknown key {p.key!r}: {exc.message.splitlines()[0]}", started=False) from None
         raise
     await ctx.settle()
-    return ActionData(url=ctx.page.url)
+    return action_data(ctx)
 
 
 class DragParams(PageParams):
@@ -271,7 +333,7 @@ async def drag(ctx: CallContext, p: DragParams) -> ActionData:
     source = await ctx.locate(p.source_ref)
     target = await ctx.locate(p.target_ref)
     await perform(ctx, source.drag_to(target, timeout=ctx.action_timeout_ms), f"Dragging {p.source_ref}")
-    return ActionData(url=ctx.page.url)
+    return action_data(ctx)
 
 
 class UploadParams(PageParams):
@@ -305,6 +367,27 @@ async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
     missing = [path for path in p.paths if not Path(path).is_file()]
     if missing:
         raise ToolFailure("invalid_params", f"Not a readable file: {', '.join(missing)}", started=False)
+    chooser: FileChooser = modal.handle  # type: ignore[assignment]
+    if len(p.paths) > 1 and not chooser.is_multiple():
+        raise ToolFailure(
+            "invalid_params", f"The file chooser takes one file; {len(p.paths)} were given.", started=False
+        )
     page_state.clear_modal()
-    await modal.handle.set_files(p.paths, timeout=ctx.action_timeout_ms)  # type: ignore[union-attr]
-    return UploadData(url=ctx.page.url, files=[str(Path(path).resolve()) for path in p.paths])
+    # The page may answer the new files with a dialog (an alert in its change handler), which
+    # holds set_files until it is resolved: report that dialog instead of waiting for it.
+    setting = asyncio.ensure_future(chooser.set_files(p.paths, timeout=ctx.action_timeout_ms))
+    opened = asyncio.ensure_future(page_state.modal_opened.wait())
+    try:
+        await asyncio.wait({setting, opened}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        setting.cancel()
+        raise
+    finally:
+        opened.cancel()
+    if setting.done():
+        setting.result()
+    else:
+        page_state.keep_pending(setting)  # it completes once the dialog is handled
+    return UploadData(
+        url=ctx.page.url, files=[str(Path(path).resolve()) for path in p.paths], modal_state=modal_state(ctx)
+    )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 InstanceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -14,6 +15,22 @@ Ref = Annotated[
     Field(description="An element ref from the latest browser_snapshot, e.g. 'e12' or 'f1e3' (inside an iframe)."),
 ]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
+
+_SCHEME = re.compile(r"^(https?|file|about|data|blob|view-source|chrome|ftp|wss?):", re.IGNORECASE)
+_LOCAL_HOST = re.compile(r"^(localhost|127\.|\[::1\])", re.IGNORECASE)
+
+
+def _require_scheme(url: str) -> str:
+    if not _SCHEME.match(url):
+        example = url if len(url) <= 60 else url[:57] + "..."
+        scheme = "http" if _LOCAL_HOST.match(url) else "https"
+        raise ValueError(f"the URL has no known scheme; write it in full, e.g. '{scheme}://{example}'")
+    return url
+
+
+# A URL to load: checked for a scheme wherever it is accepted (navigate, tabs new),
+# so a bad one is refused before anything is done.
+AbsoluteUrl = Annotated[Url, AfterValidator(_require_scheme)]
 
 
 class Params(BaseModel):

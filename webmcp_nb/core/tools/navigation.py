@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ..registry import ToolFailure, tool
-from .models import ActionData, PageParams, Url
+from .models import AbsoluteUrl, ActionData, PageParams
 
 if TYPE_CHECKING:
     from playwright.async_api import Response
@@ -16,19 +15,13 @@ if TYPE_CHECKING:
     from ..context import CallContext
 
 WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
-SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 class NavigateParams(PageParams):
-    url: Url = Field(description="Absolute URL, including its scheme (https://, http://, file://, about:, data:).")
+    url: AbsoluteUrl = Field(
+        description="Absolute URL, including its scheme (https://, http://, file://, about:, data:)."
+    )
     wait_until: WaitUntil = Field("load", description="When the navigation counts as done.")
-
-    @field_validator("url")
-    @classmethod
-    def _has_scheme(cls, url: str) -> str:
-        if not SCHEME.match(url):
-            raise ValueError(f"the URL has no scheme; write it in full, e.g. 'https://{url}'")
-        return url
 
 
 class WaitParams(PageParams):

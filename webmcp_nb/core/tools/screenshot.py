@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+import uuid
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
@@ -66,7 +67,9 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         image = await ctx.page.screenshot(full_page=p.full_page, **options)
     image, size, source = downscale(image, p.format, p.quality or 80, None if p.original else MAX_SIDE)
     if p.save:
-        path = ctx.engine.artifact_path(f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}-{id(image):x}.{p.format}")
+        # A random part: two screenshots in the same second must not overwrite each other.
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = ctx.engine.artifact_path(f"screenshot-{stamp}-{uuid.uuid4().hex[:12]}.{p.format}")
         path.write_bytes(image)
         ctx.artifacts.append(str(path))
     return ScreenshotData(

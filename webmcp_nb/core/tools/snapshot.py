@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -42,18 +43,21 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     # A snapshot scoped to an element would replace Playwright's ref table for the
     # frame, so `ref` is cut out of the full snapshot instead.
     depth = None if p.ref else p.depth
-    if ctx.frame is ctx.page.main_frame:
-        yaml = await ctx.page.aria_snapshot(mode="ai", depth=depth, timeout=ctx.action_timeout_ms)
-        page_state.record_snapshot(yaml, replace=True)
-    else:
-        yaml = await ctx.frame.locator(":root").aria_snapshot(mode="ai", depth=depth, timeout=ctx.action_timeout_ms)
-        page_state.record_snapshot(yaml, replace=False)
+    whole_page = ctx.frame is ctx.page.main_frame
+    root = ctx.page if whole_page else ctx.frame.locator(":root")
+    # The title travels alongside the snapshot, not after it.
+    yaml, title = await asyncio.gather(
+        root.aria_snapshot(mode="ai", depth=depth, timeout=ctx.action_timeout_ms), ctx.page.title()
+    )
+    # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
+    # so it adds to the refs of the last full snapshot instead of replacing them.
+    page_state.record_snapshot(yaml, replace=whole_page and depth is None)
     if p.ref:
         yaml = subtree(yaml, p.ref, p.depth)
         if yaml is None:
             await page_state.locate(p.ref)  # raises element_not_found or stale_ref
             raise ToolFailure("stale_ref", f"Ref {p.ref} is not in this frame's snapshot.", started=False)
-    return SnapshotData(url=ctx.page.url, title=await ctx.page.title(), snapshot=yaml)
+    return SnapshotData(url=ctx.page.url, title=title, snapshot=yaml)
 
 
 def subtree(yaml: str, ref: str, depth: int | None = None) -> str | None:

@@ -7,17 +7,18 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from ..registry import tool
-from .models import Data, Identifier, InstanceParams, PageParams, Url
+from .models import AbsoluteUrl, Data, Identifier, InstanceParams, PageParams
 
 if TYPE_CHECKING:
     from ..context import CallContext
     from ..instances import Instance
+    from ..pages import PageState
 
 
 class TabsParams(InstanceParams):
     action: Literal["list", "new", "select", "close"] = "list"
     page_id: Identifier | None = Field(None, description="For select and close (close defaults to the current tab).")
-    url: Url | None = Field(None, description="For new: a URL to open in the new tab.")
+    url: AbsoluteUrl | None = Field(None, description="For new: a URL (with its scheme) to open in the new tab.")
 
     @model_validator(mode="after")
     def _fits_action(self) -> TabsParams:
@@ -43,11 +44,24 @@ class TabsData(Data):
 
 
 async def _tabs(instance: Instance) -> TabsData:
+    from playwright.async_api import Error
+
+    # Tabs open (popups) and close while titles are read: work on a copy, and
+    # decide what is current once every await is done.
+    titles: list[tuple[PageState, str]] = []
+    for state in list(instance.pages.values()):
+        try:
+            titles.append((state, await state.page.title()))
+        except Error:
+            if not (state.closed or state.page.is_closed()):
+                raise
+    current = instance.current_page_id
     tabs = [
-        Tab(page_id=state.page_id, url=state.page.url, title=await state.page.title(), current=state.page_id == instance.current_page_id)
-        for state in instance.pages.values()
+        Tab(page_id=state.page_id, url=state.page.url, title=title, current=state.page_id == current)
+        for state, title in titles
+        if not state.closed
     ]
-    return TabsData(tabs=tabs, current_page_id=instance.current_page_id)
+    return TabsData(tabs=tabs, current_page_id=current)
 
 
 @tool(

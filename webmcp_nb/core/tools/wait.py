@@ -60,8 +60,13 @@ async def wait_for(ctx: CallContext, p: WaitForParams) -> WaitForData:
         limit = p.time_s or 10.0
         state = "visible" if p.text is not None else "hidden"
         condition = f"text {needle!r} {'appeared' if p.text is not None else 'is gone'}"
+        # Only visible matches count: a hidden copy of the text earlier in the document must
+        # neither hide a visible one ("text") nor stand for its absence ("text_gone").
+        visible = ctx.page.get_by_text(needle).filter(visible=True).first
         try:
-            await ctx.page.get_by_text(needle).first.wait_for(state=state, timeout=ctx.timeout_ms(limit))
+            await visible.wait_for(
+                state="attached" if state == "visible" else "detached", timeout=ctx.timeout_ms(limit)
+            )
         except TimeoutError:
             raise ToolFailure(
                 "wait_timeout",
