@@ -4,7 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install chromium demo test bench clean
+# The oldest Playwright we support: the one the optional camoufox extra pins.
+COMPAT_VENV ?= .venv-playwright-1.62
+COMPAT_PLAYWRIGHT ?= 1.62.0
+
+.PHONY: install chromium demo test test-compat bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +24,23 @@ chromium: $(STAMP)
 demo: install chromium
 	$(PY) -m webmcp_nb.demo.quickstart
 
+# pytest exits 5 when it collected no tests; that proves nothing, so it fails the target.
+define run_pytest
+	$(1) -m pytest -p no:cacheprovider $(PYTEST_ARGS); status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
+endef
+
 test: install chromium
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(call run_pytest,$(PY))
+
+test-compat: chromium
+	$(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	$(call run_pytest,$(COMPAT_VENV)/bin/python)
 
 bench: install chromium
 	$(PY) bench/bench_core.py --write BENCHMARKS.md
 
 clean:
-	rm -rf $(VENV) build .pytest_cache
+	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache

@@ -27,6 +27,7 @@ class Limits:
     operation_timeout_s: float = 60.0
     action_timeout_s: float = 5.0
     navigation_timeout_s: float = 30.0
+    observation_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
         if self.max_result_bytes < MIN_RESULT_BYTES:
@@ -35,7 +36,7 @@ class Limits:
             )
         if self.max_instances < 1:
             raise ValueError(f"max_instances must be at least 1, got {self.max_instances}")
-        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s"):
+        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "observation_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
 
 from .registry import ToolFailure
+from .util import first_lines
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
     from .engine import Engine
     from .instances import Instance
-    from .pages import PageState
+    from .pages import Element, PageState
     from .registry import ToolSpec
 
 
@@ -53,9 +57,28 @@ class CallContext:
     def navigation_timeout_ms(self) -> float:
         return self.timeout_ms(self.engine.limits.navigation_timeout_s)
 
+    @property
+    def observation_timeout_ms(self) -> float:
+        return self.timeout_ms(self.engine.limits.observation_timeout_s)
+
     async def locate(self, ref: str) -> Locator:
         assert self.page_state is not None
         return await self.page_state.locate(ref)
+
+    async def probe(self, ref: str) -> Element:
+        assert self.page_state is not None
+        return await self.page_state.probe(ref)
+
+    async def observe(self, work: Awaitable[T], what: str) -> T:
+        """Await a read of the page (snapshot, screenshot); its timeout is `observation_timeout`."""
+        from playwright.async_api import TimeoutError
+
+        try:
+            return await work
+        except TimeoutError as exc:
+            raise ToolFailure(
+                "observation_timeout", f"Timed out waiting for {what}. Playwright said: {first_lines(exc.message, 6)}"
+            ) from None
 
     async def settle(self) -> None:
         """Return once a navigation the action started has its document parsed."""

@@ -172,25 +172,23 @@ class Engine:
     async def _run_watching_modals(
         self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState
     ) -> Any:
-        """Run a page tool; if a dialog or file chooser opens meanwhile, return at once."""
+        """Run a page tool; if a dialog or file chooser opens meanwhile, return at once.
+
+        An action reports the open modal in its `modal_state`; a read-only tool cannot
+        finish while the page is blocked and fails with `modal_state_blocked`.
+        """
         work = asyncio.ensure_future(spec.handler(ctx, params))
-        modal_opened = asyncio.ensure_future(page_state.modal_opened.wait())
-        try:
-            await asyncio.wait({work, modal_opened}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            work.cancel()
-            raise
-        finally:
-            modal_opened.cancel()
-        if work.done():
+        finished = await page_state.until_modal(work)
+        modal = page_state.modal
+        if finished and (modal is None or spec.read_only):
             return work.result()
-        page_state.keep_pending(work)
-        assert page_state.modal is not None
         if spec.read_only:
             failure = page_state.blocked_error(spec.name)
             failure.started = True
             raise failure
-        return spec.data.model_validate({"url": page_state.page.url, "modal_state": page_state.modal.describe()})
+        assert modal is not None
+        data = work.result().model_dump() if finished else {"url": page_state.page.url}
+        return spec.data.model_validate({**data, "modal_state": modal.describe()})
 
     async def _resolve_instance(self, name: str | None) -> Instance:
         explicit = name is not None

@@ -145,6 +145,21 @@ class PageState:
 
     async def locate(self, ref: str) -> Locator:
         """A locator for `ref`, or `element_not_found` / `stale_ref` (nothing done)."""
+        locator = self._ref_locator(ref)
+        if await locator.count() == 0:
+            raise self._stale(ref)
+        return locator
+
+    async def probe(self, ref: str) -> Element:
+        """`locate`, also learning (in the same round trip) whether a click opens a file chooser."""
+        locator = self._ref_locator(ref)
+        file_input = locator.and_(self.page.locator(_FILE_INPUT))
+        found, is_file_input = await asyncio.gather(locator.count(), file_input.count())
+        if found == 0:
+            raise self._stale(ref)
+        return Element(ref, locator, opens_file_chooser=is_file_input > 0)
+
+    def _ref_locator(self, ref: str) -> Locator:
         if ref not in self._seen_refs:
             raise ToolFailure(
                 "element_not_found",
@@ -152,15 +167,48 @@ class PageState:
                 "Take a browser_snapshot and use a ref from it.",
                 started=False,
             )
-        stale = ToolFailure(
+        if ref not in self._latest_refs or self._snapshot_generation != self.document_generation:
+            raise self._stale(ref)
+        return self.page.locator(f"aria-ref={ref}")
+
+    @staticmethod
+    def _stale(ref: str) -> ToolFailure:
+        return ToolFailure(
             "stale_ref",
             f"Ref {ref} is from an earlier snapshot and no longer matches an element on the page "
             "(the page changed or navigated). Take a new browser_snapshot and use its refs.",
             started=False,
         )
-        if ref not in self._latest_refs or self._snapshot_generation != self.document_generation:
-            raise stale
-        locator = self.page.locator(f"aria-ref={ref}")
-        if await locator.count() == 0:
-            raise stale
-        return locator
+
+    # modals racing work -----------------------------------------------------
+    async def until_modal(self, work: asyncio.Future[Any]) -> bool:
+        """Wait for `work` or for a modal to open, whichever comes first.
+
+        Returns True if `work` finished. Otherwise the modal blocks it: it is kept
+        pending (it completes once the modal is resolved) and False is returned.
+        """
+        opened = asyncio.ensure_future(self.modal_opened.wait())
+        try:
+            await asyncio.wait({work, opened}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        finally:
+            opened.cancel()
+        if work.done():
+            return True
+        self.keep_pending(work)
+        return False
+
+
+@dataclass(frozen=True)
+class Element:
+    """A resolved snapshot ref."""
+
+    ref: str
+    locator: Locator
+    opens_file_chooser: bool
+
+
+# What a click opens a file chooser on: a file input, or a label wrapping one.
+_FILE_INPUT = "input[type=file]:not([disabled]), label:has(input[type=file]:not([disabled]))"

@@ -141,6 +141,8 @@ class Registry:
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is already registered")
+        if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
+            raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
         return spec
 

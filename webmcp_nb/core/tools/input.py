@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -11,7 +12,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from ..registry import ToolFailure, tool
 from ..util import first_lines
-from .models import ActionData, PageParams, Params, Ref
+from .models import ActionData, ModalState, PageParams, Params, Ref
 
 if TYPE_CHECKING:
     from playwright.async_api import FileChooser, Locator
@@ -58,17 +59,6 @@ async def perform(ctx: CallContext, action: Awaitable[object], what: str) -> Non
     await ctx.settle()
 
 
-def modal_state(ctx: CallContext) -> dict[str, object] | None:
-    """The dialog or file chooser open on the page now, for the action's result."""
-    page_state = ctx.page_state
-    modal = page_state.modal if page_state is not None else None
-    return modal.describe() if modal else None
-
-
-def action_data(ctx: CallContext) -> ActionData:
-    return ActionData(url=ctx.page.url, modal_state=modal_state(ctx))
-
-
 async def verify_value(locator: Locator, expected: str, ref: str) -> None:
     """Fail loudly if the field does not hold what was typed (e.g. a maxlength clipped it)."""
     from playwright.async_api import Error
@@ -102,31 +92,15 @@ class ClickParams(PageParams):
     target="page",
 )
 async def click(ctx: CallContext, p: ClickParams) -> ActionData:
-    locator = await ctx.locate(p.ref)
-    opens_chooser = p.button == "left" and await _opens_file_chooser(ctx, locator)
+    element = await ctx.probe(p.ref)
     options = {"button": p.button, "modifiers": p.modifiers or None, "timeout": ctx.action_timeout_ms}
+    locator = element.locator
     action = locator.dblclick(**options) if p.double else locator.click(**options)
     await perform(ctx, action, f"Clicking {p.ref}")
-    if opens_chooser:
+    if element.opens_file_chooser and p.button == "left":
+        # Chromium reports the chooser only after the click has returned.
         await _await_modal(ctx, FILE_CHOOSER_GRACE_S)
-    return action_data(ctx)
-
-
-# A click on a file input (or on its label) opens a file chooser, but Chromium reports
-# the chooser only after the click has returned; such a click waits for it.
-_OPENS_FILE_CHOOSER_JS = """el => {
-  const input = el instanceof HTMLInputElement ? el : el.closest("label")?.control;
-  return input instanceof HTMLInputElement && input.type === "file" && !input.disabled;
-}"""
-
-
-async def _opens_file_chooser(ctx: CallContext, locator: Locator) -> bool:
-    from playwright.async_api import Error
-
-    try:
-        return bool(await locator.evaluate(_OPENS_FILE_CHOOSER_JS, timeout=ctx.action_timeout_ms))
-    except Error:
-        return False  # the click itself reports what is wrong with the element
+    return ActionData(url=ctx.page.url)
 
 
 async def _await_modal(ctx: CallContext, seconds: float) -> None:
@@ -164,7 +138,7 @@ async def type_text(ctx: CallContext, p: TypeParams) -> ActionData:
     await verify_value(locator, p.text, p.ref)
     if p.submit:
         await perform(ctx, locator.press("Enter", timeout=ctx.action_timeout_ms), f"Pressing Enter in {p.ref}")
-    return action_data(ctx)
+    return ActionData(url=ctx.page.url)
 
 
 class FormField(Params):
@@ -206,7 +180,7 @@ async def fill_form(ctx: CallContext, p: FillFormParams) -> FillFormData:
         except ToolFailure as failure:
             failure.started = failure.started or index > 0  # earlier fields were already set
             raise
-    return FillFormData(url=ctx.page.url, filled=len(p.fields), modal_state=modal_state(ctx))
+    return FillFormData(url=ctx.page.url, filled=len(p.fields))
 
 
 async def _fill_one(ctx: CallContext, field: FormField, locator: Locator) -> None:
@@ -267,7 +241,7 @@ async def _select(ctx: CallContext, locator: Locator, ref: str, wanted: list[str
 async def select_option(ctx: CallContext, p: SelectParams) -> SelectData:
     locator = await ctx.locate(p.ref)
     selected = await _select(ctx, locator, p.ref, p.values)
-    return SelectData(url=ctx.page.url, selected=selected, modal_state=modal_state(ctx))
+    return SelectData(url=ctx.page.url, selected=selected)
 
 
 class RefParams(PageParams):
@@ -286,7 +260,7 @@ class RefParams(PageParams):
 async def hover(ctx: CallContext, p: RefParams) -> ActionData:
     locator = await ctx.locate(p.ref)
     await perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}")
-    return action_data(ctx)
+    return ActionData(url=ctx.page.url)
 
 
 class KeyParams(PageParams):
@@ -309,11 +283,35 @@ async def press_key(ctx: CallContext, p: KeyParams) -> ActionData:
     try:
         await ctx.page.keyboard.press(p.key)
     except Error as exc:
-        if "Unknown key" in exc.message:
-            raise ToolFailure("invalid_params", f"Unknown key {p.key!r}: {exc.message.splitlines()[0]}", started=False) from None
-        raise
+        unknown = re.search(r'Unknown key: "(.*)"', exc.message)
+        if unknown is None:
+            raise
+        # Playwright presses a chord's keys in order and stops at the unknown one, leaving
+        # the keys before it held down (they would modify every later action): release them.
+        tokens = chord_keys(p.key)
+        held = tokens[: tokens.index(unknown.group(1))] if unknown.group(1) in tokens else tokens[:-1]
+        for key in reversed(list(dict.fromkeys(held))):
+            await ctx.page.keyboard.up(key)
+        message = f"Unknown key {unknown.group(1)!r} in {p.key!r}."
+        if held:
+            message += f" {'+'.join(held)} had been pressed and was released."
+        raise ToolFailure("invalid_params", message, started=bool(held)) from None
     await ctx.settle()
-    return action_data(ctx)
+    return ActionData(url=ctx.page.url)
+
+
+def chord_keys(chord: str) -> list[str]:
+    """The keys of a chord as Playwright reads it: '+' separates keys, except as a key itself."""
+    keys: list[str] = []
+    current = ""
+    for char in chord:
+        if char == "+" and current:
+            keys.append(current)
+            current = ""
+        else:
+            current += char
+    keys.append(current)
+    return keys
 
 
 class DragParams(PageParams):
@@ -333,7 +331,7 @@ async def drag(ctx: CallContext, p: DragParams) -> ActionData:
     source = await ctx.locate(p.source_ref)
     target = await ctx.locate(p.target_ref)
     await perform(ctx, source.drag_to(target, timeout=ctx.action_timeout_ms), f"Dragging {p.source_ref}")
-    return action_data(ctx)
+    return ActionData(url=ctx.page.url)
 
 
 class UploadParams(PageParams):
@@ -374,20 +372,11 @@ async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
         )
     page_state.clear_modal()
     # The page may answer the new files with a dialog (an alert in its change handler), which
-    # holds set_files until it is resolved: report that dialog instead of waiting for it.
+    # holds set_files until it is resolved: the engine-style race reports that dialog instead.
     setting = asyncio.ensure_future(chooser.set_files(p.paths, timeout=ctx.action_timeout_ms))
-    opened = asyncio.ensure_future(page_state.modal_opened.wait())
-    try:
-        await asyncio.wait({setting, opened}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        setting.cancel()
-        raise
-    finally:
-        opened.cancel()
-    if setting.done():
+    if await page_state.until_modal(setting):
         setting.result()
-    else:
-        page_state.keep_pending(setting)  # it completes once the dialog is handled
-    return UploadData(
-        url=ctx.page.url, files=[str(Path(path).resolve()) for path in p.paths], modal_state=modal_state(ctx)
-    )
+    data = UploadData(url=ctx.page.url, files=[str(Path(path).resolve()) for path in p.paths])
+    if page_state.modal is not None:
+        data.modal_state = ModalState.model_validate(page_state.modal.describe())
+    return data

@@ -12,7 +12,7 @@ Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Ref = Annotated[
     str,
     StringConstraints(pattern=r"^(f\d{1,6})?e\d{1,9}$"),
-    Field(description="An element ref from the latest browser_snapshot, e.g. 'e12' or 'f1e3' (inside an iframe)."),
+    Field(description="An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'."),
 ]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
 

@@ -46,9 +46,8 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     whole_page = ctx.frame is ctx.page.main_frame
     root = ctx.page if whole_page else ctx.frame.locator(":root")
     # The title travels alongside the snapshot, not after it.
-    yaml, title = await asyncio.gather(
-        root.aria_snapshot(mode="ai", depth=depth, timeout=ctx.action_timeout_ms), ctx.page.title()
-    )
+    capture = root.aria_snapshot(mode="ai", depth=depth, timeout=ctx.observation_timeout_ms)
+    yaml, title = await asyncio.gather(ctx.observe(capture, "the accessibility snapshot"), ctx.page.title())
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
