@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from collections.abc import Awaitable
@@ -69,15 +70,21 @@ class CallContext:
         assert self.page_state is not None
         return await self.page_state.probe(ref)
 
-    async def observe(self, work: Awaitable[T], what: str) -> T:
-        """Await a read of the page (snapshot, screenshot); its timeout is `observation_timeout`."""
-        from playwright.async_api import TimeoutError
+    async def observe(self, work: Awaitable[T], what: str, timeout_ms: float) -> T:
+        """Await a read of the page (snapshot, screenshot) that was given `timeout_ms`.
+
+        Its timeout is `observation_timeout`. The limit is also enforced here: some
+        Playwright versions overrun it while an element screenshot waits for visibility.
+        """
+        from playwright.async_api import TimeoutError as PlaywrightTimeout
 
         try:
-            return await work
-        except TimeoutError as exc:
+            async with asyncio.timeout(timeout_ms / 1000 + 0.5):
+                return await work
+        except (PlaywrightTimeout, TimeoutError) as exc:
+            said = f" Playwright said: {first_lines(exc.message, 6)}" if isinstance(exc, PlaywrightTimeout) else ""
             raise ToolFailure(
-                "observation_timeout", f"Timed out waiting for {what}. Playwright said: {first_lines(exc.message, 6)}"
+                "observation_timeout", f"Timed out after {timeout_ms / 1000:g} s waiting for {what}.{said}"
             ) from None
 
     async def settle(self) -> None:

@@ -174,7 +174,7 @@ class FillFormData(ActionData):
 )
 async def fill_form(ctx: CallContext, p: FillFormParams) -> FillFormData:
     locators = [await ctx.locate(field.ref) for field in p.fields]
-    for index, (field, locator) in enumerate(zip(p.fields, locators)):
+    for index, (field, locator) in enumerate(zip(p.fields, locators, strict=True)):
         try:
             await _fill_one(ctx, field, locator)
         except ToolFailure as failure:

@@ -75,7 +75,3 @@ class ActionData(Data):
     url: str
     modal_state: ModalState | None = None
 
-
-class Empty(Data):
-    pass
-

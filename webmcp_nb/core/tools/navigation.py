@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -43,16 +44,19 @@ async def _page_data(ctx: CallContext, response: Response | None, moved: bool | 
     )
 
 
-async def _navigation(ctx: CallContext, action: str, call) -> Response | None:  # type: ignore[no-untyped-def]
+async def _navigation(
+    ctx: CallContext, action: str, method: Callable[..., Awaitable[Response | None]], *args: str, wait_until: WaitUntil
+) -> Response | None:
+    """Run a Playwright navigation method, mapping its failures to navigation errors."""
     from playwright.async_api import Error, TimeoutError
 
+    timeout_ms = ctx.navigation_timeout_ms
     try:
-        return await call(timeout=ctx.navigation_timeout_ms)
+        return await method(*args, wait_until=wait_until, timeout=timeout_ms)
     except TimeoutError:
         raise ToolFailure(
             "navigation_timeout",
-            f"{action} did not reach its wait condition within {ctx.navigation_timeout_ms / 1000:g} s; "
-            "the page may be partly loaded.",
+            f"{action} did not reach '{wait_until}' within {timeout_ms / 1000:g} s; the page may be partly loaded.",
         ) from None
     except Error as exc:
         if "net::" in exc.message or "NS_ERROR" in exc.message or "Cannot navigate" in exc.message:
@@ -71,9 +75,7 @@ async def _navigation(ctx: CallContext, action: str, call) -> Response | None:  
     open_world=True,
 )
 async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
-    response = await _navigation(
-        ctx, f"Navigation to {p.url}", lambda timeout: ctx.page.goto(p.url, wait_until=p.wait_until, timeout=timeout)
-    )
+    response = await _navigation(ctx, f"Navigation to {p.url}", ctx.page.goto, p.url, wait_until=p.wait_until)
     return await _page_data(ctx, response)
 
 
@@ -86,11 +88,7 @@ async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
     target="page",
 )
 async def navigate_back(ctx: CallContext, p: WaitParams) -> PageData:
-    before = _position(ctx)
-    response = await _navigation(
-        ctx, "Going back", lambda timeout: ctx.page.go_back(wait_until=p.wait_until, timeout=timeout)
-    )
-    return await _page_data(ctx, response, moved=response is not None or _position(ctx) != before)
+    return await _through_history(ctx, "Going back", ctx.page.go_back, p.wait_until)
 
 
 @tool(
@@ -102,10 +100,14 @@ async def navigate_back(ctx: CallContext, p: WaitParams) -> PageData:
     target="page",
 )
 async def navigate_forward(ctx: CallContext, p: WaitParams) -> PageData:
+    return await _through_history(ctx, "Going forward", ctx.page.go_forward, p.wait_until)
+
+
+async def _through_history(
+    ctx: CallContext, action: str, move: Callable[..., Awaitable[Response | None]], wait_until: WaitUntil
+) -> PageData:
     before = _position(ctx)
-    response = await _navigation(
-        ctx, "Going forward", lambda timeout: ctx.page.go_forward(wait_until=p.wait_until, timeout=timeout)
-    )
+    response = await _navigation(ctx, action, move, wait_until=wait_until)
     return await _page_data(ctx, response, moved=response is not None or _position(ctx) != before)
 
 
@@ -124,5 +126,5 @@ def _position(ctx: CallContext) -> tuple[str, int]:
     open_world=True,
 )
 async def reload(ctx: CallContext, p: WaitParams) -> PageData:
-    response = await _navigation(ctx, "Reload", lambda timeout: ctx.page.reload(wait_until=p.wait_until, timeout=timeout))
+    response = await _navigation(ctx, "Reload", ctx.page.reload, wait_until=p.wait_until)
     return await _page_data(ctx, response)

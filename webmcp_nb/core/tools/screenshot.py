@@ -64,12 +64,14 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         options["quality"] = p.quality or 80
     if p.ref:
         # An element first waits to be visible, like any action.
-        locator = await ctx.locate(p.ref)
-        capture = locator.screenshot(timeout=ctx.action_timeout_ms, **options)
-        image = await ctx.observe(capture, f"element {p.ref} to be visible and captured")
+        locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
+        image = await ctx.observe(
+            locator.screenshot(timeout=timeout, **options), f"element {p.ref} to be visible and captured", timeout
+        )
     else:
-        capture = ctx.page.screenshot(full_page=p.full_page, timeout=ctx.observation_timeout_ms, **options)
-        image = await ctx.observe(capture, "the page to be captured")
+        timeout = ctx.observation_timeout_ms
+        capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
+        image = await ctx.observe(capture, "the page to be captured", timeout)
     # Decoding and resizing a long page takes a while: off the event loop, which serves every instance.
     image, size, source = await asyncio.to_thread(
         downscale, image, p.format, p.quality or 80, None if p.original else MAX_SIDE

@@ -46,8 +46,9 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     whole_page = ctx.frame is ctx.page.main_frame
     root = ctx.page if whole_page else ctx.frame.locator(":root")
     # The title travels alongside the snapshot, not after it.
-    capture = root.aria_snapshot(mode="ai", depth=depth, timeout=ctx.observation_timeout_ms)
-    yaml, title = await asyncio.gather(ctx.observe(capture, "the accessibility snapshot"), ctx.page.title())
+    timeout = ctx.observation_timeout_ms
+    capture = root.aria_snapshot(mode="ai", depth=depth, timeout=timeout)
+    yaml, title = await asyncio.gather(ctx.observe(capture, "the accessibility snapshot", timeout), ctx.page.title())
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
@@ -63,10 +64,8 @@ def subtree(yaml: str, ref: str, depth: int | None = None) -> str | None:
     """The lines of `yaml` for the node marked `[ref=<ref>]` and its descendants, dedented."""
     lines = yaml.splitlines()
     marker = f"[ref={ref}]"
-    for start, line in enumerate(lines):
-        if marker in line:
-            break
-    else:
+    start = next((index for index, line in enumerate(lines) if marker in line), None)
+    if start is None:
         return None
     base = _indent(lines[start])
     picked = [lines[start][base:]]
