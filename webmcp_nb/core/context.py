@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from .registry import ToolFailure
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from .engine import Engine
     from .instances import Instance
-    from .pages import Element, PageState
+    from .pages import PageState
     from .registry import ToolSpec
 
 
@@ -66,9 +66,9 @@ class CallContext:
         assert self.page_state is not None
         return await self.page_state.locate(ref)
 
-    async def probe(self, ref: str) -> Element:
+    async def act(self, ref: str, action: Callable[[Locator], Awaitable[T]]) -> T:
         assert self.page_state is not None
-        return await self.page_state.probe(ref)
+        return await self.page_state.act(ref, action)
 
     async def observe(self, work: Awaitable[T], what: str, timeout_ms: float) -> T:
         """Await a read of the page (snapshot, screenshot) that was given `timeout_ms`.

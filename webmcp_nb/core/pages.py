@@ -6,12 +6,15 @@ import asyncio
 import re
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .registry import ToolFailure
 
 if TYPE_CHECKING:
-    from playwright.async_api import Dialog, FileChooser, Frame, Locator, Page
+    from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page
+
+T = TypeVar("T")
 
 REF_IN_SNAPSHOT = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 
@@ -61,6 +64,7 @@ class PageState:
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
         self.closed = False
+        self._cdp: CDPSession | None = None
         for frame in page.frames:
             self.frame_id(frame)
         page.on("frameattached", self.frame_id)
@@ -68,6 +72,23 @@ class PageState:
         page.on("domcontentloaded", self._new_document)
         page.on("dialog", lambda dialog: self._open_modal(Modal("dialog", dialog, "browser_handle_dialog")))
         page.on("filechooser", lambda chooser: self._open_modal(Modal("file_chooser", chooser, "browser_file_upload")))
+
+    # title ------------------------------------------------------------------
+    async def title(self) -> str:
+        """The document title. On Chromium it is read from the browser process, which answers
+        at once, instead of from a renderer that is still busy right after a load."""
+        from playwright.async_api import Error
+
+        try:
+            if self._cdp is None:
+                self._cdp = await self.page.context.new_cdp_session(self.page)
+            title = (await self._cdp.send("Target.getTargetInfo"))["targetInfo"]["title"]
+        except Error:
+            return await self.page.title()  # not Chromium, or the session went away
+        url = self.page.url
+        if not title or url.endswith(title) or title == "about:blank":
+            return await self.page.title()  # the browser shows the URL when a page has no title
+        return title
 
     # frames -----------------------------------------------------------------
     def frame_id(self, frame: Frame) -> str:
@@ -145,21 +166,34 @@ class PageState:
 
     async def locate(self, ref: str) -> Locator:
         """A locator for `ref`, or `element_not_found` / `stale_ref` (nothing done)."""
-        locator = self._ref_locator(ref)
+        locator = self.ref_locator(ref)
         if await locator.count() == 0:
             raise self._stale(ref)
         return locator
 
-    async def probe(self, ref: str) -> Element:
-        """`locate`, also learning (in the same round trip) whether a click opens a file chooser."""
-        locator = self._ref_locator(ref)
-        file_input = locator.and_(self.page.locator(_FILE_INPUT))
-        found, is_file_input = await asyncio.gather(locator.count(), file_input.count())
-        if found == 0:
-            raise self._stale(ref)
-        return Element(ref, locator, opens_file_chooser=is_file_input > 0)
+    async def act(self, ref: str, action: Callable[[Locator], Awaitable[T]]) -> T:
+        """Run `action` on the element `ref`, checking that it exists in the same round trip.
 
-    def _ref_locator(self, ref: str) -> Locator:
+        The existence check is sent first and the action right behind it, so the page
+        answers the check before the action touches anything. If the element is gone,
+        the action (which would wait for it) is abandoned and `stale_ref` says nothing
+        was done.
+        """
+        locator = self.ref_locator(ref)
+        check = asyncio.ensure_future(locator.count())
+        work = asyncio.ensure_future(action(locator))
+        try:
+            found = await check
+        except BaseException:
+            work.cancel()
+            raise
+        if found == 0:
+            work.cancel()
+            raise self._stale(ref)
+        return await work
+
+    def ref_locator(self, ref: str) -> Locator:
+        """The locator for `ref`, refusing refs that cannot be current (no round trip)."""
         if ref not in self._seen_refs:
             raise ToolFailure(
                 "element_not_found",
@@ -201,14 +235,5 @@ class PageState:
         return False
 
 
-@dataclass(frozen=True)
-class Element:
-    """A resolved snapshot ref."""
-
-    ref: str
-    locator: Locator
-    opens_file_chooser: bool
-
-
 # What a click opens a file chooser on: a file input, or a label wrapping one.
-_FILE_INPUT = "input[type=file]:not([disabled]), label:has(input[type=file]:not([disabled]))"
+FILE_INPUT = "input[type=file]:not([disabled]), label:has(input[type=file]:not([disabled]))"

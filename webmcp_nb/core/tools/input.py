@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from ..pages import FILE_INPUT
 from ..registry import ToolFailure, tool
 from ..util import first_lines
 from .models import ActionData, ModalState, PageParams, Params, Ref
@@ -92,13 +93,23 @@ class ClickParams(PageParams):
     target="page",
 )
 async def click(ctx: CallContext, p: ClickParams) -> ActionData:
-    element = await ctx.probe(p.ref)
+    assert ctx.page_state is not None
+    # Chromium reports a file chooser only after the click has returned, so a click on a
+    # file input waits for it; whether it is one is asked alongside the click, not before.
+    file_input = ctx.page_state.ref_locator(p.ref).and_(ctx.page.locator(FILE_INPUT))
+    opens_chooser = asyncio.ensure_future(file_input.count())
     options = {"button": p.button, "modifiers": p.modifiers or None, "timeout": ctx.action_timeout_ms}
-    locator = element.locator
-    action = locator.dblclick(**options) if p.double else locator.click(**options)
-    await perform(ctx, action, f"Clicking {p.ref}")
-    if element.opens_file_chooser and p.button == "left":
-        # Chromium reports the chooser only after the click has returned.
+
+    def clicking(locator: Locator) -> Awaitable[None]:
+        action = locator.dblclick(**options) if p.double else locator.click(**options)
+        return perform(ctx, action, f"Clicking {p.ref}")
+
+    try:
+        await ctx.act(p.ref, clicking)
+    except BaseException:
+        opens_chooser.cancel()
+        raise
+    if p.button == "left" and await opens_chooser > 0:
         await _await_modal(ctx, FILE_CHOOSER_GRACE_S)
     return ActionData(url=ctx.page.url)
 
@@ -258,8 +269,7 @@ class RefParams(PageParams):
     idempotent=True,
 )
 async def hover(ctx: CallContext, p: RefParams) -> ActionData:
-    locator = await ctx.locate(p.ref)
-    await perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}")
+    await ctx.act(p.ref, lambda locator: perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}"))
     return ActionData(url=ctx.page.url)
 
 

@@ -38,7 +38,7 @@ class PageData(ActionData):
 async def _page_data(ctx: CallContext, response: Response | None, moved: bool | None = None) -> PageData:
     return PageData(
         url=ctx.page.url,
-        title=await ctx.page.title(),
+        title=await ctx.page_state.title(),  # type: ignore[union-attr]
         status=response.status if response is not None else None,
         moved=moved,
     )
