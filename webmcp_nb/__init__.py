@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .core.aria import find_ref
     from .core.envelope import Envelope, ToolCallError
     from .core.runtime import RuntimeThreadError
     from .session import Session
@@ -19,9 +20,10 @@ _LAZY = {
     "Envelope": ("webmcp_nb.core.envelope", "Envelope"),
     "ToolCallError": ("webmcp_nb.core.envelope", "ToolCallError"),
     "RuntimeThreadError": ("webmcp_nb.core.runtime", "RuntimeThreadError"),
+    "find_ref": ("webmcp_nb.core.aria", "find_ref"),
 }
 
-__all__ = ["Envelope", "RuntimeThreadError", "Session", "ToolCallError", "__version__"]
+__all__ = ["Envelope", "RuntimeThreadError", "Session", "ToolCallError", "__version__", "find_ref"]
 
 
 def __getattr__(name: str) -> Any:

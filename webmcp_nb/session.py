@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
+import dataclasses
 import threading
 import time
 import weakref
@@ -17,6 +19,7 @@ from .core.util import utc_now
 
 if TYPE_CHECKING:
     from .core.engine import CallRecord, Engine
+    from .core.live import Frame, LiveView
 
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -63,6 +66,37 @@ class Session:
         self._engine_lock = threading.Lock()
         self._closed = False
 
+    def reconfigure(
+        self,
+        *,
+        headless: bool | None = None,
+        max_result_bytes: int | None = None,
+        max_instances: int | None = None,
+        operation_timeout_s: float | None = None,
+    ) -> None:
+        """Change options of a running session: limits apply to the next call, launch
+        options to instances created afterwards. Invalid values raise ValueError."""
+        limits = dataclasses.replace(
+            self.limits,
+            **{
+                key: value
+                for key, value in {
+                    "max_result_bytes": max_result_bytes,
+                    "max_instances": max_instances,
+                    "operation_timeout_s": operation_timeout_s,
+                }.items()
+                if value is not None
+            },
+        )
+        launch_defaults = self.launch_defaults if headless is None else dataclasses.replace(
+            self.launch_defaults, headless=headless
+        )
+        self.limits, self.launch_defaults = limits, launch_defaults
+        engine = self._engine
+        if engine is not None:
+            engine.limits = engine.manager.limits = limits
+            engine.launch_defaults = launch_defaults
+
     # the registry -----------------------------------------------------------
     @property
     def tools(self) -> list[ToolSpec]:
@@ -108,14 +142,50 @@ class Session:
                 _LIVE_SESSIONS.add(self)
             return self._engine
 
+    def submit(self, tool: str, args: dict[str, Any], *, caller: str | None = None) -> concurrent.futures.Future[Envelope]:
+        """Start a call without waiting for it (for widget callbacks that must not block)."""
+        return self._runtime.submit(self._execute(tool, args, time.monotonic(), utc_now(), caller or self.caller))
+
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
-        engine = self._runtime.run(self._engine_on_loop())
+        engine = self._ensure_engine()
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
 
-    async def _engine_on_loop(self) -> Engine:
-        return self._ensure_engine()
+    def live_view(
+        self,
+        on_frame: Callable[[Frame], None],
+        *,
+        instance: str | None = None,
+        max_fps: float = 10.0,
+        quality: int = 60,
+        max_width: int = 800,
+        max_height: int = 600,
+    ) -> LiveView:
+        """Stream frames of the current tab of `instance` to `on_frame` until `.stop()`."""
+        from .core.live import LiveView
+
+        view = LiveView(
+            self._ensure_engine(), on_frame, instance=instance, max_fps=max_fps, quality=quality,
+            max_width=max_width, max_height=max_height,
+        )
+        self._runtime.run(view.start())
+        return view
+
+    def overview(self) -> dict[str, Any]:
+        """Instances and their tabs as the core knows them, read without a tool call
+        (so without waiting behind other calls). Titles are not included."""
+        engine = self._ensure_engine()
+        instances = {}
+        for name, instance in list(engine.manager.instances.items()):
+            pages = [{"page_id": state.page_id, "url": state.page.url} for state in list(instance.pages.values())]
+            instances[name] = {"state": instance.state, "current_page_id": instance.current_page_id, "pages": pages}
+        return {"current_instance": engine.current_instance, "instances": instances}
+
+    @property
+    def history(self) -> list[CallRecord]:
+        """The most recent calls (at most 500), oldest first."""
+        return list(self._ensure_engine().history)
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 import tempfile
 import time
 import uuid
@@ -23,6 +24,7 @@ from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
 
 DEFAULT_INSTANCE = "default"
+HISTORY_SIZE = 500  # calls kept for call logs that open later
 
 TIMEOUT_PHASES = {
     "queued": "it was still waiting for earlier calls on this instance, and nothing was done.",
@@ -60,6 +62,7 @@ class Engine:
         self.current_instance = default_instance
         self.default_instance = default_instance
         self.listeners: list[Callable[[CallRecord], None]] = []
+        self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
 
     # public -----------------------------------------------------------------
@@ -262,9 +265,8 @@ class Engine:
         return ToolFailure("internal_error", f"{type(exc).__name__}: {exc}")
 
     def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
-        if not self.listeners:
-            return
         record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)
+        self.history.append(record)
         for listener in list(self.listeners):
             try:
                 listener(record)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import aria
 from .registry import ToolFailure
 
 if TYPE_CHECKING:
@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-REF_IN_SNAPSHOT = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 
 
 @dataclass
@@ -156,7 +155,7 @@ class PageState:
         self.document_generation += 1
 
     def record_snapshot(self, yaml: str, *, replace: bool) -> None:
-        refs = set(REF_IN_SNAPSHOT.findall(yaml))
+        refs = aria.refs(yaml)
         self._seen_refs |= refs
         if replace or self._snapshot_generation != self.document_generation:
             self._latest_refs = refs

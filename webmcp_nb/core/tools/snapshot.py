@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from ..aria import subtree
 from ..registry import ToolFailure, tool
 from .models import Data, FrameParams, Ref
 
@@ -58,25 +59,3 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
             await page_state.locate(p.ref)  # raises element_not_found or stale_ref
             raise ToolFailure("stale_ref", f"Ref {p.ref} is not in this frame's snapshot.", started=False)
     return SnapshotData(url=ctx.page.url, title=title, snapshot=yaml)
-
-
-def subtree(yaml: str, ref: str, depth: int | None = None) -> str | None:
-    """The lines of `yaml` for the node marked `[ref=<ref>]` and its descendants, dedented."""
-    lines = yaml.splitlines()
-    marker = f"[ref={ref}]"
-    start = next((index for index, line in enumerate(lines) if marker in line), None)
-    if start is None:
-        return None
-    base = _indent(lines[start])
-    picked = [lines[start][base:]]
-    for line in lines[start + 1 :]:
-        indent = _indent(line)
-        if indent <= base:
-            break
-        if depth is None or (indent - base) // 2 <= depth:
-            picked.append(line[base:])
-    return "\n".join(picked)
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))

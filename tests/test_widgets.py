@@ -1,0 +1,160 @@
+"""BrowserPanel, CallLog and the core live view, driven in-process on real Chromium.
+
+The widgets' front-end half (the anywidget JavaScript) is exercised in
+JupyterLab by test_jupyterlab.py; here the kernel half receives the same
+messages the JavaScript sends.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from webmcp_nb import find_ref
+from webmcp_nb.notebook.widgets import BrowserPanel, CallLog
+
+from .conftest import ok
+
+
+def wait_until(condition, timeout: float = 10.0, interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")
+
+
+def cart_text(session) -> str:
+    return ok(session.evaluate("document.getElementById('cart').textContent"))["result"]
+
+
+@pytest.fixture
+def panel(session, demo):
+    ok(session.navigate(demo.url))
+    ok(session.evaluate("document.getElementById('clear').click()"))
+    widget = BrowserPanel(session, max_fps=10)
+    yield widget
+    widget.close()
+
+
+def test_live_view_caps_the_frame_rate_and_drops_stale_frames(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    frames = []
+    view = session.live_view(frames.append, max_fps=5)
+    try:
+        wait_until(lambda: frames)  # a static page still shows its first frame
+        ok(session.evaluate(
+            "() => { const d = document.createElement('div'); document.body.prepend(d);"
+            " let i = 0; window.__ticker = setInterval(() => d.textContent = 'tick ' + i++, 16); }"
+        ))
+        start = len(frames)
+        time.sleep(2)
+        delivered = len(frames) - start
+        assert 6 <= delivered <= 11, delivered  # ~5 per second
+        assert view.frames_received > view.frames_delivered  # the rest were dropped
+        frame = frames[-1]
+        assert frame.data[:2] == b"\xff\xd8"  # JPEG
+        assert (frame.viewport_width, frame.viewport_height) == (1280, 720)
+        assert frame.url == demo.url
+    finally:
+        view.stop()
+        ok(session.evaluate("clearInterval(window.__ticker)"))
+    stopped_at = len(frames)
+    time.sleep(0.5)
+    assert len(frames) == stopped_at
+
+
+def test_live_view_follows_the_current_tab(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    frames = []
+    view = session.live_view(frames.append, max_fps=10)
+    try:
+        wait_until(lambda: frames)
+        new_tab = ok(session.tabs("new", url=demo.url_for("form.html")))
+        wait_until(lambda: frames[-1].url.endswith("form.html"))
+        assert frames[-1].page_id == new_tab["current_page_id"]
+        ok(session.tabs("close"))
+    finally:
+        view.stop()
+
+
+def test_panel_shows_frames_and_a_click_on_the_live_view_clicks_the_page(session, panel) -> None:
+    wait_until(lambda: panel.live.frames_shown > 0)
+    assert panel.live.frame[:2] == b"\xff\xd8"
+    assert panel.live.viewport_width == 1280
+    # Where "Add Banana" is on the page, in viewport CSS pixels (what the JavaScript computes).
+    box = ok(session.evaluate(
+        "(() => { const r = document.querySelector('[data-item=Banana]').getBoundingClientRect();"
+        " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+    ))["result"]
+    panel._on_live_event(panel.live, {"event": "click", "x": box[0], "y": box[1], "button": "left"}, [])
+    wait_until(lambda: cart_text(session) == "Cart: 1 item: Banana")
+    record = wait_until(lambda: [r for r in session.history if r.tool == "browser_mouse_click_xy"])[-1]
+    assert record.caller == "panel" and record.envelope.ok
+
+
+def test_panel_typing_goes_to_the_focused_element(session, demo, panel) -> None:
+    ok(session.navigate(demo.url_for("form.html")))
+    ok(session.evaluate("document.getElementById('name').focus()"))
+    for key in "Ada":
+        panel._on_live_event(panel.live, {"event": "type", "text": key}, [])
+    panel._on_live_event(panel.live, {"event": "key", "key": "Backspace"}, [])
+    wait_until(lambda: ok(session.evaluate("document.getElementById('name').value"))["result"] == "Ad")
+
+
+def test_panel_url_bar_navigates_and_follows_other_front_ends(session, demo, panel) -> None:
+    panel.url.value = demo.url_for("help.html")
+    wait_until(lambda: ok(session.evaluate("document.title"))["result"] == "Help")
+    wait_until(lambda: "status" not in panel.status.value and "browser_navigate: success" in panel.status.value)
+    ok(session.navigate(demo.url_for("form.html")))  # another front end (a cell) navigates
+    wait_until(lambda: panel.url.value == demo.url_for("form.html"))
+    panel.back.click()
+    wait_until(lambda: ok(session.evaluate("location.pathname"))["result"] == "/help.html")
+
+
+def test_panel_tab_selector_and_snapshot_pane(session, demo, panel) -> None:
+    ok(session.tabs("new", url=demo.url_for("form.html")))
+    wait_until(lambda: len(panel.tabs.options) == 2)
+    first_page = panel.tabs.options[0][1]
+    panel.tabs.value = first_page
+    wait_until(lambda: ok(session.tabs())["current_page_id"] == first_page)
+    panel.snapshot_button.click()
+    wait_until(lambda: "Add Banana" in panel.snapshot_pane.value)
+    assert "<details" in panel.snapshot_pane.value
+    tabs = ok(session.tabs())["tabs"]
+    ok(session.tabs("close", page_id=next(t["page_id"] for t in tabs if not t["current"])))
+
+
+def test_call_log_shows_every_caller_and_filters(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    log = CallLog(session, refresh_s=0.05)
+    try:
+        snap = ok(session.snapshot())
+        session.call_as("agent:claude", "browser_click", {"ref": find_ref(snap["snapshot"], "Add Apple")})
+        session.call_as("panel", "browser_click", {"ref": "e999999"})
+        wait_until(lambda: "agent:claude" in log.table.value and "element_not_found" in log.table.value)
+        assert "browser_snapshot" in log.table.value
+        log.status_filter.value = "error"
+        wait_until(lambda: "agent:claude" not in log.table.value)
+        assert "element_not_found" in log.table.value
+        log.status_filter.value = "all"
+        log.filter.value = "claude"
+        wait_until(lambda: "browser_snapshot" not in log.table.value)
+        assert "agent:claude" in log.table.value
+        assert log.records[-1].caller == "panel"
+    finally:
+        log.close()
+
+
+def test_call_log_is_bounded(session) -> None:
+    log = CallLog(session, limit=5, refresh_s=0.05)
+    try:
+        for _ in range(8):
+            ok(session.health())
+        wait_until(lambda: len(log.records) == 5)
+        assert log.table.value.count("<details") == 5
+    finally:
+        log.close()

@@ -1,0 +1,248 @@
+"""Live widgets: `BrowserPanel` (URL bar, live view, snapshot pane) and `CallLog`.
+
+Widget callbacks may run on a subshell thread and must never block the kernel:
+every action is submitted to the session's runtime (`Session.submit`) and the
+widgets are updated when the envelope arrives. Frames come from the core's
+`LiveView`, which caps the rate and drops stale frames, so the comm channel is
+never flooded.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import ipywidgets as widgets
+import traitlets
+
+from ..core.render import render_html, render_text
+
+if TYPE_CHECKING:
+    from ..core.engine import CallRecord
+    from ..core.envelope import Envelope
+    from ..core.live import Frame
+    from ..session import Session
+
+PANEL_CALLER = "panel"
+STATIC = Path(__file__).parent / "static"
+
+
+class LiveViewWidget(anywidget.AnyWidget):
+    """The page as an image; clicks, keys and the wheel go back to the page."""
+
+    _esm = STATIC / "live_view.js"
+    _css = STATIC / "live_view.css"
+    frame = traitlets.Bytes(b"").tag(sync=True)
+    viewport_width = traitlets.Int(0).tag(sync=True)
+    viewport_height = traitlets.Int(0).tag(sync=True)
+    frames_shown = traitlets.Int(0).tag(sync=True)
+
+    def show(self, frame: Frame) -> None:
+        with self.hold_sync():
+            self.viewport_width, self.viewport_height = frame.viewport_width, frame.viewport_height
+            self.frame = frame.data
+            self.frames_shown += 1
+
+
+class BrowserPanel(widgets.VBox):
+    """A small browser in the notebook, on the session's current instance."""
+
+    def __init__(self, session: Session, *, max_fps: float = 10.0, instance: str | None = None) -> None:
+        self.session = session
+        self.instance = instance
+        self.url = widgets.Text(placeholder="https://...", layout=widgets.Layout(flex="1"))
+        self.back = _button("◀", "Back")
+        self.forward = _button("▶", "Forward")
+        self.reload = _button("⟳", "Reload")
+        self.go = _button("Go", "Navigate to the URL")
+        self.tabs = widgets.Dropdown(description="Tab", layout=widgets.Layout(width="45%"))
+        self.snapshot_button = _button("Snapshot", "Show the accessibility snapshot")
+        self.status = widgets.HTML()
+        self.live = LiveViewWidget(layout=widgets.Layout(width="100%"))
+        self.snapshot_pane = widgets.HTML()
+        toolbar = widgets.HBox([self.back, self.forward, self.reload, self.url, self.go])
+        selectors = widgets.HBox([self.tabs, self.snapshot_button])
+        snapshot_box = widgets.Accordion(children=[self.snapshot_pane], titles=("Snapshot",))
+        super().__init__([toolbar, selectors, self.live, self.status, snapshot_box])
+
+        self.go.on_click(lambda _: self._call("browser_navigate", url=self.url.value.strip()))
+        self.url.continuous_update = False
+        self.url.observe(lambda change: self._call("browser_navigate", url=change["new"].strip()), "value")
+        self.back.on_click(lambda _: self._call("browser_navigate_back"))
+        self.forward.on_click(lambda _: self._call("browser_navigate_forward"))
+        self.reload.on_click(lambda _: self._call("browser_reload"))
+        self.snapshot_button.on_click(lambda _: self._call("browser_snapshot", on_done=self._show_snapshot))
+        self.tabs.observe(self._select_tab, "value")
+        self.live.on_msg(self._on_live_event)
+        self._updating = False
+        self._remove_listener = session.add_listener(self._on_call)
+        self._refresh_tabs()
+        self.view = session.live_view(self.live.show, instance=instance, max_fps=max_fps)
+
+    def close(self) -> None:
+        self.view.stop()
+        self._remove_listener()
+        super().close()
+
+    # actions -------------------------------------------------------------------
+    def _call(self, tool: str, on_done: Callable[[Envelope], None] | None = None, **args: Any) -> None:
+        """Submit a call without blocking this (kernel or subshell) thread."""
+        if tool == "browser_navigate" and (self._updating or not args.get("url")):
+            return
+        if self.instance:
+            args["instance"] = self.instance
+        future = self.session.submit(tool, args, caller=PANEL_CALLER)
+        future.add_done_callback(lambda done: self._finished(done, on_done))
+
+    def _finished(self, future: Future[Envelope], on_done: Callable[[Envelope], None] | None) -> None:
+        envelope = future.result()
+        self.status.value = _status_html(envelope)
+        if on_done is not None and envelope.ok:
+            on_done(envelope)
+
+    def _on_live_event(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
+        event = content.get("event")
+        if event == "click":
+            self._call("browser_mouse_click_xy", x=float(content["x"]), y=float(content["y"]),
+                       button=content.get("button", "left"))
+        elif event == "type":
+            self._call("browser_keyboard_type", text=str(content["text"]))
+        elif event == "key":
+            self._call("browser_press_key", key=str(content["key"]))
+        elif event == "scroll":
+            self._call("browser_scroll", delta_y=float(content["dy"]))
+
+    def _select_tab(self, change: dict[str, Any]) -> None:
+        if not self._updating and change["new"]:
+            self._call("browser_tabs", action="select", page_id=change["new"])
+
+    def _show_snapshot(self, envelope: Envelope) -> None:
+        self.snapshot_pane.value = render_html(envelope)
+
+    # following every front end's calls ---------------------------------------------
+    def _on_call(self, record: CallRecord) -> None:
+        """Keep the URL bar and tab list in step with calls from any front end."""
+        envelope = record.envelope
+        if envelope.instance not in (None, self.instance or self.session.overview()["current_instance"]):
+            return
+        self._refresh_tabs()
+
+    def _refresh_tabs(self) -> None:
+        overview = self.session.overview()
+        name = self.instance or overview["current_instance"]
+        instance = overview["instances"].get(name)
+        pages = instance["pages"] if instance else []
+        current = instance["current_page_id"] if instance else None
+        self._updating = True
+        try:
+            self.tabs.options = [(_short(page["url"]), page["page_id"]) for page in pages]
+            self.tabs.value = current
+            url = next((page["url"] for page in pages if page["page_id"] == current), "")
+            if url != self.url.value:
+                self.url.value = url
+        finally:
+            self._updating = False
+
+
+class CallLog(widgets.VBox):
+    """Every tool call from every front end (cells, widgets, agents), live, bounded and filterable."""
+
+    def __init__(self, session: Session, *, limit: int = 200, refresh_s: float = 0.2) -> None:
+        self.session = session
+        self.limit = limit
+        self.filter = widgets.Text(placeholder="filter: tool or caller", layout=widgets.Layout(width="40%"))
+        self.status_filter = widgets.Dropdown(options=["all", "success", "error"], value="all",
+                                              layout=widgets.Layout(width="120px"))
+        self.table = widgets.HTML()
+        super().__init__([widgets.HBox([self.filter, self.status_filter]), self.table])
+        self._records: list[CallRecord] = list(session.history)[-limit:]
+        self._lock = threading.Lock()
+        self._dirty = threading.Event()
+        self._refresh_s = refresh_s
+        self._closed = False
+        self.filter.observe(lambda _: self.render(), "value")
+        self.status_filter.observe(lambda _: self.render(), "value")
+        self._remove_listener = session.add_listener(self._on_call)
+        threading.Thread(target=self._refresher, name="webmcp_nb-calllog", daemon=True).start()
+        self.render()
+
+    @property
+    def records(self) -> list[CallRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def close(self) -> None:
+        self._closed = True
+        self._dirty.set()
+        self._remove_listener()
+        super().close()
+
+    def _on_call(self, record: CallRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+            del self._records[: -self.limit]
+        self._dirty.set()
+
+    def _refresher(self) -> None:
+        """Re-render at most every `refresh_s`, off the runtime and kernel threads."""
+        while not self._closed:
+            self._dirty.wait()
+            if self._closed:
+                return
+            self._dirty.clear()
+            self.render()
+            time.sleep(self._refresh_s)
+
+    def render(self) -> None:
+        needle = self.filter.value.strip().lower()
+        wanted = self.status_filter.value
+        rows = [
+            record
+            for record in reversed(self.records)
+            if (not needle or needle in record.tool.lower() or needle in record.caller.lower())
+            and (wanted == "all" or record.envelope.status == wanted)
+        ]
+        self.table.value = _log_html(rows)
+
+
+# HTML ---------------------------------------------------------------------------
+def _log_html(records: list[CallRecord]) -> str:
+    if not records:
+        return "<div style='color:#666'>No calls yet.</div>"
+    rows = []
+    for record in records:
+        envelope = record.envelope
+        op = envelope.operation
+        colour = "#1a7f37" if envelope.ok else "#cf222e"
+        label = "success" if envelope.ok else envelope.error_type
+        rows.append(
+            "<details style='border-bottom:1px solid #ddd;padding:2px 0'><summary>"
+            f"<code>{html.escape(op.started_at[11:23])}</code> <b>{html.escape(record.tool)}</b> "
+            f"<span style='color:#555'>by {html.escape(record.caller)}</span> "
+            f"<span style='color:{colour};font-weight:600'>{html.escape(str(label))}</span> "
+            f"<span style='color:#555'>{op.duration_ms:.0f} ms</span></summary>"
+            f"<pre style='white-space:pre-wrap;margin:4px 0 4px 16px'>{html.escape(render_text(envelope))}</pre>"
+            "</details>"
+        )
+    return "<div class='webmcp-nb-calllog'>" + "".join(rows) + "</div>"
+
+
+def _status_html(envelope: Envelope) -> str:
+    colour = "#1a7f37" if envelope.ok else "#cf222e"
+    first, _, rest = render_text(envelope).partition("\n")
+    detail = html.escape(rest.strip().splitlines()[0]) if rest.strip() else ""
+    return f"<span style='color:{colour}'>{html.escape(first)}</span> <span style='color:#555'>{detail}</span>"
+
+
+def _button(label: str, tooltip: str) -> widgets.Button:
+    return widgets.Button(description=label, tooltip=tooltip, layout=widgets.Layout(width="auto"))
+
+
+def _short(url: str, limit: int = 60) -> str:
+    return url if len(url) <= limit else url[: limit - 1] + "…"
