@@ -13,7 +13,7 @@ COMPAT_PLAYWRIGHT ?= 1.62.0
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,notebook]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,7 +22,7 @@ chromium: $(STAMP)
 	$(PY) scripts/ensure_chromium.py
 
 demo: install chromium
-	$(PY) -m webmcp_nb.demo.quickstart
+	$(PY) scripts/run_notebook.py notebooks/01-quickstart.ipynb --out build
 
 # pytest exits 5 when it collected no tests; that proves nothing, so it fails the target.
 define run_pytest
@@ -36,7 +36,7 @@ test: install chromium
 test-compat: chromium
 	$(PYTHON) -m venv $(COMPAT_VENV)
 	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test,notebook]' 'playwright==$(COMPAT_PLAYWRIGHT)'
 	$(call run_pytest,$(COMPAT_VENV)/bin/python)
 
 bench: install chromium

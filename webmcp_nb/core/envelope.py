@@ -161,6 +161,20 @@ class Envelope:
             return f"<Envelope success {self.tool} instance={self.instance!r} data keys: {keys}>"
         return f"<Envelope error {self.tool} {self.error_type}: {self.message}>"
 
+    def __str__(self) -> str:
+        """The plain-text rendering (`render.render_text`): what an MCP client reads."""
+        from .render import render_text
+
+        return render_text(self)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """IPython's rich display: text, HTML, the envelope JSON and any screenshot."""
+        from .render import mimebundle
+
+        return mimebundle(self, include=include, exclude=exclude)
+
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):

@@ -1,0 +1,510 @@
+"""The shared result renderer: plain text, static HTML and mime bundles.
+
+Realistic envelopes come from real Chromium (the `session` fixture); hand-built
+ones cover cases a page cannot easily produce.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import subprocess
+import sys
+import urllib.parse
+from dataclasses import replace
+from html.parser import HTMLParser
+from typing import ClassVar
+
+import pytest
+from PIL import Image
+
+from webmcp_nb import Envelope
+from webmcp_nb.core.envelope import RETRY_ADVICE, Operation
+from webmcp_nb.core.registry import REGISTRY
+from webmcp_nb.core.render import ENVELOPE_MIME, ToolTable, mimebundle, render_html, render_text
+
+from .conftest import error, ok, ref_for
+
+HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
+HOSTILE_BODY = "<script>alert(2)</script>"
+
+
+def make_operation(**changes: object) -> Operation:
+    base = Operation(
+        id="00000000-0000-4000-8000-000000000001",
+        tool="browser_click",
+        instance_id="00000000-0000-4000-8000-000000000002",
+        page_id="00000000-0000-4000-8000-000000000003",
+        frame_id="00000000-0000-4000-8000-000000000004",
+        started_at="2026-11-30T00:00:00.000+00:00",
+        finished_at="2026-11-30T00:00:00.012+00:00",
+        duration_ms=12.34,
+        outcome="completed",
+        retry="not_needed",
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+class TagChecker(HTMLParser):
+    """Fails on a <script> and on tags that do not nest properly."""
+
+    VOID: ClassVar[frozenset[str]] = frozenset({"img", "br", "hr", "meta", "input", "link", "wbr"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        assert tag != "script"
+        assert not any(name.startswith("on") for name, _ in attrs), attrs
+        self.tags.append(tag)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack[-1] == tag, (tag, self.stack[-5:])
+        self.stack.pop()
+
+
+def check_html(markup: str) -> TagChecker:
+    assert "<script" not in markup.lower()
+    checker = TagChecker()
+    checker.feed(markup)
+    checker.close()
+    assert checker.stack == [], checker.stack
+    return checker
+
+
+def header(envelope: Envelope) -> str:
+    where = f"instance {envelope.instance}, " if envelope.instance else ""
+    outcome = "success" if envelope.ok else f"error {envelope.error_type}"
+    return f"{envelope.tool}: {outcome} ({where}{envelope.operation.duration_ms:.1f} ms)"
+
+
+# --------------------------------------------------------------------------- text
+
+
+def test_snapshot_text_carries_url_title_and_the_yaml_verbatim(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    envelope = session.snapshot()
+    data = ok(envelope)
+    text = render_text(envelope)
+    assert str(envelope) == text
+    lines = text.splitlines()
+    assert lines[0] == header(envelope)
+    assert lines[1] == f"url: {data['url']}"
+    assert lines[2] == "title: Demo Shop"
+    assert text.endswith(data["snapshot"])
+    banana = ref_for(data["snapshot"], "Add Banana")
+    assert f'button "Add Banana" [ref={banana}]' in text
+    # repr stays the short developer form.
+    assert repr(envelope).startswith("<Envelope success browser_snapshot")
+
+
+def test_error_text_carries_type_message_retry_advice_and_operation(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    envelope = session.click("e99999")
+    message = error(envelope, "element_not_found", "not_started", "after_correction")
+    lines = str(envelope).splitlines()
+    assert lines[0] == header(envelope)
+    assert lines[0].startswith("browser_click: error element_not_found (instance default, ")
+    assert lines[1] == message
+    assert lines[2] == f"outcome: not_started; retry: after_correction - {RETRY_ADVICE['after_correction']}"
+    assert lines[3] == f"operation: {envelope.operation.id}"
+
+    # invalid_params has no instance: the header says only the duration.
+    bad = session.call("browser_click", bogus=1)
+    error(bad, "invalid_params")
+    assert str(bad).splitlines()[0] == f"browser_click: error invalid_params ({bad.operation.duration_ms:.1f} ms)"
+    assert bad.message in str(bad)
+
+
+def test_error_text_for_an_action_that_may_have_happened() -> None:
+    envelope = Envelope(
+        "error",
+        "work",
+        make_operation(outcome="unknown", retry="inspect_state", artifacts=("/tmp/a.png",)),
+        error_type="operation_timeout",
+        message="browser_click did not finish within 60 s.",
+    )
+    assert render_text(envelope).splitlines() == [
+        "browser_click: error operation_timeout (instance work, 12.3 ms)",
+        "browser_click did not finish within 60 s.",
+        f"outcome: unknown; retry: inspect_state - {RETRY_ADVICE['inspect_state']}",
+        "operation: 00000000-0000-4000-8000-000000000001",
+        "artifact: /tmp/a.png",
+    ]
+
+
+def test_a_modal_gets_a_prominent_line(session, demo) -> None:
+    ok(session.navigate(demo.url + "dialog.html"))
+    snapshot = ok(session.snapshot())["snapshot"]
+    envelope = session.click(ref_for(snapshot, "Show alert"))
+    try:
+        data = ok(envelope)
+        assert data["modal_state"]["kind"] == "dialog"
+        lines = str(envelope).splitlines()
+        expected = 'MODAL: alert dialog "Hello from alert" - resolve with browser_handle_dialog'
+        assert lines[1] == expected
+        assert "modal_state" not in str(envelope)
+        markup = render_html(envelope)
+        check_html(markup)
+        assert expected.replace('"', "&quot;") in markup
+    finally:
+        ok(session.handle_dialog(True))
+
+
+def test_modal_lines_for_prompt_and_file_chooser() -> None:
+    prompt = Envelope(
+        "success",
+        "default",
+        make_operation(),
+        data={
+            "url": "http://x/",
+            "modal_state": {
+                "kind": "dialog",
+                "resolved_by": "browser_handle_dialog",
+                "dialog_type": "prompt",
+                "message": "Your name?",
+                "default_value": "Ada",
+            },
+        },
+    )
+    assert render_text(prompt).splitlines()[1] == (
+        'MODAL: prompt dialog "Your name?" (default "Ada") - resolve with browser_handle_dialog'
+    )
+    chooser = Envelope(
+        "success",
+        "default",
+        make_operation(),
+        data={
+            "url": "http://x/",
+            "modal_state": {"kind": "file_chooser", "resolved_by": "browser_file_upload", "multiple": True},
+        },
+    )
+    assert (
+        render_text(chooser).splitlines()[1]
+        == "MODAL: file chooser (multiple files) - resolve with browser_file_upload"
+    )
+
+
+def test_generic_data_as_key_value_lines() -> None:
+    envelope = Envelope(
+        "success",
+        "default",
+        make_operation(tool="browser_evaluate"),
+        data={
+            "url": "http://x/",
+            "modal_state": None,
+            "result": None,
+            "nested": {"a": [1, "<b>"]},
+            "multi": "two\nlines",
+            "flag": True,
+            "skipped": None,
+        },
+    )
+    assert render_text(envelope).splitlines() == [
+        "browser_evaluate: success (instance default, 12.3 ms)",
+        "url: http://x/",
+        "result: null",
+        'nested: {"a": [1, "<b>"]}',
+        'multi: "two\\nlines"',
+        "flag: true",
+    ]
+    markup = render_html(envelope)
+    check_html(markup)
+    assert "<dl" in markup and "&lt;b&gt;" in markup and "<b>" not in markup
+    assert ">two\nlines</pre>" in markup
+
+
+def test_tabs_frames_and_instances_one_line_each(session, demo) -> None:
+    ok(session.navigate(demo.url + "frames.html"))
+    tabs = session.tabs()
+    tab = next(t for t in ok(tabs)["tabs"] if t["current"])
+    assert f'* {tab["page_id"]} "Frames" {tab["url"]}' in str(tabs).splitlines()
+
+    frames = session.frames()
+    listed = ok(frames)["frames"]
+    assert len(listed) >= 3
+    lines = str(frames).splitlines()
+    assert lines[1] == f"frames: {len(listed)}"
+    assert lines[2] == f"- {listed[0]['frame_id']} main {listed[0]['url']}"
+    for frame in listed[1:]:
+        assert any(
+            line.startswith(f"- {frame['frame_id']} name ") and frame["parent_frame_id"] in line for line in lines
+        ), lines
+
+    instances = session.list_instances()
+    data = ok(instances)
+    text = str(instances)
+    current = next(i for i in data["instances"] if i["name"] == data["current_instance"])
+    assert f"* {current['name']}: {current['state']}, chromium" in text
+    assert current["instance_id"] in text
+
+    for envelope, ids in (
+        (tabs, [tab["page_id"]]),
+        (frames, [f["frame_id"] for f in listed]),
+        (instances, [current["instance_id"]]),
+    ):
+        markup = render_html(envelope)
+        check_html(markup)
+        assert "<table" in markup
+        assert all(identifier in markup for identifier in ids)
+
+
+# --------------------------------------------------------------------------- screenshots
+
+
+def test_screenshot_bundle_text_and_width_metadata(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    envelope = session.screenshot()
+    data = ok(envelope)
+    encoded = base64.b64encode(data["image"]).decode()
+
+    text = render_text(envelope)
+    assert (
+        f"image: image/png {data['width']}x{data['height']} "
+        f"(source {data['source_width']}x{data['source_height']}), {len(data['image']):,} bytes"
+    ) in text.splitlines()
+    assert encoded[:40] not in text and len(text) < 1000
+
+    bundle, metadata = envelope._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", ENVELOPE_MIME, "image/png"}
+    assert metadata == {"image/png": {"width": min(data["width"], 800)}}
+    assert bundle["text/plain"] == text
+    with Image.open(io.BytesIO(base64.b64decode(bundle["image/png"]))) as picture:
+        assert picture.format == "PNG"
+        assert picture.size == (data["width"], data["height"])
+    assert bundle[ENVELOPE_MIME] == json.loads(envelope.to_json())
+    assert bundle[ENVELOPE_MIME]["data"]["image"] == encoded
+    markup = bundle["text/html"]
+    check_html(markup)
+    assert f'<img src="data:image/png;base64,{encoded}"' in markup
+    assert "max-width: 100%" in markup
+
+    assert mimebundle(envelope, screenshot_width=None)[1] == {"image/png": {"width": data["width"]}}
+    assert mimebundle(envelope, screenshot_width=300)[1] == {"image/png": {"width": 300}}
+    assert mimebundle(envelope, screenshot_width=10_000)[1] == {"image/png": {"width": data["width"]}}
+
+
+def test_small_jpeg_screenshot_keeps_its_own_width(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    ref = ref_for(ok(session.snapshot())["snapshot"], "Add Banana")
+    envelope = session.screenshot(format="jpeg", ref=ref)
+    data = ok(envelope)
+    assert data["width"] < 800
+    bundle, metadata = mimebundle(envelope)
+    assert "image/png" not in bundle
+    assert metadata == {"image/jpeg": {"width": data["width"]}}
+    with Image.open(io.BytesIO(base64.b64decode(bundle["image/jpeg"]))) as picture:
+        assert picture.format == "JPEG" and picture.size == (data["width"], data["height"])
+    assert "data:image/jpeg;base64," in bundle["text/html"]
+    assert f"image: image/jpeg {data['width']}x{data['height']}" in bundle["text/plain"]
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def test_hostile_page_text_is_escaped(session) -> None:
+    # A <title> holds text only; in the body the markup is written as entities, so it is text too.
+    page = f"<title>{HOSTILE_TITLE}</title><h1>{html.escape(HOSTILE_BODY)}</h1><button>{html.escape(HOSTILE_TITLE)}</button>"
+    navigated = session.navigate("data:text/html," + urllib.parse.quote(page))
+    assert ok(navigated)["title"] == HOSTILE_TITLE
+    snapshot = session.snapshot()
+    assert HOSTILE_BODY in ok(snapshot)["snapshot"]
+    tabs = session.tabs()
+    for envelope in (navigated, snapshot, tabs):
+        for markup in (render_html(envelope), mimebundle(envelope)[0]["text/html"]):
+            check_html(markup)
+            assert "<img src=x" not in markup
+            assert "&lt;img src=x onerror=alert(1)&gt;" in markup
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in render_html(snapshot)
+    # The plain text is plain: the title verbatim.
+    assert f"title: {HOSTILE_TITLE}" in str(navigated)
+
+
+def test_snapshot_html_is_a_collapsible_tree_with_ref_chips(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    envelope = session.snapshot()
+    yaml = ok(envelope)["snapshot"]
+    markup = render_html(envelope)
+    checker = check_html(markup)
+    lines = [line for line in yaml.splitlines() if line.strip()]
+    indents = [len(line) - len(line.lstrip()) for line in lines]
+    parents = sum(1 for i in range(len(lines) - 1) if indents[i + 1] > indents[i])
+    assert markup.count("<details open>") == parents
+    assert checker.tags.count("details") == parents + 1  # + the folded operation
+    assert checker.tags.count("summary") == parents + 1
+    refs = [ref_for(line, "[ref=") for line in lines if "[ref=" in line]
+    assert len(refs) > 20
+    for ref in refs:
+        assert f">{ref}</code>" in markup
+    assert "[ref=" not in markup
+    assert "&quot;Add Banana&quot;" in markup
+    # The operation is folded away (closed) and complete.
+    folded = markup[markup.rindex("<details") :]
+    assert folded.startswith("<details style=") and " open" not in folded.split(">", 1)[0]
+    assert envelope.operation.id in folded and envelope.operation.page_id in folded
+    assert '<span style="display: inline-block; padding: 1px 8px; border-radius: 10px; background: #1a7f37;' in markup
+    assert ">success</span>" in markup
+
+
+def test_error_html_has_badge_type_message_and_advice(session, demo) -> None:
+    ok(session.navigate(demo.url))
+    envelope = session.click("e99999")
+    error(envelope, "element_not_found")
+    markup = render_html(envelope)
+    check_html(markup)
+    assert "background: #cf222e" in markup
+    assert ">error · element_not_found</span>" in markup
+    assert '<div style="font-weight: 700;">element_not_found</div>' in markup
+    assert (envelope.message or "") in markup  # nothing to escape in this message
+    assert "retry: after_correction" in markup and RETRY_ADVICE["after_correction"] in markup
+    assert "outcome: not_started" in markup
+    assert envelope.operation.id in markup
+
+    hostile = Envelope(
+        "error",
+        "x",
+        make_operation(outcome="not_started", retry="after_correction"),
+        error_type="invalid_params",
+        message=f"bad {HOSTILE_TITLE}",
+    )
+    markup = render_html(hostile)
+    check_html(markup)
+    assert "bad &lt;img src=x onerror=alert(1)&gt;" in markup
+
+
+# --------------------------------------------------------------------------- bundles
+
+
+def test_include_and_exclude() -> None:
+    envelope = Envelope(
+        "success",
+        "default",
+        make_operation(tool="browser_screenshot"),
+        data={
+            "image": b"\x89PNG fake",
+            "mime_type": "image/png",
+            "width": 1000,
+            "height": 500,
+            "source_width": 2000,
+            "source_height": 1000,
+            "scaled": True,
+            "url": "http://x/",
+        },
+    )
+    everything, metadata = envelope._repr_mimebundle_()
+    assert set(everything) == {"text/plain", "text/html", ENVELOPE_MIME, "image/png"}
+    assert metadata == {"image/png": {"width": 800}}
+    assert "image: image/png 1000x500 (source 2000x1000), 9 bytes" in everything["text/plain"]
+
+    data, metadata = envelope._repr_mimebundle_(include={"text/html"})
+    assert set(data) == {"text/plain", "text/html"} and metadata == {}
+    data, metadata = envelope._repr_mimebundle_(exclude={"image/png", "text/plain", ENVELOPE_MIME})
+    assert set(data) == {"text/plain", "text/html"} and metadata == {}
+    data, metadata = mimebundle(envelope, include=["image/png", ENVELOPE_MIME])
+    assert set(data) == {"text/plain", "image/png", ENVELOPE_MIME}
+    assert metadata == {"image/png": {"width": 800}}
+    data, _ = mimebundle(envelope, include=["text/html"], exclude=["text/html"])
+    assert set(data) == {"text/plain"}
+
+    # An error has no image, whatever is asked.
+    failed = Envelope(
+        "error",
+        None,
+        make_operation(outcome="not_started", retry="after_correction"),
+        error_type="invalid_params",
+        message="bad",
+    )
+    assert set(mimebundle(failed)[0]) == {"text/plain", "text/html", ENVELOPE_MIME}
+    assert mimebundle(failed)[0][ENVELOPE_MIME] == json.loads(failed.to_json())
+
+
+def test_ipython_display_uses_the_bundle() -> None:
+    from IPython.core.formatters import DisplayFormatter
+
+    envelope = Envelope("success", "default", make_operation(), data={"url": "http://x/"})
+    data, metadata = DisplayFormatter().format(envelope)
+    assert data == mimebundle(envelope)[0] and metadata == {}
+    data, _ = DisplayFormatter().format(envelope, exclude={"text/html"})
+    assert set(data) == {"text/plain", ENVELOPE_MIME}
+
+
+def test_rendering_imports_no_ipython() -> None:
+    code = (
+        "import sys\n"
+        "from webmcp_nb.core.envelope import Envelope, Operation\n"
+        "op = Operation('i', 't', None, None, None, 'a', 'b', 1.0, 'completed', 'not_needed')\n"
+        "e = Envelope('success', None, op, data={'k': 1})\n"
+        "str(e); e._repr_mimebundle_()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'IPython', 'ipykernel', 'ipywidgets', 'mcp'}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- tool table
+
+
+def test_tool_table_lists_every_registry_tool(session) -> None:
+    table = ToolTable(session.tools)
+    assert len(table) == len(REGISTRY) > 20
+    text = str(table)
+    lines = text.splitlines()
+    assert lines[0].split() == ["name", "title", "group", "flags", "description"]
+    for spec in REGISTRY:
+        row = next(line for line in lines if line.startswith(spec.name + " "))
+        assert spec.title in row and spec.description in row
+        flags = {"ro": spec.read_only, "destr": spec.destructive, "idem": spec.idempotent, "open": spec.open_world}
+        for flag, on in flags.items():
+            assert (f" {flag} " in row.replace(spec.description, "")) == on, (flag, row)
+    assert lines[-1].startswith(f"{len(REGISTRY)} tools; flags: ro = read-only")
+
+    data, metadata = table._repr_mimebundle_()
+    assert set(data) == {"text/plain", "text/html"} and metadata == {}
+    assert data["text/plain"] == text
+    markup = data["text/html"]
+    check_html(markup)
+    assert markup.count("<tr>") == len(REGISTRY) + 1
+    for spec in REGISTRY:
+        assert f">{spec.name}</code>" in markup
+    assert "&lt;select&gt;" in markup  # browser_select_option's description, escaped
+    assert set(table._repr_mimebundle_(exclude={"text/html"})[0]) == {"text/plain"}
+
+
+# --------------------------------------------------------------------------- static export
+
+
+def test_outputs_stay_readable_in_nbconvert_html(session, demo) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbconvert = pytest.importorskip("nbconvert")
+
+    ok(session.navigate(demo.url))
+    snapshot = session.snapshot()
+    screenshot = session.screenshot()
+    ok(snapshot), ok(screenshot)
+    notebook = nbformat.v4.new_notebook()
+    for envelope in (snapshot, screenshot):
+        data, metadata = envelope._repr_mimebundle_()
+        cell = nbformat.v4.new_code_cell("s.snapshot()", execution_count=1)
+        cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
+        notebook.cells.append(cell)
+    nbformat.validate(notebook)
+    assert "widgets" not in notebook.metadata
+
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(notebook)
+    # nbconvert re-serialises the HTML a little; the tree survives whole.
+    tree = render_html(snapshot)
+    # (it writes <details open="">).
+    assert body.count("<details open") == tree.count("<details open") > 10
+    assert body.count("</details>") == tree.count("</details>") + render_html(screenshot).count("</details>")
+    banana = ref_for(snapshot.data["snapshot"], "Add Banana")
+    assert f">{banana}</code>" in body
+    assert "<img" in body
+    assert f'src="data:image/png;base64,{base64.b64encode(screenshot.data["image"]).decode()}"' in body
+    assert "application/vnd.jupyter.widget-state+json" not in body

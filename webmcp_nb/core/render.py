@@ -1,0 +1,614 @@
+"""The one renderer of results, shared by every front end.
+
+Python's ``str()``, the notebook's rich display and an MCP server's text block
+all come from here, so the text and the structure of a result cannot disagree:
+
+- `render_text(envelope)`: compact plain text with everything needed to act on
+  the result (it is what an MCP client reads);
+- `render_html(envelope)`: static HTML (no scripts, inline styles only) that
+  survives nbconvert's HTML export and GitHub's notebook viewer;
+- `mimebundle(envelope)`: ``(data, metadata)`` for IPython's ``_repr_mimebundle_``;
+- `ToolTable`: a displayable table of tool declarations.
+
+Both renderings are built from the same decomposition of the envelope
+(`_Parts`). Only the standard library is used: the core imports no IPython.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .envelope import RETRY_ADVICE, Envelope
+
+if TYPE_CHECKING:
+    from .registry import ToolSpec
+
+__all__ = [
+    "DEFAULT_SCREENSHOT_WIDTH",
+    "ENVELOPE_MIME",
+    "ToolTable",
+    "mimebundle",
+    "render_html",
+    "render_text",
+]
+
+ENVELOPE_MIME = "application/vnd.webmcp-nb.envelope+json"
+DEFAULT_SCREENSHOT_WIDTH = 800
+
+# Keys whose value is always shown as JSON, even when it is null (a script's result).
+_JSON_KEYS = frozenset({"result"})
+_IMAGE_KEYS = ("image", "mime_type", "width", "height", "source_width", "source_height", "scaled")
+_LIST_KEYS = ("tabs", "frames", "instances")
+
+
+# --------------------------------------------------------------------------- #
+# Decomposition shared by the text and the HTML rendering
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class _Image:
+    data: bytes
+    mime_type: str
+    width: int | None
+    height: int | None
+    source_width: int | None
+    source_height: int | None
+
+    def summary(self) -> str:
+        size = f"{self.width}x{self.height}"
+        source = f"{self.source_width}x{self.source_height}"
+        return f"{self.mime_type} {size} (source {source}), {len(self.data):,} bytes"
+
+
+@dataclass
+class _Parts:
+    """The pieces of a successful result, in display order."""
+
+    modal: dict[str, Any] | None = None
+    fields: list[tuple[str, Any]] = field(default_factory=list)
+    image: _Image | None = None
+    lists: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    snapshot: str | None = None
+
+
+def _split(envelope: Envelope) -> _Parts:
+    data = dict(envelope.data or {})
+    parts = _Parts()
+    modal = data.pop("modal_state", None)
+    if isinstance(modal, dict):
+        parts.modal = modal
+    elif modal is not None:
+        data["modal_state"] = modal
+    if envelope.tool == "browser_snapshot" and isinstance(data.get("snapshot"), str):
+        parts.snapshot = data.pop("snapshot")
+    image = data.get("image")
+    if isinstance(image, (bytes, bytearray)) and isinstance(data.get("mime_type"), str):
+        values = {key: data.pop(key, None) for key in _IMAGE_KEYS}
+        parts.image = _Image(
+            data=bytes(image),
+            mime_type=values["mime_type"],
+            width=values["width"],
+            height=values["height"],
+            source_width=values["source_width"],
+            source_height=values["source_height"],
+        )
+    for key in _LIST_KEYS:
+        items = data.get(key)
+        if isinstance(items, list) and all(isinstance(item, dict) for item in items):
+            parts.lists.append((key, data.pop(key)))
+    # browser_create_instance: one instance, shown like a listed one.
+    single = data.get("instance")
+    if isinstance(single, dict) and "instance_id" in single:
+        parts.lists.append(("instances", [data.pop("instance")]))
+    parts.fields = [(key, value) for key, value in data.items() if value is not None or key in _JSON_KEYS]
+    return parts
+
+
+def _header_suffix(envelope: Envelope) -> str:
+    duration = f"{envelope.operation.duration_ms:.1f} ms"
+    if envelope.instance is not None:
+        return f" (instance {envelope.instance}, {duration})"
+    return f" ({duration})"
+
+
+def _json(value: Any, *, indent: int | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value):,} bytes>"
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return repr(value)
+
+
+_PLAIN_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _scalar_text(key: str, value: Any) -> str:
+    """A field value on one line: strings as they are, anything else as JSON."""
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value):,} bytes>"
+    if (
+        isinstance(value, str)
+        and key not in _JSON_KEYS
+        and value
+        and value == value.strip()
+        and not _PLAIN_UNSAFE.search(value)
+    ):
+        return value
+    return _json(value)
+
+
+def _modal_line(modal: dict[str, Any]) -> str:
+    resolver = modal.get("resolved_by") or "the tool that resolves it"
+    if modal.get("kind") == "dialog":
+        text = f"{modal.get('dialog_type') or 'unknown'} dialog {_json(modal.get('message') or '')}"
+        if modal.get("default_value"):
+            text += f" (default {_json(modal['default_value'])})"
+    elif modal.get("kind") == "file_chooser":
+        text = "file chooser" + (" (multiple files)" if modal.get("multiple") else " (one file)")
+    else:
+        text = _json({key: value for key, value in modal.items() if key != "resolved_by"})
+    return f"MODAL: {text} - resolve with {resolver}"
+
+
+def _retry_line(envelope: Envelope) -> str:
+    op = envelope.operation
+    advice = RETRY_ADVICE.get(op.retry, "")
+    return f"outcome: {op.outcome}; retry: {op.retry}" + (f" - {advice}" if advice else "")
+
+
+# --------------------------------------------------------------------------- #
+# Plain text
+# --------------------------------------------------------------------------- #
+
+
+def _item_line(kind: str, item: dict[str, Any], *, current: str | None = None) -> str:
+    """One compact line for a tab, a frame or an instance."""
+    rest = dict(item)
+    if kind == "tabs":
+        mark = "*" if rest.pop("current", False) else "-"
+        line = f"{mark} {rest.pop('page_id', '?')} {_json(rest.pop('title', ''))} {rest.pop('url', '')}"
+    elif kind == "frames":
+        frame_id = rest.pop("frame_id", "?")
+        is_main = rest.pop("is_main", False)
+        name = rest.pop("name", "")
+        parent = rest.pop("parent_frame_id", None)
+        url = rest.pop("url", "")
+        where = "main" if is_main else f"name {_json(name)}, parent {parent}"
+        line = f"- {frame_id} {where} {url}"
+    else:  # instances
+        name = rest.pop("name", "?")
+        mark = "*" if current is not None and name == current else "-"
+        words = [str(rest.pop("state", "?")), str(rest.pop("backend", "?"))]
+        if rest.pop("headless", None):
+            words.append("headless")
+        pid = rest.pop("browser_pid", None)
+        if pid is not None:
+            words.append(f"pid {pid}")
+        pages = rest.pop("pages", None)
+        if pages is not None:
+            words.append(f"{pages} page" + ("" if pages == 1 else "s"))
+        words.append(f"instance_id {rest.pop('instance_id', '?')}")
+        line = f"{mark} {name}: " + ", ".join(words)
+    extras = [f"{key} {_scalar_text(key, value)}" for key, value in rest.items() if value is not None]
+    return line + ("; " + ", ".join(extras) if extras else "")
+
+
+def render_text(envelope: Envelope) -> str:
+    """Compact plain text carrying everything needed to act on the result."""
+    op = envelope.operation
+    if not envelope.ok:
+        lines = [
+            f"{envelope.tool}: error {envelope.error_type}{_header_suffix(envelope)}",
+            envelope.message or "(no message)",
+            _retry_line(envelope),
+            f"operation: {op.id}",
+        ]
+    else:
+        lines = [f"{envelope.tool}: success{_header_suffix(envelope)}"]
+        parts = _split(envelope)
+        if parts.modal is not None:
+            lines.append(_modal_line(parts.modal))
+        lines += [f"{key}: {_scalar_text(key, value)}" for key, value in parts.fields]
+        if parts.image is not None:
+            lines.append(f"image: {parts.image.summary()}")
+        current = next((value for key, value in parts.fields if key == "current_instance"), None)
+        for kind, items in parts.lists:
+            legend = " (* = current)" if kind in ("tabs", "instances") and (kind == "tabs" or current) else ""
+            lines.append(f"{kind}: {len(items)}{legend}")
+            lines += [_item_line(kind, item, current=current) for item in items]
+        if parts.snapshot is not None:
+            lines.append(parts.snapshot)
+    lines += [f"artifact: {path}" for path in op.artifacts]
+    if op.references_omitted:
+        lines.append("artifact references omitted (too large)")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- #
+# HTML
+# --------------------------------------------------------------------------- #
+
+_FONT = "font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; font-size: 13px; line-height: 1.45;"
+_MONO = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px;"
+_MUTED = "opacity:.7"
+_BOX = "border: 1px solid rgba(127,127,127,0.35); border-radius: 6px; padding: 8px 10px; margin: 4px 0;"
+_SUCCESS = "#1a7f37"
+_ERROR = "#cf222e"
+_WARN = "#bf8700"
+_CELL = "border: 1px solid rgba(127,127,127,0.3); padding: 2px 6px; text-align: left; vertical-align: top;"
+# Short: a snapshot has one chip per ref.
+_CHIP = "font-size:11px;padding:0 3px;border-radius:3px;background:rgba(127,127,127,.2)"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _badge(text: str, colour: str) -> str:
+    return (
+        f'<span style="display: inline-block; padding: 1px 8px; border-radius: 10px; background: {colour}; '
+        f'color: #ffffff; font-weight: 600; font-size: 12px;">{_e(text)}</span>'
+    )
+
+
+def _pre(text: str) -> str:
+    return (
+        f'<pre style="{_MONO} margin: 2px 0; padding: 6px 8px; white-space: pre-wrap; word-break: break-word; '
+        f'background: rgba(127,127,127,0.1); border-radius: 4px;">{_e(text)}</pre>'
+    )
+
+
+def _value_html(key: str, value: Any) -> str:
+    if isinstance(value, (dict, list)) or key in _JSON_KEYS:
+        return _pre(_json(value, indent=2))
+    if isinstance(value, str) and "\n" in value:
+        return _pre(value)
+    return f'<span style="{_MONO}">{_e(_scalar_text(key, value))}</span>'
+
+
+def _fields_html(fields: list[tuple[str, Any]]) -> str:
+    if not fields:
+        return ""
+    rows = "".join(
+        f'<dt style="font-weight: 600; margin-top: 2px;">{_e(key)}</dt>'
+        f'<dd style="margin: 0 0 2px 16px;">{_value_html(key, value)}</dd>'
+        for key, value in fields
+    )
+    return f'<dl style="margin: 6px 0;">{rows}</dl>'
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    """A table; cells are HTML already escaped by the caller."""
+    head = "".join(f'<th style="{_CELL} font-weight: 600;">{_e(header)}</th>' for header in headers)
+    body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row) + "</tr>" for row in rows)
+    return f'<table style="border-collapse: collapse; margin: 4px 0; font-size: 12px;"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _code(value: Any) -> str:
+    return f'<code style="{_MONO}">{_e(value)}</code>' if value not in (None, "") else ""
+
+
+def _list_html(kind: str, items: list[dict[str, Any]], current: str | None) -> str:
+    if kind == "tabs":
+        headers = ["", "page_id", "title", "url"]
+        known = {"current", "page_id", "title", "url"}
+        rows = [
+            [
+                "●" if item.get("current") else "",
+                _code(item.get("page_id")),
+                _e(item.get("title", "")),
+                _code(item.get("url")),
+            ]
+            for item in items
+        ]
+    elif kind == "frames":
+        headers = ["frame_id", "main", "name", "parent_frame_id", "url"]
+        known = {"frame_id", "is_main", "name", "parent_frame_id", "url"}
+        rows = [
+            [
+                _code(item.get("frame_id")),
+                "yes" if item.get("is_main") else "",
+                _e(item.get("name", "")),
+                _code(item.get("parent_frame_id")),
+                _code(item.get("url")),
+            ]
+            for item in items
+        ]
+    else:
+        headers = ["", "name", "state", "backend", "headless", "pid", "pages", "instance_id", "current_page_id"]
+        known = {"name", "state", "backend", "headless", "browser_pid", "pages", "instance_id", "current_page_id"}
+        rows = [
+            [
+                "●" if current is not None and item.get("name") == current else "",
+                _code(item.get("name")),
+                _e(item.get("state", "")),
+                _e(item.get("backend", "")),
+                "yes" if item.get("headless") else "",
+                _e(item.get("browser_pid") if item.get("browser_pid") is not None else ""),
+                _e(item.get("pages", "")),
+                _code(item.get("instance_id")),
+                _code(item.get("current_page_id")),
+            ]
+            for item in items
+        ]
+    extra = sorted({key for item in items for key in item} - known)
+    headers += extra
+    for row, item in zip(rows, items):
+        row += [_e(_scalar_text(key, item[key])) if item.get(key) is not None else "" for key in extra]
+    title = f'<div style="font-weight: 600; margin-top: 6px;">{_e(kind)} ({len(items)})</div>'
+    return title + _table(headers, rows)
+
+
+# A snapshot line: quoted strings stay text, [ref=...] becomes a chip, other [...] are muted.
+_SNAPSHOT_TOKEN = re.compile(r'(?P<quoted>"(?:[^"\\]|\\.)*")|\[ref=(?P<ref>[^\]\s]+)\]|(?P<attr>\[[^\]]*\])')
+
+
+def _snapshot_line_html(content: str) -> str:
+    out: list[str] = []
+    position = 0
+    first = True
+    for match in _SNAPSHOT_TOKEN.finditer(content):
+        before = content[position : match.start()]
+        out.append(_role_html(before) if first else _e(before))
+        first = False
+        if match.group("ref") is not None:
+            out.append(f'<code style="{_CHIP}">{_e(match.group("ref"))}</code>')
+        elif match.group("attr") is not None:
+            out.append(f'<span style="{_MUTED}">{_e(match.group("attr"))}</span>')
+        else:
+            out.append(_e(match.group("quoted")))
+        position = match.end()
+    tail = content[position:]
+    out.append(_role_html(tail) if first else _e(tail))
+    return "".join(out)
+
+
+def _role_html(text: str) -> str:
+    """The start of a snapshot line, its role (the first word) in bold."""
+    if not text:
+        return ""
+    role, space, rest = text.partition(" ")
+    return f"<b>{_e(role)}</b>{space}{_e(rest)}"
+
+
+def _snapshot_html(yaml: str) -> str:
+    """The snapshot YAML as nested <details open>, following its indentation."""
+    lines = [line for line in yaml.splitlines() if line.strip()]
+    indents = [len(line) - len(line.lstrip(" ")) for line in lines]
+    out: list[str] = []
+    open_indents: list[int] = []
+    for index, line in enumerate(lines):
+        indent = indents[index]
+        while open_indents and open_indents[-1] >= indent:
+            open_indents.pop()
+            out.append("</div></details>")
+        content = line.strip().removeprefix("- ")
+        has_children = index + 1 < len(lines) and indents[index + 1] > indent
+        if has_children:
+            content = content.removesuffix(":")
+            out.append(
+                f"<details open><summary>{_snapshot_line_html(content)}</summary>"
+                f'<div style="margin-left:5px;padding-left:12px;border-left:1px solid rgba(127,127,127,.3)">'
+            )
+            open_indents.append(indent)
+        else:
+            out.append(f'<div style="margin-left:14px">{_snapshot_line_html(content)}</div>')
+    out.extend("</div></details>" for _ in open_indents)
+    return f'<div style="{_MONO} margin: 6px 0;">{"".join(out)}</div>'
+
+
+def _image_html(image: _Image, screenshot_width: int | None) -> str:
+    width = _display_width(image.width, screenshot_width)
+    size = f' width="{width}"' if width else ""
+    encoded = base64.b64encode(image.data).decode("ascii")
+    return (
+        f'<div style="margin: 6px 0;"><img src="data:{_e(image.mime_type)};base64,{encoded}"{size} '
+        f'alt="screenshot" style="max-width: 100%; height: auto; border: 1px solid rgba(127,127,127,0.35);">'
+        f'<div style="{_MUTED}; font-size: 12px;">{_e(image.summary())}</div></div>'
+    )
+
+
+def _display_width(width: int | None, screenshot_width: int | None) -> int | None:
+    if width is None:
+        return screenshot_width
+    return width if screenshot_width is None else min(width, screenshot_width)
+
+
+def _operation_html(envelope: Envelope) -> str:
+    rows = [
+        [_e(key), _code(_scalar_text(key, value)) if value not in (None, []) else ""]
+        for key, value in envelope.operation.to_dict().items()
+    ]
+    return (
+        f'<details style="margin-top: 6px;"><summary style="cursor: pointer; {_MUTED}">operation '
+        f"{_e(envelope.operation.id)}</summary>{_table(['field', 'value'], rows)}</details>"
+    )
+
+
+def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SCREENSHOT_WIDTH) -> str:
+    """Static HTML for the result: no scripts, inline styles, every page string escaped."""
+    op = envelope.operation
+    instance = f' · instance <code style="{_MONO}">{_e(envelope.instance)}</code>' if envelope.instance else ""
+    if envelope.ok:
+        badge = _badge("success", _SUCCESS)
+    else:
+        badge = _badge(f"error · {envelope.error_type}", _ERROR)
+    body = [
+        (
+            f'<div>{badge} <code style="{_MONO} font-weight: 600;">{_e(envelope.tool)}</code>{instance}'
+            f' · <span style="{_MUTED}">{op.duration_ms:.1f} ms</span></div>'
+        )
+    ]
+    if not envelope.ok:
+        advice = RETRY_ADVICE.get(op.retry, "")
+        body.append(
+            f'<div style="border-left: 4px solid {_ERROR}; background: rgba(207,34,46,0.08); padding: 6px 10px; '
+            f'margin: 6px 0;"><div style="font-weight: 700;">{_e(envelope.error_type)}</div>'
+            f'<div style="white-space: pre-wrap; word-break: break-word; margin: 2px 0;">{_e(envelope.message or "")}</div>'
+            f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
+            f'<span style="{_MUTED}">(outcome: {_e(op.outcome)})</span></div></div>'
+        )
+    else:
+        parts = _split(envelope)
+        if parts.modal is not None:
+            body.append(
+                f'<div style="border-left: 4px solid {_WARN}; background: rgba(191,135,0,0.12); padding: 6px 10px; '
+                f'margin: 6px 0; font-weight: 600;">{_e(_modal_line(parts.modal))}</div>'
+            )
+        body.append(_fields_html(parts.fields))
+        if parts.image is not None:
+            body.append(_image_html(parts.image, screenshot_width))
+        current = next((value for key, value in parts.fields if key == "current_instance"), None)
+        body += [_list_html(kind, items, current) for kind, items in parts.lists]
+        if parts.snapshot is not None:
+            body.append(_snapshot_html(parts.snapshot))
+    if op.artifacts:
+        body.append(
+            '<div style="margin: 4px 0;">artifacts: ' + ", ".join(_code(path) for path in op.artifacts) + "</div>"
+        )
+    body.append(_operation_html(envelope))
+    return f'<div class="webmcp-nb-envelope" style="{_FONT} {_BOX}">{"".join(body)}</div>'
+
+
+# --------------------------------------------------------------------------- #
+# Mime bundles
+# --------------------------------------------------------------------------- #
+
+
+def _wanted(mime: str, include: Iterable[str] | None, exclude: Iterable[str] | None) -> bool:
+    if mime == "text/plain":
+        return True
+    if include is not None and mime not in include:
+        return False
+    return not (exclude is not None and mime in exclude)
+
+
+def mimebundle(
+    envelope: Envelope,
+    include: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+    *,
+    screenshot_width: int | None = DEFAULT_SCREENSHOT_WIDTH,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(data, metadata)`` as IPython's ``_repr_mimebundle_`` returns them.
+
+    text/plain is always present; text/html, `ENVELOPE_MIME` (the JSON-able
+    envelope, bytes as base64) and, for a successful screenshot, image/png or
+    image/jpeg (base64, with a display width of at most `screenshot_width`)
+    follow `include` / `exclude`.
+    """
+    include = set(include) if include is not None else None
+    exclude = set(exclude) if exclude is not None else None
+    data: dict[str, Any] = {"text/plain": render_text(envelope)}
+    metadata: dict[str, Any] = {}
+    if _wanted("text/html", include, exclude):
+        data["text/html"] = render_html(envelope, screenshot_width=screenshot_width)
+    if _wanted(ENVELOPE_MIME, include, exclude):
+        data[ENVELOPE_MIME] = json.loads(envelope.to_json())
+    if envelope.ok:
+        image = _split(envelope).image
+        if (
+            image is not None
+            and image.mime_type in ("image/png", "image/jpeg")
+            and _wanted(image.mime_type, include, exclude)
+        ):
+            data[image.mime_type] = base64.b64encode(image.data).decode("ascii")
+            width = _display_width(image.width, screenshot_width)
+            if width is not None:
+                metadata[image.mime_type] = {"width": width}
+    return data, metadata
+
+
+# --------------------------------------------------------------------------- #
+# Tool lists
+# --------------------------------------------------------------------------- #
+
+_FLAGS = (
+    ("read_only", "ro", "read-only"),
+    ("destructive", "destr", "destructive"),
+    ("idempotent", "idem", "idempotent"),
+    ("open_world", "open", "open-world"),
+)
+
+
+class ToolTable:
+    """A list of `ToolSpec` shown as a table (text and HTML).
+
+    Flags: ro = read-only, destr = destructive, idem = idempotent, open = open-world.
+    """
+
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
+        self.specs: list[ToolSpec] = list(specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.specs)
+
+    @staticmethod
+    def flags(spec: ToolSpec) -> list[str]:
+        return [short for attribute, short, _ in _FLAGS if getattr(spec, attribute)]
+
+    def render_text(self) -> str:
+        rows = [["name", "title", "group", "flags", "description"]]
+        rows += [
+            [spec.name, spec.title, spec.group, " ".join(self.flags(spec)) or "-", spec.description]
+            for spec in self.specs
+        ]
+        widths = [max(len(row[column]) for row in rows) for column in range(4)]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths)) + "  " + row[4] for row in rows]
+        legend = ", ".join(f"{short} = {long}" for _, short, long in _FLAGS)
+        lines.append(f"{len(self.specs)} tools; flags: {legend}")
+        return "\n".join(lines)
+
+    def render_html(self) -> str:
+        rows = []
+        for spec in self.specs:
+            chips = " ".join(
+                f'<span style="{_CHIP}" title="{_e(long)}">{_e(short)}</span>'
+                for attribute, short, long in _FLAGS
+                if getattr(spec, attribute)
+            )
+            rows.append(
+                [
+                    f'<code style="{_MONO} white-space: nowrap;">{_e(spec.name)}</code>',
+                    _e(spec.title),
+                    _e(spec.group),
+                    f'<span style="white-space: nowrap;">{chips}</span>',
+                    _e(spec.description),
+                ]
+            )
+        legend = ", ".join(f"{short} = {long}" for _, short, long in _FLAGS)
+        return (
+            f'<div class="webmcp-nb-tools" style="{_FONT}">'
+            + _table(["name", "title", "group", "flags", "description"], rows)
+            + f'<div style="{_MUTED}; font-size: 12px;">{len(self.specs)} tools; flags: {_e(legend)}</div></div>'
+        )
+
+    def __str__(self) -> str:
+        return self.render_text()
+
+    def __repr__(self) -> str:
+        return f"<ToolTable {len(self.specs)} tools>"
+
+    def _repr_mimebundle_(
+        self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None, **kwargs: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        include = set(include) if include is not None else None
+        exclude = set(exclude) if exclude is not None else None
+        data: dict[str, Any] = {"text/plain": self.render_text()}
+        if _wanted("text/html", include, exclude):
+            data["text/html"] = self.render_html()
+        return data, {}
