@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from benchmarks_md import update_section
 from playwright.async_api import Page, async_playwright
 
 from webmcp_nb import Session
@@ -157,15 +158,6 @@ def report(results: list[tuple[str, float, float]], import_ms: float, rounds: in
     return "\n".join(lines)
 
 
-def write(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if BEGIN in text:
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    path.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
@@ -175,7 +167,7 @@ def main() -> None:
     section = report(run(options.rounds), import_ms, options.rounds)
     print(section)
     if options.write:
-        write(options.write, section)
+        update_section(options.write, BEGIN, END, section)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def test_import_is_cheap_and_starts_nothing() -> None:
 def test_core_imports_neither_ipython_nor_mcp() -> None:
     out = run_python(
         "import sys\n"
-        "import webmcp_nb.core.engine, webmcp_nb.core.tools, webmcp_nb.session\n"
+        "import webmcp_nb.core.engine, webmcp_nb.core.tools, webmcp_nb.client\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'IPython', 'ipykernel', 'ipywidgets', 'mcp'}))\n"
     )
     assert out.strip() == "[]"

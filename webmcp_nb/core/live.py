@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .pages import PageState
 
 FOLLOW_INTERVAL_S = 0.25
+DEFAULT_MAX_FPS = 15.0
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class LiveView:
         on_frame: Callable[[Frame], None],
         *,
         instance: str | None = None,
-        max_fps: float = 10.0,
+        max_fps: float = DEFAULT_MAX_FPS,
         quality: int = 60,
         max_width: int = 800,
         max_height: int = 600,
@@ -66,6 +67,7 @@ class LiveView:
         self._pending: Frame | None = None
         self._flush: asyncio.TimerHandle | None = None
         self._last_sent = 0.0
+        self._stopped = False
         self.frames_received = 0
         self.frames_delivered = 0
 
@@ -91,6 +93,7 @@ class LiveView:
             asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
 
     async def _stop(self) -> None:
+        self._stopped = True  # frames still in flight are dropped
         if self._task is not None:
             self._task.cancel()
         await self._detach()
@@ -175,6 +178,8 @@ class LiveView:
         )
 
     def _offer(self, frame: Frame) -> None:
+        if self._stopped:
+            return
         self.frames_received += 1
         self._pending = frame
         wait = self._last_sent + self._interval - time.monotonic()
@@ -187,7 +192,7 @@ class LiveView:
     def _deliver(self) -> None:
         self._flush = None
         frame, self._pending = self._pending, None
-        if frame is None:
+        if frame is None or self._stopped:
             return
         self._last_sent = time.monotonic()
         self.frames_delivered += 1

@@ -21,13 +21,14 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from ..core.live import DEFAULT_MAX_FPS
 from ..core.render import render_html, render_text
 
 if TYPE_CHECKING:
     from ..core.engine import CallRecord
     from ..core.envelope import Envelope
     from ..core.live import Frame
-    from ..session import Session
+    from ..client import Session
 
 PANEL_CALLER = "panel"
 STATIC = Path(__file__).parent / "static"
@@ -53,7 +54,7 @@ class LiveViewWidget(anywidget.AnyWidget):
 class BrowserPanel(widgets.VBox):
     """A small browser in the notebook, on the session's current instance."""
 
-    def __init__(self, session: Session, *, max_fps: float = 10.0, instance: str | None = None) -> None:
+    def __init__(self, session: Session, *, max_fps: float = DEFAULT_MAX_FPS, instance: str | None = None) -> None:
         self.session = session
         self.instance = instance
         self.url = widgets.Text(placeholder="https://...", layout=widgets.Layout(flex="1"))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.config import LaunchDefaults, Limits
 from .core.envelope import Envelope
+from .core.live import DEFAULT_MAX_FPS
 from .core.registry import REGISTRY, ToolSpec
 from .core.runtime import Runtime
 from .core.util import utc_now
@@ -157,7 +158,7 @@ class Session:
         on_frame: Callable[[Frame], None],
         *,
         instance: str | None = None,
-        max_fps: float = 10.0,
+        max_fps: float = DEFAULT_MAX_FPS,
         quality: int = 60,
         max_width: int = 800,
         max_height: int = 600,
