@@ -1,0 +1,168 @@
+"""webmcp_nb in a real kernel (jupyter_client) and the quickstart notebook under nbclient.
+
+What a front end receives is checked on the wire: the iopub messages carry the
+screenshot as image/png and the envelope as its own JSON MIME type, and a failing
+call renders its error type and message. A kernel restart leaves no browser behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import psutil
+import pytest
+from jupyter_client.manager import KernelManager, start_new_kernel
+from nbclient import NotebookClient
+
+from webmcp_nb.core.render import ENVELOPE_MIME
+
+from .conftest import browser_processes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Kernel:
+    """A real ipykernel with a helper that collects what a front end would see."""
+
+    def __init__(self, manager: KernelManager, client: Any) -> None:
+        self.manager, self.client = manager, client
+
+    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error)."""
+        msg_id = self.client.execute(code)
+        outputs: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self.client.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] in ("execute_result", "display_data", "stream", "error"):
+                outputs.append({"type": msg["msg_type"], **msg["content"]})
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return outputs
+        raise TimeoutError(code)
+
+    def value(self, code: str) -> Any:
+        """The JSON value printed by `code` (which must print json.dumps(...))."""
+        streams = [o["text"] for o in self.run(code) if o["type"] == "stream"]
+        return json.loads("".join(streams).strip().splitlines()[-1])
+
+    def browser_pids(self) -> list[int]:
+        return [p.pid for p in browser_processes(self.manager.provisioner.process.pid)]
+
+
+@pytest.fixture
+def kernel(demo) -> Iterator[Kernel]:
+    manager, client = start_new_kernel(kernel_name="python3")
+    kernel = Kernel(manager, client)
+    kernel.run(f"%load_ext webmcp_nb\nimport json, webmcp_nb\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}")
+    yield kernel
+    client.stop_channels()
+    if manager.is_alive():
+        manager.shutdown_kernel(now=False)
+
+
+def only(outputs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [o for o in outputs if o["type"] == kind]
+    assert len(found) == 1, outputs
+    return found[0]
+
+
+def test_magics_in_a_kernel_send_envelopes_and_images_on_iopub(kernel: Kernel) -> None:
+    result = only(kernel.run("%browser navigate {DEMO}"), "execute_result")
+    envelope = result["data"][ENVELOPE_MIME]
+    assert envelope["status"] == "success" and envelope["data"]["title"] == "Demo Shop"
+    assert "browser_navigate: success" in result["data"]["text/plain"]
+    assert "success" in result["data"]["text/html"]
+
+    result = only(kernel.run("snap = %browser snapshot\nsnap"), "execute_result")
+    snapshot = result["data"][ENVELOPE_MIME]["data"]["snapshot"]
+    assert 'button "Add Banana"' in snapshot and "<details" in result["data"]["text/html"]
+
+    result = only(kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result")
+    assert result["data"][ENVELOPE_MIME]["status"] == "success"
+    assert kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))") \
+        == "Cart: 1 item: Banana"
+
+    result = only(kernel.run("%browser screenshot"), "execute_result")
+    png = base64.b64decode(result["data"]["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert result["metadata"]["image/png"]["width"] == 800
+    assert result["data"][ENVELOPE_MIME]["data"]["width"] == 1280
+
+
+def test_a_failing_call_renders_its_error_type_and_message(kernel: Kernel) -> None:
+    kernel.run("%browser navigate {DEMO}")
+    result = only(kernel.run("%browser click e424242"), "execute_result")
+    data = result["data"]
+    assert data[ENVELOPE_MIME]["error_type"] == "element_not_found"
+    assert data[ENVELOPE_MIME]["operation"]["outcome"] == "not_started"
+    for text in (data["text/plain"], data["text/html"]):
+        assert "element_not_found" in text and "e424242" in text and "after_correction" in text
+    outputs = kernel.run("%browser navigate example.com")  # bad input: an envelope, not a traceback
+    assert not [o for o in outputs if o["type"] == "error"]
+    assert only(outputs, "execute_result")["data"][ENVELOPE_MIME]["error_type"] == "invalid_params"
+
+
+def test_the_server_keeps_state_between_cells_and_calls_from_a_thread(kernel: Kernel) -> None:
+    kernel.run("%browser navigate {DEMO}")
+    code = (
+        "import threading\nout = []\n"
+        "t = threading.Thread(target=lambda: out.append(nb.evaluate('document.title').data['result']))\n"
+        "t.start(); t.join(); print(json.dumps(out))"
+    )
+    assert kernel.value(code) == ["Demo Shop"]
+
+
+@pytest.mark.parametrize("how", ["restart", "shutdown"])
+def test_kernel_restart_or_shutdown_leaves_no_browser(kernel: Kernel, how: str) -> None:
+    kernel.run("%browser navigate {DEMO}")
+    pids = kernel.browser_pids()
+    assert pids, "the kernel should have started a browser"
+    if how == "restart":
+        kernel.manager.restart_kernel(now=False)
+    else:
+        kernel.manager.shutdown_kernel(now=False)
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in pids if _alive(pid)] == []
+
+
+def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
+    notebook_path = tmp_path / "01-quickstart.ipynb"
+    shutil.copy(ROOT / "notebooks" / "01-quickstart.ipynb", notebook_path)
+    notebook = nbformat.read(notebook_path, as_version=4)
+    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    results = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+        envelopes = [o.data[ENVELOPE_MIME] for o in cell.outputs if "data" in o and ENVELOPE_MIME in o.data]
+        if envelopes:
+            results[cell.source.splitlines()[-1]] = (envelopes[-1], cell.outputs)
+    by_tool = {envelope["operation"]["tool"]: envelope for envelope, _ in results.values()}
+    assert by_tool["browser_navigate"]["status"] == "success"
+    assert 'button "Add Banana"' in by_tool["browser_snapshot"]["data"]["snapshot"]
+    assert by_tool["browser_fill_form"]["data"]["filled"] == 3
+    screenshot_outputs = results["%browser screenshot"][1]
+    assert any("image/png" in o.get("data", {}) for o in screenshot_outputs)
+    assert results["%browser click e99999"][0]["error_type"] == "element_not_found"
+    widgets = [o for cell in notebook.cells[-3:] for o in cell.get("outputs", [])
+               if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(widgets) == 2  # the panel and the call log
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
