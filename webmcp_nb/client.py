@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from .core.config import LaunchDefaults, Limits
 from .core.envelope import Envelope
 from .core.live import DEFAULT_MAX_FPS
-from .core.registry import REGISTRY, ToolSpec
 from .core.runtime import Runtime
 from .core.util import utc_now
 
 if TYPE_CHECKING:
     from .core.engine import CallRecord, Engine
+    from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
 
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -102,8 +102,7 @@ class Session:
     @property
     def tools(self) -> list[ToolSpec]:
         """Every tool this session can call."""
-        _load_tools()
-        return list(REGISTRY)
+        return list(tool_registry())
 
     # calling ----------------------------------------------------------------
     def call(self, tool: str, /, **args: Any) -> Envelope:
@@ -131,7 +130,7 @@ class Session:
             if self._closed:
                 raise RuntimeError("This Session is closed; create a new one.")
             if self._engine is None:
-                _load_tools()
+                tool_registry()
                 from .core.engine import Engine
 
                 self._engine = Engine(
@@ -297,8 +296,12 @@ class Session:
         return self.call("browser_health")
 
 
-def _load_tools() -> None:
+def tool_registry() -> Registry:
+    """The registry with every tool registered (imports pydantic and the tool modules)."""
     from .core import tools  # noqa: F401 - registers every tool
+    from .core.registry import REGISTRY
+
+    return REGISTRY
 
 
 @atexit.register

@@ -1,10 +1,32 @@
 """The tool core: envelopes, the registry, the runtime and the engine.
 
 It imports neither IPython nor mcp; front ends are thin adapters over it.
-Playwright is imported only when the engine starts.
+Playwright is imported only when the engine starts, pydantic only with the registry.
 """
 
-from .envelope import ERROR_TYPES, Envelope, Operation, ToolCallError
-from .registry import REGISTRY, ToolSpec
+from __future__ import annotations
 
-__all__ = ["ERROR_TYPES", "REGISTRY", "Envelope", "Operation", "ToolCallError", "ToolSpec"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .envelope import ERROR_TYPES, Envelope, Operation, ToolCallError
+    from .registry import REGISTRY, ToolSpec
+
+_LAZY = {
+    "ERROR_TYPES": "envelope",
+    "Envelope": "envelope",
+    "Operation": "envelope",
+    "ToolCallError": "envelope",
+    "REGISTRY": "registry",
+    "ToolSpec": "registry",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'webmcp_nb.core' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)

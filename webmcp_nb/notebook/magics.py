@@ -25,13 +25,13 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, default, observe, v
 from traitlets.config import Configurable
 
 from ..core.config import Limits
-from ..core.registry import REGISTRY, ToolSpec
 from ..core.live import DEFAULT_MAX_FPS
-from ..client import _load_tools
+from ..client import tool_registry
 from . import session as shared
 
 if TYPE_CHECKING:
     from ..core.envelope import Envelope
+    from ..core.registry import ToolSpec
     from .session import NotebookSession
 
 PREFIX = "browser_"
@@ -372,8 +372,7 @@ _commands_lock = threading.Lock()
 
 
 def tool_specs() -> list[ToolSpec]:
-    _load_tools()
-    return list(REGISTRY)
+    return list(tool_registry())
 
 
 def command_names() -> list[str]:
@@ -384,10 +383,10 @@ def command(name: str) -> ToolCommand:
     """The subcommand `name` (or the full tool name), or UsageError naming the closest ones."""
     short = name.removeprefix(PREFIX)
     tool_name = PREFIX + short
-    _load_tools()
-    if tool_name not in REGISTRY:
+    registry = tool_registry()
+    if tool_name not in registry:
         raise UsageError(_unknown_subcommand(name))
-    spec = REGISTRY.get(tool_name)
+    spec = registry.get(tool_name)
     with _commands_lock:
         built = _commands.get(short)
         if built is None or built.spec is not spec:
@@ -528,7 +527,10 @@ class BrowserMagics(Magics, Configurable):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        values = {name: getattr(self, name) for name in shared.OPTIONS}
+        # Only what a config file or the command line set: defaults need no checking (and
+        # checking some would import every tool, which loading must not do).
+        given = self.config.get(type(self).__name__, {})
+        values = {name: getattr(self, name) for name in shared.OPTIONS if name in given}
         try:
             shared.configure(**values)
         except ValueError:
@@ -646,8 +648,7 @@ class BrowserMagics(Magics, Configurable):
     def _plan(self, words: list[str]) -> tuple[str, Any, dict[str, Any]] | None:
         """What one line asks for: ("extra", name, {}) or ("tool", spec, args); None after --help."""
         name, rest = words[0], words[1:]
-        _load_tools()
-        if name in EXTRAS and PREFIX + name not in REGISTRY:
+        if name in EXTRAS and PREFIX + name not in tool_registry():
             if rest in ([], ["--help"], ["-h"]):
                 if rest:
                     print(f"%browser {name}: {EXTRAS[name]}")
@@ -716,5 +717,38 @@ def _options_doc() -> str:
     return "\n".join(lines)
 
 
-# `%browser?` shows this: generated from the registry and the options when the class is made.
-BrowserMagics.browser.__doc__ = overview(_options_doc())
+class _DocumentedLater:
+    """A magic method whose docstring (what ``%browser?`` shows) is generated from the registry
+    when first read, so that loading the extension does not import every tool."""
+
+    def __init__(self, function: Callable[..., Any], make_doc: Callable[[], str]) -> None:
+        self.function, self._make_doc, self._doc = function, make_doc, None
+        self.__name__ = function.__name__
+
+    @property  # type: ignore[misc]
+    def __doc__(self) -> str:  # type: ignore[override]
+        if self._doc is None:
+            self._doc = self._make_doc()
+        return self._doc
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else _BoundDocumentedLater(self, instance)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+class _BoundDocumentedLater:
+    def __init__(self, method: _DocumentedLater, instance: Any) -> None:
+        self._method, self.__self__, self.__func__ = method, instance, method.function
+        self.__name__ = method.__name__
+
+    @property  # type: ignore[misc]
+    def __doc__(self) -> str:  # type: ignore[override]
+        return self._method.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__(self.__self__, *args, **kwargs)
+
+
+BrowserMagics.browser = _DocumentedLater(BrowserMagics.browser, lambda: overview(_options_doc()))  # type: ignore[method-assign]

@@ -196,11 +196,9 @@ def _check_default_instance(name: Any) -> None:
 
 def backend_choices() -> list[str]:
     """The backends `browser_create_instance` accepts, read from its input schema."""
-    from ..core.registry import REGISTRY
-    from ..client import _load_tools
+    from ..client import tool_registry
 
-    _load_tools()
-    schema = REGISTRY.get("browser_create_instance").input_schema["properties"]["backend"]
+    schema = tool_registry().get("browser_create_instance").input_schema["properties"]["backend"]
     if "const" in schema:
         return [schema["const"]]
     return list(schema.get("enum", []))

@@ -1,0 +1,432 @@
+"""End to end in JupyterLab: the quickstart notebook run in a real browser.
+
+A JupyterLab server (the venv's, on loopback, with a token and throw-away
+config/data/runtime directories) serves a copy of `notebooks/01-quickstart.ipynb`;
+headless Chromium, driven by Playwright, opens it, runs every cell from the Run
+menu and checks what a user sees: the inline screenshot, the snapshot tree, the
+error envelope, the BrowserPanel's live view streaming frames, and a click on
+that live view reaching the page (read back through the kernel).
+
+A PNG of the JupyterLab window is written to tests/artifacts/ (also on failure);
+with WEBMCP_NB_UPDATE_DOCS set it is copied to docs/quickstart-jupyterlab.png.
+When the server stops, no Chromium started by the kernel may be left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .conftest import browser_processes
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("jupyterlab")
+pytest.importorskip("anywidget")
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
+ARTIFACTS = REPO / "tests" / "artifacts"
+SCREENSHOT = ARTIFACTS / "jupyterlab-quickstart.png"
+SERVER_LOG = ARTIFACTS / "jupyterlab-server.log"
+DOCS_IMAGE = REPO / "docs" / "quickstart-jupyterlab.png"
+CHROMIUM = os.environ.get("WEBMCP_NB_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1400, "height": 1000}
+PAGE_VIEWPORT = (1280, 720)  # the kernel's browser page, as the live view maps it
+
+SERVER_START_S = 60
+KERNEL_IDLE_MS = 60_000
+RUN_ALL_MS = 90_000
+UI_MS = 20_000
+CELL_MS = 30_000
+RESULT = "WEBMCP_TEST_RESULT "
+
+pytestmark = pytest.mark.timeout(240)
+
+
+# --------------------------------------------------------------------------- #
+# The server
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    pid: int
+    root: Path
+    log: Path
+
+    def tree_url(self, name: str) -> str:
+        return f"{self.url}/lab/tree/{name}?token={self.token}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _status_ok(url: str, token: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
+            return response.status == 200 and "started" in json.loads(response.read())
+    except (OSError, ValueError):
+        return False
+
+
+def _log_tail(log: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the server shuts its kernels down), then SIGKILL the group if it hangs."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root = base / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    env = dict(os.environ)
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        path = base / name.lower()
+        path.mkdir()
+        env[name] = str(path)
+    env.pop("JUPYTER_PATH", None)
+    env.pop("JUPYTER_CONFIG_PATH", None)
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    token = secrets.token_hex(16)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = SERVER_LOG
+    with log.open("wb") as log_file:
+        # The venv's Python runs the server; the python3 kernelspec's "python" becomes
+        # sys.executable too, so the kernel imports this checkout's webmcp_nb.
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
+             f"--IdentityProvider.token={token}", "--allow-root", f"--ServerApp.root_dir={root}",
+             "--LabApp.news_url=None", "--ServerApp.open_browser=False"],
+            env=env, cwd=root, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while not _status_ok(url, token):
+            if proc.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{_log_tail(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"jupyter lab did not answer /api/status within {SERVER_START_S}s:\n{_log_tail(log)}")
+            time.sleep(0.2)
+        yield Lab(url=url, token=token, pid=proc.pid, root=root, log=log)
+    finally:
+        # Everything the server started (kernels, their Chromium and Playwright driver),
+        # taken before stopping it: once a parent dies its children are re-parented.
+        try:
+            descendants = psutil.Process(proc.pid).children(recursive=True)
+            browsers = browser_processes(proc.pid)
+        except psutil.NoSuchProcess:
+            descendants, browsers = [], []
+        _stop_server(proc)
+        _, alive = psutil.wait_procs(descendants, timeout=15)
+        for leftover in alive:
+            try:
+                leftover.kill()
+            except psutil.NoSuchProcess:
+                pass
+        left_browsers = [p for p in alive if p in browsers]
+        print(f"\n[jupyterlab] server stopped; {len(browsers)} kernel Chromium process(es) before, "
+              f"{len(left_browsers)} left, {len(alive)} descendant(s) left")
+        assert not left_browsers, (
+            f"Chromium processes started by the kernel outlived the server: "
+            f"{[p.pid for p in left_browsers]}"
+        )
+        assert not alive, f"processes started by the server outlived it: {alive}"
+
+
+# --------------------------------------------------------------------------- #
+# The browser
+# --------------------------------------------------------------------------- #
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    with playwright_sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(chromium, jupyter_lab: Lab):  # type: ignore[no-untyped-def]
+    context = chromium.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(UI_MS)
+    pg = context.new_page()
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+def save_screenshot(page) -> None:  # type: ignore[no-untyped-def]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        page.screenshot(path=str(SCREENSHOT), full_page=True, timeout=10_000)
+    except Exception as exc:  # a failing screenshot must not hide the real failure
+        print(f"[jupyterlab] screenshot failed: {exc}")
+
+
+@contextmanager
+def step(page, name: str, lab: Lab) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Name the step in any failure, and keep a screenshot of the page as it failed."""
+    started = time.monotonic()
+    try:
+        yield
+    except Exception as exc:
+        save_screenshot(page)
+        raise AssertionError(
+            f"step '{name}' failed after {time.monotonic() - started:.1f}s: {exc}\n"
+            f"(screenshot: {SCREENSHOT}; server log: {lab.log})\n"
+            f"errors shown in the notebook:\n{notebook_errors(page)}"
+        ) from exc
+    print(f"[jupyterlab] {name}: {time.monotonic() - started:.1f}s")
+
+
+def notebook_errors(page) -> str:  # type: ignore[no-untyped-def]
+    try:
+        texts = page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
+            " .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+        ).all_inner_texts()
+    except Exception:
+        return "(unavailable)"
+    return "\n---\n".join(text[:1500] for text in texts) or "(none)"
+
+
+# --------------------------------------------------------------------------- #
+# JupyterLab helpers
+# --------------------------------------------------------------------------- #
+
+
+def dismiss_popups(page) -> None:  # type: ignore[no-untyped-def]
+    """Answer the "Jupyter news" toast and a kernel chooser, if either is showing."""
+    news = page.locator(".Toastify__toast", has_text="Jupyter news")
+    if news.count():
+        try:
+            news.first.get_by_role("button", name="No").click(timeout=3_000)
+        except Exception:
+            pass
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count() and "Select Kernel" in (dialog.first.inner_text(timeout=3_000) or ""):
+        dialog.first.locator(".jp-Dialog-button.jp-mod-accept").click(timeout=3_000)
+
+
+def code_cells(page):  # type: ignore[no-untyped-def]
+    return page.locator(".jp-Notebook .jp-CodeCell")
+
+
+def cell_with_source(page, source: str):  # type: ignore[no-untyped-def]
+    """The code cell whose source is exactly `source` (whitespace-normalised)."""
+    pattern = re.compile(r"^\s*" + r"\s+".join(map(re.escape, source.split())) + r"\s*$")
+    cell = code_cells(page).filter(has=page.locator(".jp-InputArea-editor", has_text=pattern))
+    assert cell.count() == 1, f"expected one code cell with source {source!r}, found {cell.count()}"
+    return cell
+
+
+def wait_executed(cell, timeout: int) -> None:  # type: ignore[no-untyped-def]
+    """Until the cell's prompt shows an execution count, like `[7]:`."""
+    prompt = cell.locator(".jp-InputPrompt")
+    playwright_sync.expect(prompt).to_have_text(re.compile(r"\[\d+\]"), timeout=timeout)
+
+
+def wait_kernel_idle(page, timeout: int) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+
+
+def run_new_cell(page, code: str) -> str:  # type: ignore[no-untyped-def]
+    """Append a code cell after the last one, run it, return its output text."""
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    count = cells.count()
+    cells.nth(count - 1).locator(".jp-InputPrompt").click()  # select it, command mode
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")  # insert a cell below
+    playwright_sync.expect(cells).to_have_count(count + 1)
+    cell = cells.nth(count)
+    editor = cell.locator(".cm-content")
+    editor.click()
+    editor.fill(code)  # inserted as text: no auto-closed brackets or quotes
+    typed = "\n".join(line.rstrip() for line in editor.inner_text().splitlines()).strip()
+    assert typed == code.strip(), f"the editor holds {typed!r}, not {code!r}"
+    page.keyboard.press("Shift+Enter")
+    wait_executed(cell, CELL_MS)
+    output = cell.locator(".jp-OutputArea-output")
+    playwright_sync.expect(output.first).to_be_attached()
+    return "\n".join(output.all_inner_texts())
+
+
+def kernel_result(page, code: str) -> object:  # type: ignore[no-untyped-def]
+    """Run `code` (which prints RESULT + json) in a new cell; return the decoded value."""
+    text = run_new_cell(page, code)
+    match = re.search(re.escape(RESULT) + r"(.*)", text)
+    assert match, f"no result line in the cell's output:\n{text[:2000]}"
+    return json.loads(match.group(1))
+
+
+# --------------------------------------------------------------------------- #
+# The test
+# --------------------------------------------------------------------------- #
+
+
+def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    lab = jupyter_lab
+    expect = playwright_sync.expect
+
+    with step(page, "open the notebook, kernel idle", lab):
+        page.goto(lab.tree_url(NOTEBOOK.name), wait_until="domcontentloaded")
+        expect(code_cells(page).first).to_be_visible(timeout=KERNEL_IDLE_MS)
+        dismiss_popups(page)
+        wait_kernel_idle(page, KERNEL_IDLE_MS)
+        expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle")
+        assert code_cells(page).count() >= 10, "the quickstart notebook did not render its cells"
+
+    with step(page, "run all cells", lab):
+        dismiss_popups(page)
+        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        last = code_cells(page).last
+        wait_executed(last, RUN_ALL_MS)
+        wait_kernel_idle(page, UI_MS)
+        prompts = code_cells(page).locator(".jp-InputPrompt").all_text_contents()
+        unrun = [i for i, text in enumerate(prompts) if not re.search(r"\[\d+\]", text)]
+        assert not unrun, f"code cells without an execution count: {unrun} ({prompts})"
+        counts = [int(re.search(r"\d+", text).group()) for text in prompts]  # type: ignore[union-attr]
+        assert counts == sorted(counts), f"cells did not run in order: {counts}"
+        expect(last.locator(".webmcp-nb-calllog")).to_be_visible()  # nb.log() rendered
+
+    with step(page, "inline screenshot rendered", lab):
+        shot = cell_with_source(page, "%browser screenshot")
+        shot.scroll_into_view_if_needed()
+        image = shot.locator(".jp-OutputArea-output img[src^='data:image/png']")
+        expect(image).to_have_count(1)
+        image.evaluate("img => img.decode()")  # waits for the PNG to decode
+        width = image.evaluate("img => img.naturalWidth")
+        assert width > 0, f"the inline screenshot has naturalWidth {width}"
+
+    with step(page, "snapshot tree rendered", lab):
+        snap = cell_with_source(page, "snap = %browser snapshot\nsnap")
+        output = snap.locator(".jp-OutputArea-output")
+        expect(output.locator("details").first).to_be_attached()
+        chips = output.locator("details summary code, details div code").all_text_contents()
+        refs = [chip for chip in chips if re.fullmatch(r"e\d+", chip.strip())]
+        assert refs, f"no ref chips (e2, e3, ...) in the snapshot output; code elements: {chips[:20]}"
+
+    with step(page, "error envelope rendered", lab):
+        failing = cell_with_source(page, "%browser click e99999")
+        expect(failing.locator(".jp-OutputArea-output")).to_contain_text("element_not_found")
+
+    with step(page, "live view streams frames", lab):
+        panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
+        live = panel_cell.locator(".webmcp-nb-live img")
+        expect(live).to_have_count(1, timeout=UI_MS)
+        live.scroll_into_view_if_needed()
+        live.evaluate(
+            """(img, timeout) => new Promise((resolve, reject) => {
+                 const start = performance.now();
+                 (function poll() {
+                   if (img.src.startsWith('blob:') && img.complete && img.naturalWidth > 0) return resolve();
+                   if (performance.now() - start > timeout)
+                     return reject(new Error('no frame: src=' + img.src.slice(0, 40) + ' naturalWidth=' + img.naturalWidth));
+                   setTimeout(poll, 100);
+                 })();
+               })""",
+            UI_MS,
+        )
+        first_src = live.get_attribute("src")
+
+    with step(page, "click 'Add Banana' on the live view", lab):
+        found = kernel_result(page, (
+            "import json\n"
+            "r = nb.evaluate(\"(() => { const b = document.querySelector('[data-item=Banana]').getBoundingClientRect();"
+            " return {x: b.x + b.width / 2, y: b.y + b.height / 2,"
+            " w: innerWidth, h: innerHeight, cart: document.getElementById('cart').textContent}; })()\")\n"
+            f"print({RESULT!r} + json.dumps(r.data['result']))"
+        ))
+        assert isinstance(found, dict), found
+        assert (found["w"], found["h"]) == PAGE_VIEWPORT, f"unexpected page viewport {found}"
+        before = found["cart"]
+        dismiss_popups(page)
+        live.scroll_into_view_if_needed()
+        box = live.bounding_box()
+        assert box and box["width"] > 100, f"the live view is not displayed: {box}"
+        position = {"x": found["x"] * box["width"] / PAGE_VIEWPORT[0],
+                    "y": found["y"] * box["height"] / PAGE_VIEWPORT[1]}
+        live.click(position=position)
+        after = kernel_result(page, (
+            "import json, time\n"
+            f"before, deadline = {before!r}, time.monotonic() + 15\n"
+            "while True:\n"
+            "    cart = nb.evaluate(\"document.getElementById('cart').textContent\").data['result']\n"
+            "    if cart != before or time.monotonic() > deadline:\n"
+            "        break\n"
+            "    time.sleep(0.2)\n"
+            "clicks = [r.envelope.status for r in nb.history if r.tool == 'browser_mouse_click_xy']\n"
+            "import sys\n"
+            f"print({RESULT!r} + json.dumps({{'cart': cart, 'clicks': clicks, 'prefix': sys.prefix}}))"
+        ))
+        assert isinstance(after, dict), after
+        assert after["clicks"] == ["success"], f"the panel's click calls: {after['clicks']}"
+        assert after["cart"] != before, f"the cart did not change after the click: {before!r}"
+        banana_count = lambda text: text.count("Banana")  # noqa: E731
+        assert banana_count(after["cart"]) == banana_count(before) + 1, (
+            f"expected one more Banana: {before!r} -> {after['cart']!r}"
+        )
+        assert Path(after["prefix"]).resolve() == Path(sys.prefix).resolve(), (
+            f"the kernel runs {after['prefix']}, not this venv {sys.prefix}"
+        )
+        print(f"[jupyterlab] cart {before!r} -> {after['cart']!r}")
+        # The new frame after the click replaces the old one.
+        expect(live).not_to_have_attribute("src", first_src or "", timeout=UI_MS)
+
+    with step(page, "screenshot for review", lab):
+        dismiss_popups(page)
+        panel_cell.scroll_into_view_if_needed()
+        page.mouse.move(0, 0)
+        save_screenshot(page)
+        assert SCREENSHOT.stat().st_size > 10_000, "the screenshot is suspiciously small"
+        if os.environ.get("WEBMCP_NB_UPDATE_DOCS"):
+            DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(SCREENSHOT, DOCS_IMAGE)
+            print(f"[jupyterlab] updated {DOCS_IMAGE}")
