@@ -11,6 +11,7 @@ import json
 import os
 import re
 import uuid
+from dataclasses import replace
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -20,7 +21,7 @@ import psutil
 import pytest
 
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.envelope import ERROR_TYPES
+from webmcp_nb.core.envelope import ERROR_TYPES, Operation
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.demo import DemoServer
 
@@ -149,3 +150,20 @@ def browser_processes(root_pid: int | None = None) -> list[psutil.Process]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def make_operation(**changes: object) -> Operation:
+    """A fixed, valid Operation for envelopes built by hand; `changes` override fields."""
+    base = Operation(
+        id="00000000-0000-4000-8000-000000000001",
+        tool="browser_screenshot",
+        instance_id="00000000-0000-4000-8000-000000000002",
+        page_id="00000000-0000-4000-8000-000000000003",
+        frame_id="00000000-0000-4000-8000-000000000004",
+        started_at="2026-11-30T00:00:00.000+00:00",
+        finished_at="2026-11-30T00:00:00.010+00:00",
+        duration_ms=10.0,
+        outcome="completed",
+        retry="not_needed",
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]

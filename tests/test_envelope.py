@@ -6,29 +6,14 @@ import base64
 import json
 import subprocess
 import sys
-from dataclasses import replace
 
 import pytest
 
 from webmcp_nb import Envelope, Session, ToolCallError
 from webmcp_nb.core.config import Limits
-from webmcp_nb.core.envelope import ERROR_TYPES, Operation, enforce_size_limit
+from webmcp_nb.core.envelope import ERROR_TYPES, enforce_size_limit
 
-
-def make_operation(**changes: object) -> Operation:
-    base = Operation(
-        id="00000000-0000-4000-8000-000000000001",
-        tool="browser_screenshot",
-        instance_id="00000000-0000-4000-8000-000000000002",
-        page_id="00000000-0000-4000-8000-000000000003",
-        frame_id="00000000-0000-4000-8000-000000000004",
-        started_at="2026-11-30T00:00:00.000+00:00",
-        finished_at="2026-11-30T00:00:00.010+00:00",
-        duration_ms=10.0,
-        outcome="completed",
-        retry="not_needed",
-    )
-    return replace(base, **changes)  # type: ignore[arg-type]
+from .conftest import make_operation
 
 
 def test_success_shape_and_bytes_become_base64_only_when_serialised() -> None:

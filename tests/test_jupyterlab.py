@@ -258,12 +258,20 @@ def code_cells(page):  # type: ignore[no-untyped-def]
     return page.locator(".jp-Notebook .jp-CodeCell")
 
 
+def cell_sources(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The source of every code cell, one editor line (`.cm-line`) per text line."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')].map(cell =>
+             [...cell.querySelectorAll('.jp-InputArea-editor .cm-line')].map(line => line.textContent).join('\\n'))"""
+    )
+
+
 def cell_with_source(page, source: str):  # type: ignore[no-untyped-def]
-    """The code cell whose source is exactly `source` (whitespace-normalised)."""
-    pattern = re.compile(r"^\s*" + r"\s+".join(map(re.escape, source.split())) + r"\s*$")
-    cell = code_cells(page).filter(has=page.locator(".jp-InputArea-editor", has_text=pattern))
-    assert cell.count() == 1, f"expected one code cell with source {source!r}, found {cell.count()}"
-    return cell
+    """The code cell whose source is exactly `source` (ignoring trailing whitespace)."""
+    sources = [text.strip() for text in cell_sources(page)]
+    matches = [index for index, text in enumerate(sources) if text == source.strip()]
+    assert len(matches) == 1, f"expected one code cell with source {source!r}, found {len(matches)} in {sources}"
+    return code_cells(page).nth(matches[0])
 
 
 def wait_executed(cell, timeout: int) -> None:  # type: ignore[no-untyped-def]

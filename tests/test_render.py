@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import urllib.parse
-from dataclasses import replace
 from html.parser import HTMLParser
 from typing import ClassVar
 
@@ -25,6 +24,7 @@ from webmcp_nb.core.envelope import RETRY_ADVICE, Operation
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.core.render import ENVELOPE_MIME, ToolTable, mimebundle, render_html, render_text
 
+from . import conftest
 from .conftest import error, ok, ref_for
 
 HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
@@ -32,19 +32,8 @@ HOSTILE_BODY = "<script>alert(2)</script>"
 
 
 def make_operation(**changes: object) -> Operation:
-    base = Operation(
-        id="00000000-0000-4000-8000-000000000001",
-        tool="browser_click",
-        instance_id="00000000-0000-4000-8000-000000000002",
-        page_id="00000000-0000-4000-8000-000000000003",
-        frame_id="00000000-0000-4000-8000-000000000004",
-        started_at="2026-11-30T00:00:00.000+00:00",
-        finished_at="2026-11-30T00:00:00.012+00:00",
-        duration_ms=12.34,
-        outcome="completed",
-        retry="not_needed",
-    )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    defaults = {"tool": "browser_click", "duration_ms": 12.34, "finished_at": "2026-11-30T00:00:00.012+00:00"}
+    return conftest.make_operation(**{**defaults, **changes})
 
 
 class TagChecker(HTMLParser):

@@ -21,7 +21,7 @@ _LAZY = {
     "ToolSpec": "registry",
 }
 
-__all__ = list(_LAZY)
+__all__ = ["ERROR_TYPES", "REGISTRY", "Envelope", "Operation", "ToolCallError", "ToolSpec"]
 
 
 def __getattr__(name: str) -> Any:
