@@ -110,12 +110,22 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=10)
 
 
+def copy_without_outputs(source: Path, target: Path) -> None:
+    """The notebook as committed, minus any outputs: what the test sees must come from this run."""
+    notebook = json.loads(source.read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    target.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     root.mkdir()
-    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    copy_without_outputs(NOTEBOOK, root / NOTEBOOK.name)
     env = dict(os.environ)
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         path = base / name.lower()
@@ -123,7 +133,6 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         env[name] = str(path)
     env.pop("JUPYTER_PATH", None)
     env.pop("JUPYTER_CONFIG_PATH", None)
-    env["JUPYTER_PLATFORM_DIRS"] = "1"
     token = secrets.token_hex(16)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -205,7 +214,7 @@ def save_screenshot(page) -> None:  # type: ignore[no-untyped-def]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
         page.screenshot(path=str(SCREENSHOT), full_page=True, timeout=10_000)
-    except Exception as exc:  # a failing screenshot must not hide the real failure
+    except playwright_sync.Error as exc:  # a failing screenshot must not hide the real failure
         print(f"[jupyterlab] screenshot failed: {exc}")
 
 
@@ -230,8 +239,8 @@ def notebook_errors(page) -> str:  # type: ignore[no-untyped-def]
         texts = page.locator(
             ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
             " .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
-        ).all_inner_texts()
-    except Exception:
+        ).all_text_contents()
+    except playwright_sync.Error:
         return "(unavailable)"
     return "\n---\n".join(text[:1500] for text in texts) or "(none)"
 
@@ -241,14 +250,20 @@ def notebook_errors(page) -> str:  # type: ignore[no-untyped-def]
 # --------------------------------------------------------------------------- #
 
 
-def dismiss_popups(page) -> None:  # type: ignore[no-untyped-def]
-    """Answer the "Jupyter news" toast and a kernel chooser, if either is showing."""
+def dismiss_popups(page, wait_ms: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """Answer the "Jupyter news" toast and a kernel chooser, if either is showing.
+
+    With `wait_ms`, give the toast that long to appear (it comes with the first notebook).
+    """
     news = page.locator(".Toastify__toast", has_text="Jupyter news")
-    if news.count():
+    if wait_ms:
         try:
-            news.first.get_by_role("button", name="No").click(timeout=3_000)
-        except Exception:
+            news.first.wait_for(state="visible", timeout=wait_ms)
+        except playwright_sync.TimeoutError:
             pass
+    if news.count():
+        news.first.get_by_role("button", name="No", exact=True).click(timeout=5_000)
+        playwright_sync.expect(news).to_have_count(0, timeout=5_000)
     dialog = page.locator(".jp-Dialog")
     if dialog.count() and "Select Kernel" in (dialog.first.inner_text(timeout=3_000) or ""):
         dialog.first.locator(".jp-Dialog-button.jp-mod-accept").click(timeout=3_000)
@@ -298,7 +313,7 @@ def run_new_cell(page, code: str) -> str:  # type: ignore[no-untyped-def]
     editor.fill(code)  # inserted as text: no auto-closed brackets or quotes
     typed = "\n".join(line.rstrip() for line in editor.inner_text().splitlines()).strip()
     assert typed == code.strip(), f"the editor holds {typed!r}, not {code!r}"
-    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Control+Enter")  # run in place: no extra empty cell below
     wait_executed(cell, CELL_MS)
     output = cell.locator(".jp-OutputArea-output")
     playwright_sync.expect(output.first).to_be_attached()
@@ -325,13 +340,16 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
     with step(page, "open the notebook, kernel idle", lab):
         page.goto(lab.tree_url(NOTEBOOK.name), wait_until="domcontentloaded")
         expect(code_cells(page).first).to_be_visible(timeout=KERNEL_IDLE_MS)
-        dismiss_popups(page)
+        dismiss_popups(page, wait_ms=5_000)
         wait_kernel_idle(page, KERNEL_IDLE_MS)
         expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle")
         assert code_cells(page).count() >= 10, "the quickstart notebook did not render its cells"
 
     with step(page, "run all cells", lab):
         dismiss_popups(page)
+        executed = [text for text in code_cells(page).locator(".jp-InputPrompt").all_text_contents()
+                    if re.search(r"\d", text)]
+        assert not executed, f"cells show execution counts before running: {executed}"
         page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
         last = code_cells(page).last
@@ -403,7 +421,7 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
                     "y": found["y"] * box["height"] / PAGE_VIEWPORT[1]}
         live.click(position=position)
         after = kernel_result(page, (
-            "import json, time\n"
+            "import json, sys, time\n"
             f"before, deadline = {before!r}, time.monotonic() + 15\n"
             "while True:\n"
             "    cart = nb.evaluate(\"document.getElementById('cart').textContent\").data['result']\n"
@@ -411,14 +429,12 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
             "        break\n"
             "    time.sleep(0.2)\n"
             "clicks = [r.envelope.status for r in nb.history if r.tool == 'browser_mouse_click_xy']\n"
-            "import sys\n"
             f"print({RESULT!r} + json.dumps({{'cart': cart, 'clicks': clicks, 'prefix': sys.prefix}}))"
         ))
         assert isinstance(after, dict), after
         assert after["clicks"] == ["success"], f"the panel's click calls: {after['clicks']}"
         assert after["cart"] != before, f"the cart did not change after the click: {before!r}"
-        banana_count = lambda text: text.count("Banana")  # noqa: E731
-        assert banana_count(after["cart"]) == banana_count(before) + 1, (
+        assert after["cart"].count("Banana") == before.count("Banana") + 1, (
             f"expected one more Banana: {before!r} -> {after['cart']!r}"
         )
         assert Path(after["prefix"]).resolve() == Path(sys.prefix).resolve(), (
@@ -430,7 +446,11 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
 
     with step(page, "screenshot for review", lab):
         dismiss_popups(page)
-        panel_cell.scroll_into_view_if_needed()
+        page.keyboard.press("Escape")  # command mode
+        # Collapse the file browser: the notebook gets the width.
+        page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+        expect(page.locator("#jp-left-stack")).to_be_hidden()
+        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'start'})")
         page.mouse.move(0, 0)
         save_screenshot(page)
         assert SCREENSHOT.stat().st_size > 10_000, "the screenshot is suspiciously small"

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from .core.config import LaunchDefaults, Limits
 from .core.envelope import Envelope
-from .core.live import DEFAULT_MAX_FPS
 from .core.runtime import Runtime
 from .core.util import utc_now
 
@@ -152,23 +151,15 @@ class Session:
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
 
-    def live_view(
-        self,
-        on_frame: Callable[[Frame], None],
-        *,
-        instance: str | None = None,
-        max_fps: float = DEFAULT_MAX_FPS,
-        quality: int = 60,
-        max_width: int = 800,
-        max_height: int = 600,
-    ) -> LiveView:
-        """Stream frames of the current tab of `instance` to `on_frame` until `.stop()`."""
+    def live_view(self, on_frame: Callable[[Frame], None], **options: Any) -> LiveView:
+        """Stream frames of an instance's current tab to `on_frame` until `.stop()`.
+
+        Options are those of `webmcp_nb.core.live.LiveView`: instance, max_fps, quality,
+        max_width, max_height.
+        """
         from .core.live import LiveView
 
-        view = LiveView(
-            self._ensure_engine(), on_frame, instance=instance, max_fps=max_fps, quality=quality,
-            max_width=max_width, max_height=max_height,
-        )
+        view = LiveView(self._ensure_engine(), on_frame, **options)
         self._runtime.run(view.start())
         return view
 

@@ -49,9 +49,9 @@ class LiveView:
         *,
         instance: str | None = None,
         max_fps: float = DEFAULT_MAX_FPS,
-        quality: int = 60,
-        max_width: int = 800,
-        max_height: int = 600,
+        quality: int = 70,
+        max_width: int = 1280,
+        max_height: int = 800,
     ) -> None:
         if not 0 < max_fps <= 60:
             raise ValueError(f"max_fps must be in (0, 60], got {max_fps}")
