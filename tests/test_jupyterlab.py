@@ -120,7 +120,7 @@ def copy_without_outputs(source: Path, target: Path) -> None:
     target.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
@@ -187,10 +187,9 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 # --------------------------------------------------------------------------- #
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+    assert Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM}: `make test` installs it"
     with playwright_sync.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
