@@ -11,8 +11,8 @@ import json
 import os
 import re
 import uuid
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 

@@ -5,10 +5,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+from playwright import sync_api
 
 from webmcp_nb.demo import DemoServer
-
-sync_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--enable-features=WebMCP"]

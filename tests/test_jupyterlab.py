@@ -32,12 +32,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+from playwright import sync_api as playwright_sync
 
 from .conftest import browser_processes
-
-playwright_sync = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("jupyterlab")
-pytest.importorskip("anywidget")
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"

@@ -16,7 +16,6 @@ import urllib.parse
 from html.parser import HTMLParser
 from typing import ClassVar
 
-import pytest
 from PIL import Image
 
 from webmcp_nb import Envelope
@@ -470,8 +469,8 @@ def test_tool_table_lists_every_registry_tool(session) -> None:
 
 
 def test_outputs_stay_readable_in_nbconvert_html(session, demo) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbconvert = pytest.importorskip("nbconvert")
+    import nbconvert
+    import nbformat
 
     ok(session.navigate(demo.url))
     snapshot = session.snapshot()
