@@ -234,5 +234,8 @@ class PageState:
         return False
 
 
-# What a click opens a file chooser on: a file input, or a label wrapping one.
-FILE_INPUT = "input[type=file]:not([disabled]), label:has(input[type=file]:not([disabled]))"
+# Matches the element itself if a click on it opens a file chooser: an enabled file
+# input, or a label wrapping one. Evaluated on that one element only (cheap).
+OPENS_FILE_CHOOSER = (
+    "xpath=self::input[@type='file' and not(@disabled)] | self::label[.//input[@type='file' and not(@disabled)]]"
+)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..pages import FILE_INPUT
+from ..pages import OPENS_FILE_CHOOSER
 from ..registry import ToolFailure, tool
 from ..util import first_lines
 from .models import ActionData, ModalState, PageParams, Params, Ref
@@ -96,7 +96,7 @@ async def click(ctx: CallContext, p: ClickParams) -> ActionData:
     assert ctx.page_state is not None
     # Chromium reports a file chooser only after the click has returned, so a click on a
     # file input waits for it; whether it is one is asked alongside the click, not before.
-    file_input = ctx.page_state.ref_locator(p.ref).and_(ctx.page.locator(FILE_INPUT))
+    file_input = ctx.page_state.ref_locator(p.ref).locator(OPENS_FILE_CHOOSER)
     opens_chooser = asyncio.ensure_future(file_input.count())
     options = {"button": p.button, "modifiers": p.modifiers or None, "timeout": ctx.action_timeout_ms}
 
