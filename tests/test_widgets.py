@@ -158,3 +158,43 @@ def test_call_log_is_bounded(session) -> None:
         assert log.table.value.count("<details") == 5
     finally:
         log.close()
+
+
+def test_panel_instance_selector_switches_the_live_view_and_the_calls(session, demo, panel) -> None:
+    ok(session.create_instance("second"))
+    try:
+        ok(session.navigate(demo.url_for("help.html"), instance="second"))
+        wait_until(lambda: "second" in panel.instances.options)
+        panel.instances.value = "second"
+        wait_until(lambda: panel.url.value == demo.url_for("help.html"))
+        shown = panel.live.frames_shown
+        wait_until(lambda: panel.live.frames_shown > shown)
+        panel.reload.click()
+        record = wait_until(lambda: [r for r in session.history if r.tool == "browser_reload"])[-1]
+        assert record.envelope.instance == "second" and record.caller == "panel"
+    finally:
+        panel.close()
+        ok(session.destroy_instance("second"))
+
+
+def test_live_view_polls_screenshots_where_there_is_no_devtools_protocol(session, demo, monkeypatch) -> None:
+    """A stand-in for a Firefox-based backend (no such browser can be installed here): the
+    DevTools session is refused, so the view falls back to polling screenshots."""
+    from playwright.async_api import BrowserContext, Error
+
+    async def refuse(self, page):
+        raise Error("CDP session is only available in Chromium")
+
+    monkeypatch.setattr(BrowserContext, "new_cdp_session", refuse)
+    ok(session.navigate(demo.url))
+    frames = []
+    view = session.live_view(frames.append, max_fps=4)
+    try:
+        wait_until(lambda: len(frames) >= 3)
+        started, count = time.monotonic(), len(frames)
+        time.sleep(1.5)
+        rate = (len(frames) - count) / (time.monotonic() - started)
+        assert 2 <= rate <= 4.5, rate
+        assert frames[-1].data[:2] == b"\xff\xd8" and frames[-1].viewport_width == 1280
+    finally:
+        view.stop()

@@ -62,13 +62,14 @@ class BrowserPanel(widgets.VBox):
         self.forward = _button("▶", "Forward")
         self.reload = _button("⟳", "Reload")
         self.go = _button("Go", "Navigate to the URL")
+        self.instances = widgets.Dropdown(description="Instance", layout=widgets.Layout(width="30%"))
         self.tabs = widgets.Dropdown(description="Tab", layout=widgets.Layout(width="45%"))
         self.snapshot_button = _button("Snapshot", "Show the accessibility snapshot")
         self.status = widgets.HTML()
         self.live = LiveViewWidget(layout=widgets.Layout(width="100%"))
         self.snapshot_pane = widgets.HTML()
         toolbar = widgets.HBox([self.back, self.forward, self.reload, self.url, self.go])
-        selectors = widgets.HBox([self.tabs, self.snapshot_button])
+        selectors = widgets.HBox([self.instances, self.tabs, self.snapshot_button])
         snapshot_box = widgets.Accordion(children=[self.snapshot_pane], titles=("Snapshot",))
         super().__init__([toolbar, selectors, self.live, self.status, snapshot_box])
 
@@ -80,10 +81,12 @@ class BrowserPanel(widgets.VBox):
         self.reload.on_click(lambda _: self._call("browser_reload"))
         self.snapshot_button.on_click(lambda _: self._call("browser_snapshot", on_done=self._show_snapshot))
         self.tabs.observe(self._select_tab, "value")
+        self.instances.observe(self._select_instance, "value")
         self.live.on_msg(self._on_live_event)
         self._updating = False
         self._remove_listener = session.add_listener(self._on_call)
-        self._refresh_tabs()
+        self._refresh()
+        self._max_fps = max_fps
         self.view = session.live_view(self.live.show, instance=instance, max_fps=max_fps)
 
     def close(self) -> None:
@@ -119,6 +122,15 @@ class BrowserPanel(widgets.VBox):
         elif event == "scroll":
             self._call("browser_scroll", delta_y=float(content["dy"]))
 
+    def _select_instance(self, change: dict[str, Any]) -> None:
+        """Show and drive another instance: the live view and the panel's calls follow it."""
+        if self._updating or not change["new"] or change["new"] == self.instance:
+            return
+        self.instance = change["new"]
+        self.view.stop()
+        self.view = self.session.live_view(self.live.show, instance=self.instance, max_fps=self._max_fps)
+        self._refresh()
+
     def _select_tab(self, change: dict[str, Any]) -> None:
         if not self._updating and change["new"]:
             self._call("browser_tabs", action="select", page_id=change["new"])
@@ -128,13 +140,10 @@ class BrowserPanel(widgets.VBox):
 
     # following every front end's calls ---------------------------------------------
     def _on_call(self, record: CallRecord) -> None:
-        """Keep the URL bar and tab list in step with calls from any front end."""
-        envelope = record.envelope
-        if envelope.instance not in (None, self.instance or self.session.overview()["current_instance"]):
-            return
-        self._refresh_tabs()
+        """Keep the URL bar and the selectors in step with calls from any front end."""
+        self._refresh()
 
-    def _refresh_tabs(self) -> None:
+    def _refresh(self) -> None:
         overview = self.session.overview()
         name = self.instance or overview["current_instance"]
         instance = overview["instances"].get(name)
@@ -142,6 +151,8 @@ class BrowserPanel(widgets.VBox):
         current = instance["current_page_id"] if instance else None
         self._updating = True
         try:
+            self.instances.options = list(overview["instances"])
+            self.instances.value = name if name in overview["instances"] else None
             self.tabs.options = [(_short(page["url"]), page["page_id"]) for page in pages]
             self.tabs.value = current
             url = next((page["url"] for page in pages if page["page_id"] == current), "")
