@@ -192,3 +192,13 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_a_binary_that_is_not_a_browser_is_an_internal_error_reported_in_health(fresh_session) -> None:
+    s = fresh_session()
+    message = error(s.create_instance("broken", executable_path="/bin/true"), "internal_error", "not_started")
+    assert "failed to launch" in message and "/bin/true" in message
+    failed = ok(s.health())["failed_launches"][-1]
+    assert (failed["name"], failed["error_type"]) == ("broken", "internal_error")
+    assert ok(s.list_instances())["instances"] == []
+    assert ok(s.create_instance("broken"))["instance"]["state"] == "live"  # the name was released
