@@ -160,7 +160,7 @@ def report(results: list[tuple[str, float, float]], import_ms: float, rounds: in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--write", type=Path, help="update this Markdown file")
     options = parser.parse_args()
     import_ms = bench_import()
