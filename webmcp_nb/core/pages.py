@@ -123,6 +123,14 @@ class PageState:
         self.modal = modal
         self.modal_opened.set()
 
+    def require_modal(self, kind: str, absent: str) -> Modal:
+        """The open modal of `kind` (dialog or file_chooser), or `dialog_not_present`."""
+        modal = self.modal
+        if modal is None or modal.kind != kind:
+            other = f" ({modal.summary()} is open: resolve it with {modal.resolved_by})" if modal else ""
+            raise ToolFailure("dialog_not_present", f"{absent}{other}.", started=False)
+        return modal
+
     def clear_modal(self) -> None:
         self.modal = None
         self.modal_opened.clear()

@@ -41,13 +41,7 @@ class DialogData(ActionData):
 async def handle_dialog(ctx: CallContext, p: DialogParams) -> DialogData:
     page_state = ctx.page_state
     assert page_state is not None
-    modal = page_state.modal
-    if modal is None or modal.kind != "dialog":
-        raise ToolFailure(
-            "dialog_not_present",
-            "No dialog is open on this page" + (" (a file chooser is: use browser_file_upload)." if modal else "."),
-            started=False,
-        )
+    modal = page_state.require_modal("dialog", "No dialog is open on this page")
     if p.prompt_text is not None and (modal.handle.type != "prompt" or not p.accept):  # type: ignore[union-attr]
         raise ToolFailure(
             "invalid_params", "prompt_text applies only when accepting a prompt() dialog.", started=False

@@ -367,11 +367,7 @@ class UploadData(ActionData):
 async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
     page_state = ctx.page_state
     assert page_state is not None
-    modal = page_state.modal
-    if modal is None or modal.kind != "file_chooser":
-        raise ToolFailure(
-            "dialog_not_present", "No file chooser is open; click the file input first.", started=False
-        )
+    modal = page_state.require_modal("file_chooser", "No file chooser is open; click the file input first")
     missing = [path for path in p.paths if not Path(path).is_file()]
     if missing:
         raise ToolFailure("invalid_params", f"Not a readable file: {', '.join(missing)}", started=False)
