@@ -13,7 +13,7 @@ COMPAT_PLAYWRIGHT ?= 1.62.0
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,notebook]'
+	$(PY) -m pip install --quiet -e '.[test,notebook,mcp]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -36,7 +36,7 @@ test: install chromium
 test-compat: chromium
 	$(PYTHON) -m venv $(COMPAT_VENV)
 	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test,notebook]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test,notebook,mcp]' 'playwright==$(COMPAT_PLAYWRIGHT)'
 	$(call run_pytest,$(COMPAT_VENV)/bin/python)
 
 bench: install chromium

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import psutil
@@ -24,6 +25,9 @@ from webmcp_nb import Envelope, Session
 from webmcp_nb.core.envelope import ERROR_TYPES, Operation
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.demo import DemoServer
+
+if TYPE_CHECKING:
+    from jupyter_client.manager import KernelManager
 
 BROWSER_NAMES = re.compile(r"chrom|headless_shell", re.I)
 
@@ -167,3 +171,33 @@ def make_operation(**changes: object) -> Operation:
         retry="not_needed",
     )
     return replace(base, **changes)  # type: ignore[arg-type]
+
+
+class Kernel:  # used by test_kernel and test_mcp
+    """A real ipykernel with a helper that collects what a front end would see."""
+
+    def __init__(self, manager: KernelManager, client: Any) -> None:
+        self.manager, self.client = manager, client
+
+    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error)."""
+        msg_id = self.client.execute(code)
+        outputs: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self.client.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] in ("execute_result", "display_data", "stream", "error"):
+                outputs.append({"type": msg["msg_type"], **msg["content"]})
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return outputs
+        raise TimeoutError(code)
+
+    def value(self, code: str) -> Any:
+        """The JSON value printed by `code` (which must print json.dumps(...))."""
+        streams = [o["text"] for o in self.run(code) if o["type"] == "stream"]
+        return json.loads("".join(streams).strip().splitlines()[-1])
+
+    def browser_pids(self) -> list[int]:
+        return [p.pid for p in browser_processes(self.manager.provisioner.process.pid)]

@@ -8,7 +8,6 @@ call renders its error type and message. A kernel restart leaves no browser behi
 from __future__ import annotations
 
 import base64
-import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -18,44 +17,14 @@ from typing import Any
 import nbformat
 import psutil
 import pytest
-from jupyter_client.manager import KernelManager, start_new_kernel
+from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 from webmcp_nb.core.render import ENVELOPE_MIME
 
-from .conftest import browser_processes
+from .conftest import Kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Kernel:
-    """A real ipykernel with a helper that collects what a front end would see."""
-
-    def __init__(self, manager: KernelManager, client: Any) -> None:
-        self.manager, self.client = manager, client
-
-    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
-        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error)."""
-        msg_id = self.client.execute(code)
-        outputs: list[dict[str, Any]] = []
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            msg = self.client.get_iopub_msg(timeout=timeout)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] in ("execute_result", "display_data", "stream", "error"):
-                outputs.append({"type": msg["msg_type"], **msg["content"]})
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                return outputs
-        raise TimeoutError(code)
-
-    def value(self, code: str) -> Any:
-        """The JSON value printed by `code` (which must print json.dumps(...))."""
-        streams = [o["text"] for o in self.run(code) if o["type"] == "stream"]
-        return json.loads("".join(streams).strip().splitlines()[-1])
-
-    def browser_pids(self) -> list[int]:
-        return [p.pid for p in browser_processes(self.manager.provisioner.process.pid)]
 
 
 @pytest.fixture

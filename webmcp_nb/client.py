@@ -17,7 +17,9 @@ from .core.runtime import Runtime
 from .core.util import utc_now
 
 if TYPE_CHECKING:
-    from .core.engine import CallRecord, Engine
+    from .core.engine import Approval, CallRecord, Engine
+    from .mcp import ServerHandle
+    from .published import Handle, Published
     from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
 
@@ -63,6 +65,8 @@ class Session:
         self.caller = caller
         self._runtime = Runtime()
         self._engine: Engine | None = None
+        self._published: Published | None = None
+        self._servers: set[ServerHandle] = set()
         self._engine_lock = threading.Lock()
         self._closed = False
 
@@ -100,8 +104,99 @@ class Session:
     # the registry -----------------------------------------------------------
     @property
     def tools(self) -> list[ToolSpec]:
-        """Every tool this session can call."""
-        return list(tool_registry())
+        """Every tool this session can call, its published functions included."""
+        return list(self.published.tools)
+
+    @property
+    def published(self) -> Published:
+        """The functions, resources and prompts this session publishes to agents."""
+        with self._engine_lock:
+            if self._published is None:
+                from .published import Published
+                from .core.registry import Registry
+
+                self._published = Published(Registry(parent=tool_registry()))
+            return self._published
+
+    def tool(
+        self, function: Callable[..., Any] | None = None, /, **options: Any
+    ) -> Any:
+        """Publish a Python function as a tool for agents (decorator; type hints give
+        the schema). Options: name, title, description, read_only, destructive,
+        idempotent. Returns a handle that still calls the function; `.unregister()`
+        withdraws it."""
+        from .published import tool_spec
+
+        def publish(function: Callable[..., Any]) -> Handle:
+            return self.published.add_tool(tool_spec(function, **options), function)
+
+        return publish if function is None else publish(function)
+
+    def resource(
+        self,
+        uri: str,
+        content: str | bytes | Callable[[], str | bytes] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str = "",
+        mime_type: str = "text/plain",
+    ) -> Any:
+        """Publish a resource at `uri`: fixed content, or a function read on every
+        request (also as a decorator: `@s.resource("notes://today")`)."""
+        from .published import PublishedResource
+
+        def publish(source: str | bytes | Callable[[], str | bytes]) -> Handle:
+            if callable(source):
+                read, label, about = source, name or source.__name__, description or (source.__doc__ or "").strip()
+            else:
+                read, label, about = (lambda: source), name or uri, description
+            return self.published.add_resource(PublishedResource(uri, label, about, mime_type, read))
+
+        return publish if content is None else publish(content)
+
+    def prompt(self, function: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """Publish a prompt template (decorator): the function's parameters are the
+        prompt's arguments; it returns text or (role, text) messages. Options: name,
+        description."""
+        from .published import prompt_spec
+
+        def publish(function: Callable[..., Any]) -> Handle:
+            return self.published.add_prompt(prompt_spec(function, **options))
+
+        return publish if function is None else publish(function)
+
+    @property
+    def servers(self) -> list[ServerHandle]:
+        """The MCP servers this session runs (`serve_mcp`)."""
+        return [server for server in self._servers if server.running]
+
+    def serve_mcp(
+        self,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        caps: Sequence[str] = (),
+        approve: str = "none",
+        approver: Approval | None = None,
+        allow_remote: bool = False,
+        token: str | None = None,
+    ) -> ServerHandle:
+        """Serve this session to agents over MCP (streamable HTTP at `handle.url`,
+        bearer `handle.token`) on the runtime thread; `handle.stop()` ends it.
+
+        caps: extra tool groups for agents ("js", "code", "files", "pdf").
+        approve: "consequential" (destructive tools), "all" (every tool that is not
+        read-only) or "none"; `approver` decides (None approves, a string denies).
+        """
+        from .mcp import serve_http
+
+        return self._runtime.run(
+            serve_http(
+                self, port=port, host=host, caps=caps, approve=approve, approver=approver,
+                allow_remote=allow_remote, token=token,
+            )
+        )
 
     # calling ----------------------------------------------------------------
     def call(self, tool: str, /, **args: Any) -> Envelope:
@@ -117,24 +212,48 @@ class Session:
         """`call` on behalf of another front end (a widget, an agent), for the call log."""
         return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), caller))
 
-    async def acall_as(self, caller: str, tool: str, args: dict[str, Any]) -> Envelope:
-        return await self._runtime.arun(self._execute(tool, args, time.monotonic(), utc_now(), caller))
+    async def acall_as(
+        self,
+        caller: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        approval: Approval | None = None,
+        groups: frozenset[str] | None = None,
+    ) -> Envelope:
+        """`acall` on behalf of another front end: `approval` gates calls that change
+        things; `groups` limits the tools it may call (see `Engine.execute`)."""
+        return await self._runtime.arun(
+            self._execute(tool, args, time.monotonic(), utc_now(), caller, approval=approval, groups=groups)
+        )
 
-    async def _execute(self, tool: str, args: dict[str, Any], submitted: float, started_at: str, caller: str) -> Envelope:
+    async def _execute(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        submitted: float,
+        started_at: str,
+        caller: str,
+        **policy: Any,
+    ) -> Envelope:
         engine = self._ensure_engine()
-        return await engine.execute(tool, args, submitted=submitted, started_at=started_at, caller=caller)
+        return await engine.execute(tool, args, submitted=submitted, started_at=started_at, caller=caller, **policy)
 
     def _ensure_engine(self) -> Engine:
+        engine = self._engine
+        if engine is not None:
+            return engine
+        published = self.published
         with self._engine_lock:
             if self._closed:
                 raise RuntimeError("This Session is closed; create a new one.")
             if self._engine is None:
-                tool_registry()
                 from .core.engine import Engine
 
                 self._engine = Engine(
                     self.limits,
                     self.launch_defaults,
+                    registry=published.tools,
                     default_instance=self.default_instance,
                     artifacts_dir=self.artifacts_dir,
                 )
@@ -180,12 +299,17 @@ class Session:
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:
-        """Close every browser and stop the runtime thread. Idempotent."""
+        """Stop MCP servers, close every browser and stop the runtime thread. Idempotent."""
         with self._engine_lock:
             if self._closed:
                 return
             self._closed = True
             engine, self._engine = self._engine, None
+        for server in list(self._servers):
+            try:
+                server.stop()
+            except Exception:  # noqa: BLE001 - closing must not raise
+                pass
         if engine is not None and self._runtime.running:
             future = self._runtime.submit(engine.close())
             try:

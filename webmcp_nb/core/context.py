@@ -16,7 +16,7 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
-    from .engine import Engine
+    from .engine import Approval, Engine
     from .instances import Instance
     from .pages import PageState
     from .registry import ToolSpec
@@ -28,11 +28,12 @@ class CallContext:
     spec: ToolSpec
     deadline: float
     caller: str = "python"
+    approval: Approval | None = None
     instance: Instance | None = None
     page_state: PageState | None = None
     frame: Frame | None = None
     artifacts: list[str] = field(default_factory=list)
-    # Where the call is, for timeout messages: "queued", "launching", "running".
+    # Where the call is, for timeout messages: "launching", "approval", "queued", "running".
     phase: str = "queued"
     # Set by handlers that act on an instance without targeting it (create/destroy).
     instance_name: str | None = None

@@ -8,7 +8,7 @@ from collections import deque
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,25 @@ TIMEOUT_PHASES = {
     "queued": "it was still waiting for earlier calls on this instance, and nothing was done.",
     "launching": "the browser instance was still launching; the launch goes on, and the instance "
     "will be usable once it is live.",
+    "approval": "it was still waiting for the notebook user's approval, and nothing was done.",
     "running": "it was stopped while running and may have taken effect.",
 }
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A call that waits for a person's approval before it runs."""
+
+    tool: str
+    args: dict[str, Any]
+    caller: str
+    instance: str | None
+    page_id: str | None
+    url: str | None
+
+
+Approval = Callable[[ApprovalRequest], Awaitable[str | None]]
+"""Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
 
 
 @dataclass(frozen=True)
@@ -74,18 +91,35 @@ class Engine:
         submitted: float | None = None,
         started_at: str | None = None,
         caller: str = "python",
+        approval: Approval | None = None,
+        groups: frozenset[str] | None = None,
     ) -> Envelope:
-        """Run `tool` with `args`; always returns an envelope, never raises."""
+        """Run `tool` with `args`; always returns an envelope, never raises.
+
+        `groups` limits the callable tools to those capability groups (an agent's
+        grant). With `approval`, a tool that needs it (see `needs_approval`) waits for
+        that decision after validation and before queueing on its instance.
+        """
         submitted = time.monotonic() if submitted is None else submitted
         started_at = started_at or utc_now()
         spec: ToolSpec | None = None
         ctx: CallContext | None = None
         try:
             spec = self.registry.get(tool)
+            if groups is not None and spec.group not in groups:
+                ungranted, spec = spec, None
+                raise ToolFailure(
+                    "invalid_params",
+                    f"Tool {tool!r} is not available here: its capability group {ungranted.group!r} was not "
+                    f"granted (the notebook user can grant it, for example `%browser serve --caps {ungranted.group}`).",
+                    started=False,
+                )
             if not isinstance(args, dict):
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
-            ctx = CallContext(self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller)
+            ctx = CallContext(
+                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval
+            )
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
                     data = await self._run(spec, params, ctx)
@@ -146,11 +180,13 @@ class Engine:
     # running ----------------------------------------------------------------
     async def _run(self, spec: ToolSpec, params: Any, ctx: CallContext) -> Any:
         if spec.target == "server":
+            await self._await_approval(ctx, params, None)
             ctx.phase = "running"
             return await spec.handler(ctx, params)
         ctx.phase = "launching"
         instance = await self._resolve_instance(getattr(params, "instance", None))
         ctx.instance = instance
+        await self._await_approval(ctx, params, instance)
         ctx.phase = "queued"
         lock = contextlib.nullcontext() if spec.resolves_modal else instance.lock
         async with lock:
@@ -171,6 +207,27 @@ class Engine:
                 raise page_state.blocked_error(spec.name)
             ctx.phase = "running"
             return await self._run_watching_modals(spec, params, ctx, page_state)
+
+    async def _await_approval(self, ctx: CallContext, params: Any, instance: Instance | None) -> None:
+        """Ask `ctx.approval` before a call that needs it; a denial ends the call, not started."""
+        if ctx.approval is None or not needs_approval(ctx.spec):
+            return
+        ctx.phase = "approval"
+        page = None
+        if instance is not None and ctx.spec.target == "page":
+            with contextlib.suppress(ToolFailure):
+                page = instance.page(getattr(params, "page_id", None))
+        request = ApprovalRequest(
+            tool=ctx.spec.name,
+            args=params.model_dump(mode="json", exclude_defaults=True),
+            caller=ctx.caller,
+            instance=instance.name if instance is not None else None,
+            page_id=page.page_id if page is not None else None,
+            url=page.page.url if page is not None else None,
+        )
+        denial = await ctx.approval(request)
+        if denial is not None:
+            raise ToolFailure("approval_denied", denial, started=False)
 
     async def _run_watching_modals(
         self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState
@@ -272,6 +329,11 @@ class Engine:
                 listener(record)
             except Exception:  # noqa: BLE001 - a broken listener must not break calls
                 pass
+
+
+def needs_approval(spec: ToolSpec) -> bool:
+    """Whether an approval policy is consulted for `spec` (read-only tools never wait)."""
+    return not spec.read_only
 
 
 def classify(spec: ToolSpec | None, started: bool) -> tuple[Outcome, Retry]:

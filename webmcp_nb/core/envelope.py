@@ -48,6 +48,8 @@ ERROR_TYPES: tuple[str, ...] = (
     "observation_timeout",
     "download_not_found",
     "download_failed",
+    # Added for agents (MCP): the notebook user denied the call, or did not answer in time.
+    "approval_denied",
 )
 
 RETRY_ADVICE: dict[str, str] = {
@@ -184,13 +186,16 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def enforce_size_limit(envelope: Envelope, limit: int, *, read_only: bool, hint: str) -> Envelope:
+def enforce_size_limit(
+    envelope: Envelope, limit: int, *, read_only: bool, hint: str, size: int | None = None, what: str = "JSON"
+) -> Envelope:
     """Replace an envelope whose JSON exceeds `limit` bytes by `result_too_large`.
 
-    The outcome of the action is kept; nothing is clipped. If even the artifact
-    references do not fit, they are dropped and `references_omitted` is set.
+    `size` and `what` measure something else that carries the envelope (an MCP
+    result). The outcome of the action is kept; nothing is clipped. If even the
+    artifact references do not fit, they are dropped and `references_omitted` is set.
     """
-    size = len(envelope.to_json_bytes())
+    size = len(envelope.to_json_bytes()) if size is None else size
     if size <= limit:
         return envelope
     op = envelope.operation
@@ -201,7 +206,7 @@ def enforce_size_limit(envelope: Envelope, limit: int, *, read_only: bool, hint:
     }[op.outcome]
     retry: Retry = "read_only" if read_only else ("after_correction" if op.outcome == "not_started" else "inspect_state")
     message = (
-        f"The result of {op.tool} is {size} bytes of JSON, over the limit of {limit} bytes "
+        f"The result of {op.tool} is {size} bytes of {what}, over the limit of {limit} bytes "
         f"(BROWSER_MCP_MAX_RESULT_BYTES); it was not returned and nothing was clipped. {did}; "
         f"inspect the state before repeating it. {hint}"
     ).strip()

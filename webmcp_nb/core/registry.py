@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "files"]
+Group = Literal["core", "js", "code", "files", "pdf", "notebook"]
+"""Capability groups. Agents get "core" and the tools the notebook published ("notebook");
+the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
 
 
@@ -133,18 +135,35 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 class Registry:
-    """An ordered set of tools, looked up by name."""
+    """An ordered set of tools, looked up by name.
 
-    def __init__(self) -> None:
+    A registry with a `parent` adds its own tools after the parent's (a session's
+    published tools on top of the built-in ones) and tells `listeners` when its
+    own tools change.
+    """
+
+    def __init__(self, parent: Registry | None = None) -> None:
         self._tools: dict[str, ToolSpec] = {}
+        self.parent = parent
+        self.listeners: list[Callable[[], None]] = []
 
     def add(self, spec: ToolSpec) -> ToolSpec:
-        if spec.name in self._tools:
+        if spec.name in self:
             raise ValueError(f"tool {spec.name!r} is already registered")
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
+        self._changed()
         return spec
+
+    def remove(self, name: str) -> None:
+        """Remove one of this registry's own tools (not a parent's); unknown names are ignored."""
+        if self._tools.pop(name, None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            listener()
 
     def tool(self, **metadata: Any) -> Callable[[Handler], Handler]:
         """Decorator: register an async handler with `metadata` (see `ToolSpec`)."""
@@ -156,24 +175,28 @@ class Registry:
         return register
 
     def get(self, name: str) -> ToolSpec:
-        try:
-            return self._tools[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, self._tools, n=3, cutoff=0.6)
-            hint = f" Did you mean: {', '.join(close)}?" if close else ""
-            raise InvalidParams(f"Unknown tool {name!r}.{hint}") from None
+        spec = self._tools.get(name)
+        if spec is not None:
+            return spec
+        if self.parent is not None and name in self.parent:
+            return self.parent.get(name)
+        close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.6)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise InvalidParams(f"Unknown tool {name!r}.{hint}")
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or (self.parent is not None and name in self.parent)
 
     def __iter__(self) -> Iterator[ToolSpec]:
-        return iter(self._tools.values())
+        if self.parent is not None:
+            yield from self.parent
+        yield from list(self._tools.values())
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._tools) + (len(self.parent) if self.parent is not None else 0)
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [spec.name for spec in self]
 
 
 REGISTRY = Registry()

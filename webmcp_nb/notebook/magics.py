@@ -362,6 +362,7 @@ EXTRAS = {
     "tools": "The tool table (every registry tool with its group and annotations).",
     "panel": "The live browser panel widget of the shared session.",
     "log": "The call log widget of the shared session (every caller: magics, widgets, agents).",
+    "serve": "Serve the shared session to agents over MCP (`%browser serve --help`); `--stop` ends it.",
     "help": "This overview; `%browser help TOOL` is `%browser TOOL --help`.",
 }
 
@@ -600,7 +601,7 @@ class BrowserMagics(Magics, Configurable):
             return None
         kind, target, args = planned
         if kind == "extra":
-            return self._extra(target)
+            return self._extra(target, args)
         envelope = self._call(target, args)
         return envelope
 
@@ -625,7 +626,7 @@ class BrowserMagics(Magics, Configurable):
         results = CallList()
         for kind, target, args in plans:  # every line parsed before the first call
             if kind == "extra":
-                _display(self._extra(target))
+                _display(self._extra(target, args))
                 continue
             envelope = self._call(target, args)
             results.append(envelope)
@@ -648,6 +649,9 @@ class BrowserMagics(Magics, Configurable):
     def _plan(self, words: list[str]) -> tuple[str, Any, dict[str, Any]] | None:
         """What one line asks for: ("extra", name, {}) or ("tool", spec, args); None after --help."""
         name, rest = words[0], words[1:]
+        if name == "serve":
+            options = parse_serve(rest)
+            return None if options is None else ("extra", name, options)
         if name in EXTRAS and PREFIX + name not in tool_registry():
             if rest in ([], ["--help"], ["-h"]):
                 if rest:
@@ -663,8 +667,10 @@ class BrowserMagics(Magics, Configurable):
             return None
         return ("tool", tool.spec, args)
 
-    def _extra(self, name: str) -> Any:
+    def _extra(self, name: str, options: dict[str, Any] | None = None) -> Any:
         session = shared.shared_session()
+        if name == "serve":
+            return serve(session, options or {})
         if name == "panel":
             return session.panel()
         if name == "log":
@@ -702,6 +708,51 @@ class BrowserMagics(Magics, Configurable):
         fmt = "jpeg" if data.get("mime_type") == "image/jpeg" else "png"
         width = min(self.screenshot_width, int(data.get("width") or self.screenshot_width))
         _display(Image(data=data["image"], format=fmt, width=width))
+
+
+def _serve_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="%browser serve",
+        description="Serve the notebook's shared session to agents over MCP (streamable HTTP on the runtime "
+        "thread). Prints the URL, a fresh bearer token and client configurations; approval prompts appear "
+        "below.",
+        formatter_class=_formatter,
+    )
+    parser.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
+    parser.add_argument("--caps", nargs="+", default=[], metavar="GROUP",
+                        help="extra tool groups for agents: js, code, files, pdf (default: core tools only)")
+    parser.add_argument("--approve", choices=["consequential", "all", "none"], default="consequential",
+                        help="which agent calls wait for your approval (default: consequential)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    parser.add_argument("--stop", action="store_true", help="stop the session's MCP servers")
+    return parser
+
+
+def parse_serve(words: Sequence[str]) -> dict[str, Any] | None:
+    """The options of ``%browser serve``; None after --help."""
+    parser = _serve_parser()
+    if any(word in HELP_WORDS for word in words):
+        print(parser.format_help().rstrip())
+        return None
+    try:
+        return vars(parser.parse_args(list(words)))
+    except _ParseError as exc:
+        raise UsageError(f"%browser serve: {exc}") from None
+
+
+def serve(session: NotebookSession, options: dict[str, Any]) -> None:
+    if options.pop("stop", False):
+        servers = session.servers
+        for server in servers:
+            server.stop()
+        print(f"stopped {len(servers)} MCP server{'s' if len(servers) != 1 else ''}")
+        return
+    try:
+        handle = session.serve_mcp(**options)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"%browser serve: {exc}") from None
+    print(handle.describe())
 
 
 def _display(value: Any) -> None:

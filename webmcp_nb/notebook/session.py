@@ -16,6 +16,8 @@ from ..core.live import DEFAULT_MAX_FPS
 from ..client import Session
 
 if TYPE_CHECKING:
+    from ..core.engine import Approval
+    from ..mcp import ServerHandle
     from .widgets import BrowserPanel, CallLog
 
 CALLER = "notebook"
@@ -73,6 +75,25 @@ class NotebookSession(Session):
         from .widgets import CallLog
 
         return CallLog(self)
+
+    def serve_mcp(  # type: ignore[override]
+        self, *, approve: str = "consequential", approver: Approval | None = None, **options: Any
+    ) -> ServerHandle:
+        """`Session.serve_mcp`, approving consequential calls in the notebook by default:
+        the prompts appear in an approval panel displayed in this cell."""
+        panel = None
+        if approve != "none" and approver is None:
+            from .widgets import ApprovalPanel
+
+            panel = ApprovalPanel()
+            approver = panel.approve
+        handle = super().serve_mcp(approve=approve, approver=approver, **options)
+        handle.approvals = panel
+        if panel is not None:
+            from IPython.display import display
+
+            display(panel)
+        return handle
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self._engine else "idle")

@@ -25,7 +25,7 @@ from ..core.live import DEFAULT_MAX_FPS
 from ..core.render import render_html, render_text
 
 if TYPE_CHECKING:
-    from ..core.engine import CallRecord
+    from ..core.engine import ApprovalRequest, CallRecord
     from ..core.envelope import Envelope
     from ..core.live import Frame
     from ..client import Session
@@ -258,3 +258,75 @@ def _button(label: str, tooltip: str) -> widgets.Button:
 
 def _short(url: str, limit: int = 60) -> str:
     return url if len(url) <= limit else url[: limit - 1] + "…"
+
+
+class ApprovalPanel(widgets.VBox):
+    """Where agents' consequential calls wait for the notebook user: one row per
+    request, with the tool, its arguments and the target page, Approve and Deny.
+
+    `approve` is the `Approval` the MCP server calls on the runtime loop; button
+    clicks (kernel or subshell thread) resolve it thread-safely. No answer within
+    `timeout_s` denies.
+    """
+
+    def __init__(self, *, timeout_s: float = 45.0) -> None:
+        self.timeout_s = timeout_s
+        self.heading = widgets.HTML("<b>Agent approvals</b>: none pending")
+        super().__init__([self.heading])
+        self.add_class("webmcp-nb-approvals")
+        self._lock = threading.Lock()
+        self.decided: list[tuple[str, str]] = []  # (summary, "approved" | "denied" | "timed out")
+
+    async def approve(self, request: ApprovalRequest) -> str | None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        decision: asyncio.Future[bool] = loop.create_future()
+
+        def decide(approved: bool) -> None:
+            loop.call_soon_threadsafe(lambda: decision.done() or decision.set_result(approved))
+
+        row = self._add_row(request, decide)
+        try:
+            approved = await asyncio.wait_for(decision, self.timeout_s)
+            verdict = "approved" if approved else "denied"
+        except TimeoutError:
+            approved, verdict = False, "timed out"
+        finally:
+            self._remove_row(row)
+        self.decided.append((approval_summary(request), verdict))
+        if approved:
+            return None
+        if verdict == "timed out":
+            return (f"The notebook user did not approve {request.tool} within {self.timeout_s:g} s; "
+                    "it was not run. Ask them to approve in the notebook, then call again.")
+        return f"The notebook user denied {request.tool}; it was not run. Do not repeat it unless they ask."
+
+    def _add_row(self, request: ApprovalRequest, decide: Callable[[bool], None]) -> widgets.Widget:
+        text = widgets.HTML(f"<code>{html.escape(approval_summary(request))}</code>")
+        approve, deny = _button("Approve", "Run this call"), _button("Deny", "Refuse this call")
+        approve.button_style, deny.button_style = "success", "danger"
+        approve.on_click(lambda _button: decide(True))
+        deny.on_click(lambda _button: decide(False))
+        row = widgets.HBox([text, approve, deny])
+        with self._lock:
+            self.children = (*self.children, row)
+            self._update_heading()
+        return row
+
+    def _remove_row(self, row: widgets.Widget) -> None:
+        with self._lock:
+            self.children = tuple(child for child in self.children if child is not row)
+            self._update_heading()
+        row.close()
+
+    def _update_heading(self) -> None:
+        pending = len(self.children) - 1
+        self.heading.value = f"<b>Agent approvals</b>: {pending or 'none'} pending"
+
+
+def approval_summary(request: ApprovalRequest) -> str:
+    """Who wants to do what, where: the text of an approval prompt."""
+    where = f" on {request.url}" if request.url else ""
+    args = ", ".join(f"{key}={value!r}" for key, value in request.args.items())
+    return f"{request.caller} wants {request.tool}({args}){where}"

@@ -34,6 +34,7 @@ class EvaluateData(ActionData):
     data=EvaluateData,
     target="page",
     group="js",
+    destructive=True,  # arbitrary script can do anything the page can
     open_world=True,
     too_large_hint="Return less from the expression.",
 )

@@ -362,6 +362,7 @@ class UploadData(ActionData):
     data=UploadData,
     target="page",
     group="files",
+    destructive=True,  # sends local files to the site
     resolves_modal=True,
 )
 async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:

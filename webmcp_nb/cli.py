@@ -1,0 +1,87 @@
+"""The ``webmcp-nb`` console script.
+
+``webmcp-nb serve --transport stdio|http``
+    The MCP server over a session of its own, without a notebook.
+``webmcp-nb attach --url URL --token TOKEN``
+    A stdio MCP server that forwards everything to a running notebook's HTTP
+    server, for clients that can only spawn processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+TOKEN_ENV = "WEBMCP_NB_TOKEN"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="webmcp-nb", description="webmcp_nb's MCP server and bridge.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="serve a browser session of its own over MCP")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default: loopback)")
+    serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    serve.add_argument("--caps", nargs="+", default=[], metavar="GROUP", help="extra tool groups: js code files pdf")
+    serve.add_argument("--headed", action="store_true", help="show browser windows (needs a display)")
+    serve.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"HTTP bearer token (default: ${TOKEN_ENV} "
+                       "or a fresh random one)")
+
+    attach = commands.add_parser("attach", help="bridge stdio to a notebook's MCP server")
+    attach.add_argument("--url", required=True, help="the notebook server's URL (http://127.0.0.1:PORT/mcp)")
+    attach.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"its bearer token (or ${TOKEN_ENV})")
+
+    args = parser.parse_args(argv)
+    if args.command == "attach":
+        if not args.token:
+            parser.error(f"attach needs --token (or ${TOKEN_ENV})")
+        from .mcp.bridge import attach_stdio
+
+        asyncio.run(attach_stdio(args.url, args.token))
+        return 0
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .client import Session
+
+    session = Session(headless=not args.headed, caller="agent")
+    try:
+        if args.transport == "stdio":
+            from .mcp.server import serve_stdio
+
+            session._runtime.run(serve_stdio(session, caps=args.caps))
+            return 0
+        handle = session.serve_mcp(
+            port=args.port, host=args.host, caps=args.caps, allow_remote=args.allow_remote, token=args.token
+        )
+        print(handle.describe(), flush=True)
+        _wait_for_signal()
+        return 0
+    finally:
+        session.close()
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, lambda *_: stop.set())
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

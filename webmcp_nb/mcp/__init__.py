@@ -1,0 +1,7 @@
+"""The MCP front end: a session's tools for an attached agent (`Session.serve_mcp`,
+`%browser serve`, `webmcp-nb serve` / `attach`). Needs the `mcp` extra."""
+
+from .http import ServerHandle, serve_http
+from .server import AgentServer
+
+__all__ = ["AgentServer", "ServerHandle", "serve_http"]

@@ -1,0 +1,239 @@
+"""Streamable HTTP for the MCP server, on the session's runtime thread.
+
+uvicorn runs as a task on the runtime loop (never the kernel's loop, so a busy
+cell does not stall agents; off the main thread, so it captures no signals).
+Every request needs the bearer token (401 otherwise); the SDK checks Host (421)
+and Origin (403) against loopback names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import shlex
+import shutil
+import socket
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+
+from ..core.engine import Approval
+from .server import AgentServer
+
+if TYPE_CHECKING:
+    from ..client import Session
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MCP_PATH = "/mcp"
+SHUTDOWN_GRACE_S = 2.0
+
+
+class BearerToken:
+    """ASGI wrapper: every HTTP request must carry `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not secrets.compare_digest(given, self._expected):
+                body = b'{"error": "unauthorized", "message": "a valid bearer token is required"}'
+                await send({
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="webmcp-nb"'),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                })
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _security(host: str) -> TransportSecuritySettings:
+    if host in LOOPBACK:
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    # Reachable under names we cannot know: the token is the protection.
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on such sockets (else Nagle adds ~40 ms)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot serve MCP on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def stdio_command() -> list[str]:
+    """How a client that only spawns processes starts the bridge (`webmcp-nb attach`)."""
+    beside = Path(sys.executable).with_name("webmcp-nb")
+    script = str(beside) if beside.exists() else shutil.which("webmcp-nb")
+    return [script] if script else [sys.executable, "-m", "webmcp_nb.cli"]
+
+
+@dataclass
+class ServerHandle:
+    """A running MCP server: where it is, its token, and how to stop it."""
+
+    url: str
+    token: str
+    caps: tuple[str, ...]
+    approve: str
+    _server: AgentServer = field(repr=False)
+    _uvicorn: uvicorn.Server = field(repr=False)
+    _task: asyncio.Task[None] = field(repr=False)
+    _session: Session = field(repr=False)
+    approvals: Any = None  # where a notebook shows approval prompts (`ApprovalPanel`)
+
+    @property
+    def running(self) -> bool:
+        return not self._task.done()
+
+    def stop(self) -> None:
+        """Stop serving (idempotent); open client connections are closed."""
+        if self._task.done():
+            return
+        runtime = self._session._runtime
+        if runtime.in_runtime_thread():
+            self._request_stop()
+        else:
+            runtime.run(self.astop())
+
+    def _request_stop(self) -> None:
+        self._server.close()
+        self._uvicorn.should_exit = True
+
+    async def astop(self) -> None:
+        self._request_stop()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), SHUTDOWN_GRACE_S + 3)
+        except (TimeoutError, asyncio.CancelledError):
+            self._uvicorn.force_exit = True
+            self._task.cancel()
+        self._session._servers.discard(self)
+
+    def client_configs(self) -> dict[str, Any]:
+        """Ready-to-paste client configurations."""
+        header = f"Authorization: Bearer {self.token}"
+        stdio = stdio_command() + ["attach", "--url", self.url, "--token", self.token]
+        return {
+            "http": {"type": "http", "url": self.url, "headers": {"Authorization": f"Bearer {self.token}"}},
+            "stdio": {"type": "stdio", "command": stdio[0], "args": stdio[1:]},
+            "claude_code": f"claude mcp add --transport http webmcp-nb {self.url} --header {shlex.quote(header)}",
+            "inspector": f"npx @modelcontextprotocol/inspector  (Transport: Streamable HTTP, URL: {self.url}, "
+            f"header {header})",
+        }
+
+    def describe(self) -> str:
+        configs = self.client_configs()
+        grant = ", ".join(self.caps) or "core tools only"
+        return "\n".join([
+            f"MCP server: {self.url}",
+            f"token:      {self.token}",
+            f"caps:       {grant}; approval: {self.approve}",
+            "",
+            "Claude Code:",
+            f"  {configs['claude_code']}",
+            "MCP client configuration (HTTP):",
+            "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),
+            "MCP client configuration (stdio bridge, for clients that only spawn processes):",
+            "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["stdio"]}}),
+            "MCP Inspector:",
+            f"  {configs['inspector']}",
+        ])
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.describe())
+
+
+async def serve_http(
+    session: Session,
+    *,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    caps: Sequence[str] = (),
+    approve: str = "none",
+    approver: Approval | None = None,
+    allow_remote: bool = False,
+    token: str | None = None,
+) -> ServerHandle:
+    """Start serving `session` over streamable HTTP; runs on the runtime loop."""
+    if host not in LOOPBACK:
+        if not allow_remote:
+            raise ValueError(
+                f"refusing to serve on {host!r}: only loopback by default; pass allow_remote=True "
+                "(--allow-remote) to serve beyond this machine"
+            )
+        warnings.warn(
+            f"The MCP server on {host}:{port} is reachable from other machines; anyone with the token "
+            "drives this browser.",
+            stacklevel=2,
+        )
+    agent_server = AgentServer(session, caps=caps, approve=approve, approver=approver)
+    token = token or secrets.token_urlsafe(32)
+    app = agent_server.server.streamable_http_app(
+        streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host
+    )
+    sock = _bind(host, port)
+    config = uvicorn.Config(
+        BearerToken(app, token),
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            sock.close()
+            error = task.exception()
+            raise RuntimeError(f"the MCP server did not start: {error!r}")
+        await asyncio.sleep(0.01)
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+    handle = ServerHandle(
+        url=f"http://{shown_host}:{bound_port}{MCP_PATH}",
+        token=token,
+        caps=tuple(sorted(agent_server.groups - {"core", "notebook"})),
+        approve=agent_server.approve,
+        _server=agent_server,
+        _uvicorn=server,
+        _task=task,
+        _session=session,
+    )
+    session._servers.add(handle)
+    return handle

@@ -1,0 +1,317 @@
+"""The MCP server: a session's tools, resources and prompts for an attached agent.
+
+Generated from the session's registry (built-in tools plus what the notebook
+published). Calls run through the same engine as the notebook's own calls, so
+they share instances, per-instance ordering and the call log (caller
+``agent:<client name>``). It serves both protocol eras from one app: 2026-07-28
+clients hear about list changes on `subscriptions/listen` streams, 2025-era
+clients through `notifications/*/list_changed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.connection import Connection
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__
+from ..core.engine import Approval
+from ..core.registry import Group, ToolSpec
+from ..published import Kind
+from .results import call_result, output_schema
+
+if TYPE_CHECKING:
+    from ..client import Session
+
+ApprovePolicy = Literal["consequential", "all", "none"]
+GRANTABLE: tuple[str, ...] = tuple(group for group in get_args(Group) if group not in ("core", "notebook"))
+ALWAYS_GRANTED = ("core", "notebook")
+CALLER_META_KEY = "webmcp_nb/caller"
+"""`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
+
+INSTRUCTIONS = (
+    "These tools drive a live browser that a person is also using in a Jupyter notebook. "
+    "Every result is an envelope {status, instance, data | error_type + message, operation}; "
+    "operation.outcome and operation.retry say whether anything happened and whether repeating is safe. "
+    "Start with browser_snapshot: it returns the page as YAML with [ref=...] handles for the other tools. "
+    "Browser tools act on the notebook's current instance and tab unless given instance / page_id."
+)
+
+_TARGET_NOTES = {
+    "server": "",
+    "instance": " Acts on the notebook's current browser instance unless `instance` is given.",
+    "page": " Acts on the current tab of the notebook's current instance unless `instance` / `page_id` "
+    "(and `frame_id`) are given.",
+}
+
+
+def check_options(caps: Sequence[str], approve: str) -> tuple[frozenset[str], ApprovePolicy]:
+    unknown = sorted(set(caps) - set(GRANTABLE))
+    if unknown:
+        raise ValueError(f"unknown capability {', '.join(unknown)}; choose from {', '.join(GRANTABLE)}")
+    if approve not in get_args(ApprovePolicy):
+        raise ValueError(f"approve must be one of {', '.join(get_args(ApprovePolicy))}, not {approve!r}")
+    return frozenset(caps) | frozenset(ALWAYS_GRANTED), approve  # type: ignore[return-value]
+
+
+def agent_description(spec: ToolSpec) -> str:
+    notes = [spec.description.rstrip(".") + "." + _TARGET_NOTES[spec.target]]
+    if spec.read_only:
+        notes.append("Read-only: changes nothing and is safe to repeat.")
+    elif spec.destructive:
+        notes.append("Consequential: the notebook user may be asked to approve it.")
+    if spec.group == "notebook":
+        notes.append("Published by the notebook user: it runs their Python code.")
+    return " ".join(notes)
+
+
+def describe_tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=agent_description(spec),
+        input_schema=spec.input_schema,
+        output_schema=output_schema(spec),
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=spec.open_world,
+        ),
+    )
+
+
+class _Server(Server[Any]):
+    """Advertises `listChanged` to handshake-era clients (the HTTP manager asks with defaults)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+        changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        return super().create_initialization_options(notification_options or changes, *args, **kwargs)
+
+
+def new_server(**handlers: Any) -> tuple[Server[Any], ChangeNotifier]:
+    """A low-level server with our identity and `handlers`, and the notifier for its lists."""
+    notifier = ChangeNotifier()
+    server = _Server(
+        "webmcp-nb",
+        version=__version__,
+        title="webmcp_nb: a live notebook browser",
+        instructions=INSTRUCTIONS,
+        on_subscriptions_listen=notifier.listen,
+        **handlers,
+    )
+    return server, notifier
+
+
+class ChangeNotifier:
+    """Tells every client that a list changed, in the way its protocol era expects:
+    2026-07-28 clients on `subscriptions/listen` streams, 2025-era clients by
+    `notifications/*/list_changed` on the sessions they opened (remembered by `seen`)."""
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+    def seen(self, ctx: ServerRequestContext[Any]) -> None:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # `ctx.session` is a per-request proxy; its connection is what outlives the
+            # request and owns the standalone channel (the SDK exposes no accessor).
+            self._legacy.add(ctx.session._connection)
+
+    async def changed(self, kind: Kind) -> None:
+        event = {"tools": ToolsListChanged, "resources": ResourcesListChanged, "prompts": PromptsListChanged}[kind]
+        await self.bus.publish(event())
+        for connection in list(self._legacy):
+            send = {
+                "tools": connection.send_tool_list_changed,
+                "resources": connection.send_resource_list_changed,
+                "prompts": connection.send_prompt_list_changed,
+            }[kind]
+            try:
+                await send()
+            except Exception:  # noqa: BLE001 - a gone client must not stop the others
+                self._legacy.discard(connection)
+
+    def close(self) -> None:
+        self.listen.close()
+
+
+class AgentServer:
+    """One MCP server over a `Session` (transport-independent: see `http` and `cli`)."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        caps: Sequence[str] = (),
+        approve: str = "none",
+        approver: Approval | None = None,
+    ) -> None:
+        self.session = session
+        self.groups, self.approve = check_options(caps, approve)
+        if self.approve != "none" and approver is None:
+            raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
+        self.approver = approver
+        self._loop = asyncio.get_running_loop()
+        self._unsubscribe = self._follow(session.published.listeners)
+        self.server, self.notifier = new_server(
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+
+    # change notifications ---------------------------------------------------
+    def _follow(self, listeners: list[Any]) -> Any:
+        def changed(kind: Kind) -> None:  # any thread: hop onto the server's loop
+            self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self.notifier.changed(kind)))
+
+        listeners.append(changed)
+        return lambda: listeners.remove(changed) if changed in listeners else None
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self.notifier.close()
+
+    # tools ------------------------------------------------------------------
+    def visible(self) -> list[ToolSpec]:
+        return [spec for spec in self.session.published.tools if spec.group in self.groups]
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        self.notifier.seen(ctx)
+        return types.ListToolsResult(tools=[describe_tool(spec) for spec in self.visible()])
+
+    def caller(self, ctx: ServerRequestContext[Any]) -> str:
+        named = (ctx.meta or {}).get(CALLER_META_KEY)
+        if isinstance(named, str) and named:
+            return f"agent:{named[:60]}"
+        params = ctx.session.client_params
+        name = params.client_info.name if params is not None and params.client_info is not None else "client"
+        return f"agent:{name}"
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        self.notifier.seen(ctx)
+        spec = next((spec for spec in self.visible() if spec.name == params.name), None)
+        envelope = await self.session.acall_as(
+            self.caller(ctx), params.name, params.arguments or {},
+            approval=self._approval_for(spec), groups=self.groups,
+        )
+        return call_result(envelope, spec, self.session.limits.max_result_bytes)
+
+    def _approval_for(self, spec: ToolSpec | None) -> Approval | None:
+        if spec is None or spec.read_only or self.approve == "none":
+            return None
+        if self.approve == "consequential" and not spec.destructive:
+            return None
+        return self.approver
+
+    # resources and prompts --------------------------------------------------
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        self.notifier.seen(ctx)
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=r.uri, name=r.name, description=r.description or None, mime_type=r.mime_type)
+                for r in self.session.published.resources.values()
+            ]
+        )
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        resource = self.session.published.resources.get(str(params.uri))
+        if resource is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!s}")
+        content = await asyncio.to_thread(resource.read)
+        uri = str(params.uri)
+        if isinstance(content, bytes):
+            blob = base64.b64encode(content).decode("ascii")
+            return types.ReadResourceResult(
+                contents=[types.BlobResourceContents(uri=uri, mime_type=resource.mime_type, blob=blob)]
+            )
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=str(content))]
+        )
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        self.notifier.seen(ctx)
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    description=p.description or None,
+                    arguments=[
+                        types.PromptArgument(name=a.name, description=a.description or None, required=a.required)
+                        for a in p.arguments
+                    ],
+                )
+                for p in self.session.published.prompts.values()
+            ]
+        )
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        prompt = self.session.published.prompts.get(params.name)
+        if prompt is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt {params.name!r}")
+        arguments = params.arguments or {}
+        missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
+        unknown = sorted(set(arguments) - {a.name for a in prompt.arguments})
+        if missing or unknown:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Prompt {prompt.name!r}: " + "; ".join(
+                    [f"missing argument '{name}'" for name in missing] + [f"unknown argument '{name}'" for name in unknown]
+                ),
+            )
+        rendered = await asyncio.to_thread(prompt.render, **arguments)
+        messages = [("user", rendered)] if isinstance(rendered, str) else list(rendered)
+        return types.GetPromptResult(
+            description=prompt.description or None,
+            messages=[
+                types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))  # type: ignore[arg-type]
+                for role, text in messages
+            ],
+        )
+
+
+
+async def serve_stdio(session: Session, *, caps: Sequence[str] = ()) -> None:
+    """Serve `session` over this process's stdin/stdout until the client closes it."""
+    from mcp.server.stdio import stdio_server
+
+    agent = AgentServer(session, caps=caps)
+    try:
+        async with stdio_server() as (read, write):
+            await agent.server.run(read, write, agent.server.create_initialization_options())
+    finally:
+        agent.close()
