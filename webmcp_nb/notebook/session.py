@@ -16,6 +16,7 @@ from ..core.live import DEFAULT_MAX_FPS
 from ..client import Session
 
 if TYPE_CHECKING:
+    from .webmcp import WebMCP
     from .widgets import BrowserPanel, CallLog
 
 CALLER = "notebook"
@@ -67,6 +68,13 @@ class NotebookSession(Session):
         from .widgets import BrowserPanel
 
         return BrowserPanel(self, max_fps=self.live_view_fps)
+
+    @property
+    def webmcp(self) -> WebMCP:
+        """The page's WebMCP tools: ``nb.webmcp.tools()`` are callables whose display is a form."""
+        from .webmcp import WebMCP
+
+        return WebMCP(self)
 
     def log(self) -> CallLog:
         """A live log of every call on this session, whoever made it (an ipywidget)."""
