@@ -65,6 +65,7 @@ class NativeTools(PageTools):
         self._expected: list[tuple[str, str, str]] = []  # (cdp frame, tool, caller) of calls being sent
         self._invocations: OrderedDict[str, tuple[str, str]] = OrderedDict()  # id -> (caller, tool)
         self._started = asyncio.ensure_future(self._start())
+        self._started.add_done_callback(lambda task: task.cancelled() or task.exception())  # read in settle()
         self._consumer = asyncio.ensure_future(self._consume())
 
     async def _start(self) -> None:

@@ -115,7 +115,7 @@ class WebMCPCallData(ActionData):
     name="browser_webmcp_call",
     title="Call a page tool (WebMCP)",
     description="Call one of the page's WebMCP tools with an input object (validated against its inputSchema "
-    "first). Returns its result as `structured` (a JSON object), `content` (MCP-style) or `text`.",
+    "first). Returns its result as `structured` (a JSON object), `content` (the blocks of an MCP result) or `text`.",
     params=WebMCPCallParams,
     data=WebMCPCallData,
     target="page",
