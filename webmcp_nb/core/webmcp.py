@@ -30,6 +30,7 @@ Interface for front ends and mirrors (everything runs on the runtime loop):
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections import deque
 from collections.abc import Callable
@@ -251,13 +252,10 @@ def validate_input(tool: PageTool, arguments: dict[str, Any]) -> None:
 
     A schema that is itself invalid cannot judge anything: the page then decides.
     """
-    jsonschema = _jsonschema()
-    try:
-        validator_class = jsonschema.validators.validator_for(tool.input_schema)
-        validator_class.check_schema(tool.input_schema)
-    except jsonschema.SchemaError:
+    validator = _validator(json.dumps(tool.input_schema, sort_keys=True))
+    if validator is None:
         return
-    errors = sorted(validator_class(tool.input_schema).iter_errors(arguments), key=lambda e: list(e.path))
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return
     problems = []
@@ -272,6 +270,19 @@ def validate_input(tool: PageTool, arguments: dict[str, Any]) -> None:
         + ". Nothing was sent to the page.",
         started=False,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    """A validator for a schema (checked once: checking a schema costs more than using it)."""
+    jsonschema = _jsonschema()
+    schema = json.loads(schema_json)
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError:
+        return None
+    return validator_class(schema)
 
 
 def _jsonschema() -> Any:
