@@ -264,12 +264,12 @@ def test_toolchange_events_on_register_abort_and_navigation(session, demo, event
     mark = events.mark()
     ok(session.evaluate("document.getElementById('unregister').click()"))
     ok(session.evaluate("document.getElementById('register-extra').click()"))
+    names = set(tools_of(session.webmcp_list()))  # at once: the list reflects what the page did
+    assert "add_to_cart" not in names and "extra_tool" in names
     changes = events.wait(mark, ("added", "removed"), 2)
     assert [(e.kind, [t.name for t in e.tools]) for e in changes] == [("removed", ["add_to_cart"]),
                                                                       ("added", ["extra_tool"])]
     assert all(e.instance == "default" and e.page_id == session.tabs().data["current_page_id"] for e in changes)
-    names = set(tools_of(session.webmcp_list()))
-    assert "add_to_cart" not in names and "extra_tool" in names
 
     mark = events.mark()
     ok(session.navigate(demo.url_for("webmcp.html")))
@@ -421,3 +421,15 @@ def test_a_python_function_becomes_a_page_tool(session, demo, events):
     removed = events.wait(mark, ("removed",), 1)
     assert [tool.name for tool in removed[0].tools] == ["lookup"]
     assert "lookup" not in tools_of(session.webmcp_list())
+
+
+def test_a_python_tool_lives_in_one_document_and_can_be_registered_again(session, demo):
+    shop(session, demo)
+    first = session.page_tool(lambda: "first", name="version")
+    assert ok(session.webmcp_call("version"))["text"] == "first"
+    shop(session, demo)  # a navigation ends the registration, as for any page tool
+    assert "version" not in tools_of(session.webmcp_list())
+    second = session.page_tool(lambda: "second", name="version")
+    assert ok(session.webmcp_call("version"))["text"] == "second"
+    assert not first.active and second.active and (first.calls, second.calls) == (1, 1)
+    second.unregister()

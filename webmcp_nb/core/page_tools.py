@@ -113,12 +113,9 @@ async def register(instance: Instance, state: PageState, tool: PythonTool) -> Pa
         raise ToolFailure(
             "unsupported_capability", f"WebMCP is off for instance {instance.name!r}.", started=False
         )
-    if (state.page_id, tool.name) in instance.python_tools:
-        raise ToolFailure(
-            "invalid_params",
-            f"A Python tool named {tool.name!r} is already registered in page {state.page_id}; unregister it first.",
-            started=False,
-        )
+    earlier = instance.python_tools.get((state.page_id, tool.name))
+    if earlier is not None:  # registered again (after a navigation ended it, or to replace it)
+        await earlier.unregister()
     if not instance.python_binding:
         assert instance.context is not None
         await instance.context.expose_binding(BINDING, lambda source, name, arguments: _dispatch(

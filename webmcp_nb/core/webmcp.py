@@ -16,7 +16,8 @@ Interface for front ends and mirrors (everything runs on the runtime loop):
 - ``PageState.webmcp`` is a `PageTools` (None when the instance's mode is ``off``);
   ``PageState.webmcp.tools`` is the page's current list of `PageTool`, read synchronously
   (main frame first, then registration order). ``await page_tools.settle()`` waits until the
-  events received so far are applied.
+  events received so far are applied; ``await page_tools.refresh()`` also waits for what the
+  page did before the call (one round trip), as ``browser_webmcp_list`` does.
 - ``Engine.add_webmcp_listener(fn) -> remove`` calls ``fn(event: WebMCPEvent)`` on the runtime
   loop for each change: ``added`` / ``removed`` (``event.tools``), ``cleared`` (the tools of a
   frame or page are gone: ``reason`` is ``navigation``, ``frame_detached`` or ``page_closed``),
@@ -172,6 +173,10 @@ class PageTools:
 
     async def settle(self) -> None:
         """Return once the tool list reflects what the page has reported so far."""
+
+    async def refresh(self) -> None:
+        """Return once the tool list reflects everything the page did before this call."""
+        await self.settle()
 
     def find(self, name: str, frame_id: str | None) -> PageTool:
         """The tool `name` (in `frame_id` if given; the main frame's first), or `element_not_found`."""

@@ -32,6 +32,7 @@ EVENTS = (
     "Page.frameDetached",
 )
 DESCRIBE_TIMEOUT_S = 2.0
+SYNC_TIMEOUT_S = 1.0
 EARLY_ANSWERS = 64  # answers that arrive before invokeTool returns (or for in-page calls)
 
 # Title and origin are not in the protocol's events; getTools() has them.
@@ -89,6 +90,16 @@ class NativeTools(PageTools):
                 "with webmcp='page' or 'polyfill' to use the page's document.modelContext instead.",
                 started=False,
             ) from None
+        await self._idle.wait()
+
+    async def refresh(self) -> None:
+        """Settle after a round trip to the page: events it sent before the answer are in."""
+        await self.settle()
+        assert self._cdp is not None
+        try:
+            await asyncio.wait_for(self._cdp.send("Runtime.evaluate", {"expression": "0"}), SYNC_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - a busy page: what has arrived is what is known
+            pass
         await self._idle.wait()
 
     # events, applied in order ---------------------------------------------------------
@@ -180,11 +191,11 @@ class NativeTools(PageTools):
     def _match(self, node: dict[str, Any], frame: Frame) -> None:
         self._frames[node["frame"]["id"]] = frame
         free = list(frame.child_frames)
-        for index, child in enumerate(node.get("childFrames", [])):
+        for child in node.get("childFrames", []):
             info = child["frame"]
             same = [f for f in free if f.name == info.get("name", "") and f.url == info.get("url")]
-            same = same or [f for f in free if f.url == info.get("url")]
-            pick = same[0] if same else (free[0] if free and len(free) > index else None)
+            same = same or [f for f in free if f.url == info.get("url")] or free
+            pick = same[0] if same else None
             if pick is not None:
                 free.remove(pick)
                 self._match(child, pick)

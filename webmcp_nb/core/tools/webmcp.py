@@ -69,7 +69,7 @@ def page_tools(ctx: CallContext) -> PageTools:
 )
 async def webmcp_list(ctx: CallContext, p: WebMCPListParams) -> WebMCPListData:
     tools = page_tools(ctx)
-    await tools.settle()
+    await tools.refresh()
     found = [info for info in tools.tools if p.frame_id is None or info.frame_id == p.frame_id]
     return WebMCPListData(
         url=ctx.page.url, mode=tools.mode, tools=[PageToolInfo(**info.to_dict()) for info in found]  # type: ignore[arg-type]
@@ -126,7 +126,11 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
     assert ctx.page_state is not None
     tools = page_tools(ctx)
     await tools.settle()
-    found = tools.find(p.name, p.frame_id)
+    try:
+        found = tools.find(p.name, p.frame_id)
+    except ToolFailure:  # perhaps registered a moment ago: look again, after a round trip
+        await tools.refresh()
+        found = tools.find(p.name, p.frame_id)
     validate_input(found, p.input)
     if found.frame_id is not None:
         ctx.frame = ctx.page_state.frame(found.frame_id)
