@@ -324,7 +324,7 @@ class Session:
     def webmcp_list(self, **args: Any) -> Envelope:
         return self.call("browser_webmcp_list", **args)
 
-    def webmcp_call(self, name: str, input: dict[str, Any] | None = None, **args: Any) -> Envelope:  # noqa: A002
+    def webmcp_call(self, name: str, input: dict[str, Any] | None = None, **args: Any) -> Envelope:
         return self.call("browser_webmcp_call", name=name, input=input or {}, **args)
 
     def list_instances(self) -> Envelope:

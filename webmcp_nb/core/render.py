@@ -221,9 +221,9 @@ def _page_tool_text(tool: dict[str, Any]) -> str:
     """A page's WebMCP tool: what an agent needs to call it, schema included."""
     title = f" {_json(tool['title'])}" if tool.get("title") else ""
     hints = _hints(tool.get("annotations"))
+    where = f"{tool.get('kind', '?')}; frame {tool.get('frame_id')}; origin {tool.get('origin', '?')}"
     lines = [
-        f"- {tool.get('name', '?')}{title} ({tool.get('kind', '?')}; frame {tool.get('frame_id')}; "
-        f"origin {tool.get('origin', '?')}){'; hints: ' + ', '.join(hints) if hints else ''}",
+        f"- {tool.get('name', '?')}{title} ({where}){'; hints: ' + ', '.join(hints) if hints else ''}",
         f"  {tool.get('description', '')}",
         f"  input: {_json(tool.get('input_schema'))}",
     ]

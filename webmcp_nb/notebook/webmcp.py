@@ -38,7 +38,7 @@ class WebMCP:
         target = {"instance": envelope.instance, "page_id": envelope.operation.page_id}
         return [PageToolCall(self.session, info, target) for info in envelope.data["tools"]]  # type: ignore[index]
 
-    def call(self, name: str, /, **input: Any) -> Envelope:  # noqa: A002
+    def call(self, name: str, /, **input: Any) -> Envelope:
         """Call the page tool `name` with `input` as keyword arguments."""
         return self.session.call("browser_webmcp_call", name=name, input=input)
 
@@ -54,7 +54,7 @@ class PageToolCall:
         self.input_schema: dict[str, Any] = info["input_schema"]
         self._target = {"frame_id": info["frame_id"], **{k: v for k, v in target.items() if v is not None}}
 
-    def __call__(self, **input: Any) -> Envelope:  # noqa: A002
+    def __call__(self, **input: Any) -> Envelope:
         return self.session.call("browser_webmcp_call", name=self.name, input=input, **self._target)
 
     def __repr__(self) -> str:
