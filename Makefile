@@ -42,6 +42,7 @@ test-compat: chromium
 bench: install chromium
 	$(PY) bench/bench_core.py --write BENCHMARKS.md
 	$(PY) bench/bench_notebook.py --write BENCHMARKS.md
+	$(PY) bench/bench_webmcp.py --write BENCHMARKS.md
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache

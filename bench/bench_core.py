@@ -25,7 +25,7 @@ from benchmarks_md import update_section
 from playwright.async_api import Page, async_playwright
 
 from webmcp_nb import Session
-from webmcp_nb.core.chromium import LAUNCH_ARGS
+from webmcp_nb.core.chromium import launch_args
 from webmcp_nb.demo import DemoServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -56,7 +56,7 @@ class Raw:
 
     async def launch(self, url: str) -> None:
         self.playwright = await async_playwright().start()
-        self.browser = await self.playwright.chromium.launch(executable_path=CHROMIUM, args=list(LAUNCH_ARGS))
+        self.browser = await self.playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args("native"))
         context = await self.browser.new_context(viewport={"width": 1280, "height": 720})
         self.page = await context.new_page()
         await self.page.goto(url)

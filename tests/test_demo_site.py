@@ -16,6 +16,8 @@ PAGES = {
     "alert-on-load.html": "Alert on load", "frames.html": "Frames", "frame-inner.html": "Inner",
     "frame-nested.html": "Nested", "table.html": "Big Table", "drag.html": "Drag and Drop",
     "upload.html": "Upload", "help.html": "Help", "webmcp.html": "WebMCP Tools",
+    "webmcp-frames.html": "WebMCP Frames", "webmcp-frame-inner.html": "WebMCP Frame",
+    "webmcp-polyfill.html": "WebMCP Polyfill",
 }
 
 

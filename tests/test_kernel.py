@@ -130,6 +130,33 @@ def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     assert len(widgets) == 2  # the panel and the call log
 
 
+def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
+    notebook_path = tmp_path / "02-webmcp.ipynb"
+    shutil.copy(ROOT / "notebooks" / "02-webmcp.ipynb", notebook_path)
+    notebook = nbformat.read(notebook_path, as_version=4)
+    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+            outputs[cell.source.splitlines()[-1]] = [o.get("data", {}) for o in cell.outputs]
+    listed = outputs["%browser webmcp"][-1][ENVELOPE_MIME]
+    kinds = {tool["name"]: tool["kind"] for tool in listed["data"]["tools"]}
+    assert kinds["search_products"] == "declarative" and kinds["add_to_cart"] == "imperative"
+    added = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Banana", "quantity": 2}'"""][-1][ENVELOPE_MIME]
+    assert added["data"]["structured"] == {"ok": True, "cart": [{"item": "Banana", "quantity": 2}]}
+    refused = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Kiwi", "quantity": 2}'"""][-1]
+    assert (refused[ENVELOPE_MIME]["error_type"], refused[ENVELOPE_MIME]["operation"]["outcome"]) == (
+        "invalid_params", "not_started")
+    failed = outputs["%browser webmcp_call fail_always"][-1][ENVELOPE_MIME]
+    assert (failed["error_type"], failed["operation"]["retry"]) == ("evaluation_failed", "inspect_state")
+    assert outputs['tools["search_products"](query="cherry")'][-1][ENVELOPE_MIME]["data"]["text"] == "Results for: cherry"
+    form = outputs['tools["add_to_cart"]'][-1]
+    assert "application/vnd.jupyter.widget-view+json" in form and "add_to_cart" in form["text/html"]
+    assert outputs['}""").data["result"]'][-1]["text/plain"] == """'{"fruit":"Fig","letters":3,"plural":"figs"}'"""
+    assert outputs['"fruit_facts" in [tool.name for tool in nb.webmcp.tools()]'][-1]["text/plain"] == "False"
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE

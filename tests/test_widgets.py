@@ -198,3 +198,47 @@ def test_live_view_polls_screenshots_where_there_is_no_devtools_protocol(session
         assert frames[-1].data[:2] == b"\xff\xd8" and frames[-1].viewport_width == 1280
     finally:
         view.stop()
+
+
+def test_call_log_shows_webmcp_events_including_calls_from_inside_the_page(session, demo) -> None:
+    ok(session.navigate(demo.url_for("webmcp.html")))
+    wait_until(lambda: "echo_text" in {t["name"] for t in ok(session.webmcp_list())["tools"]})
+    log = CallLog(session, refresh_s=0.05)
+    try:
+        ok(session.evaluate("""async () => {
+            const tool = (await document.modelContext.getTools()).find((t) => t.name === "echo_text");
+            return await document.modelContext.executeTool(tool, {text: "agent in the page"});
+        }"""))
+        wait_until(lambda: "webmcp responded" in log.table.value)
+        assert "webmcp invoked</b> <span style='color:#555'>by page</span>" in log.table.value
+        assert "agent in the page" in log.table.value
+        ok(session.evaluate("document.getElementById('unregister').click()"))
+        wait_until(lambda: "removed: add_to_cart" in log.table.value)
+        assert [e.kind for e in log.events if e.kind in ("invoked", "responded")][-2:] == ["invoked", "responded"]
+        log.filter.value = "removed"
+        wait_until(lambda: "agent in the page" not in log.table.value)
+        assert "removed: add_to_cart" in log.table.value
+    finally:
+        log.close()
+
+
+def test_page_tool_form_calls_the_tool(session, demo) -> None:
+    from webmcp_nb.notebook.webmcp import WebMCP
+
+    ok(session.navigate(demo.url_for("webmcp.html")))
+    wait_until(lambda: "add_to_cart" in {t["name"] for t in ok(session.webmcp_list())["tools"]})
+    tool = {t.name: t for t in WebMCP(session).tools()}["add_to_cart"]
+    form = tool.form()
+    header, item, quantity, button, result = form.children
+    assert "add_to_cart" in header.value
+    assert list(item.options) == ["Apple", "Banana", "Cherry", "Date", "Elderberry", "Fig", "Grape"]
+    item.value, quantity.value = "Cherry", 4
+    button.click()
+    wait_until(lambda: "success" in result.value)
+    assert "&quot;Cherry&quot;" in result.value or '"Cherry"' in result.value
+    assert ok(session.evaluate("document.getElementById('webmcp-cart').textContent"))["result"] == "Cart: 4 items"
+    quantity.value = 11  # over the schema's maximum: refused before the page sees it
+    button.click()
+    wait_until(lambda: "invalid_params" in result.value)
+    assert ok(session.evaluate("document.getElementById('webmcp-cart').textContent"))["result"] == "Cart: 4 items"
+    assert tool(item="Fig", quantity=1).data["structured"]["cart"][-1] == {"item": "Fig", "quantity": 1}

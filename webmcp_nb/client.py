@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .published import Handle, Published
     from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
+    from .core.page_tools import PageToolRegistration
+    from .core.webmcp import WebMCPEvent
 
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -270,6 +272,45 @@ class Session:
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
 
+    def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
+        """Call `listener` (on the runtime thread) for every WebMCP event of every page: tool-list
+        changes and invocations, including calls made inside the page; returns a remover."""
+        return self._ensure_engine().add_webmcp_listener(listener)
+
+    @property
+    def webmcp_history(self) -> list[WebMCPEvent]:
+        """The latest WebMCP events (at most 500), oldest first."""
+        return self._ensure_engine().webmcp_history
+
+    def page_tool(
+        self,
+        function: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        instance: str | None = None,
+        page_id: str | None = None,
+    ) -> Any:
+        """Decorator: offer a Python function to agents inside the page as a WebMCP tool.
+
+        ``@s.page_tool`` or ``@s.page_tool(name=..., read_only=True)``; the input schema comes
+        from the signature, the description from the docstring. Returns a `PageToolHandle`
+        (callable like the function; ``.unregister()`` withdraws the tool). The tool lives in
+        the current document of the page (default: the current tab); a navigation ends it.
+        """
+
+        def register(target: Callable[..., Any]) -> PageToolHandle:
+            from .core.page_tools import PythonTool
+
+            tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
+            engine = self._ensure_engine()
+            registration = self._runtime.run(engine.register_page_tool(tool, instance=instance, page_id=page_id))
+            return PageToolHandle(self, registration)
+
+        return register(function) if function is not None else register
+
     def live_view(self, on_frame: Callable[[Frame], None], **options: Any) -> LiveView:
         """Stream frames of an instance's current tab to `on_frame` until `.stop()`.
 
@@ -404,11 +445,47 @@ class Session:
     def destroy_instance(self, name: str, **args: Any) -> Envelope:
         return self.call("browser_destroy_instance", name=name, **args)
 
+    def webmcp_list(self, **args: Any) -> Envelope:
+        return self.call("browser_webmcp_list", **args)
+
+    def webmcp_call(self, name: str, input: dict[str, Any] | None = None, **args: Any) -> Envelope:
+        return self.call("browser_webmcp_call", name=name, input=input or {}, **args)
+
     def list_instances(self) -> Envelope:
         return self.call("browser_list_instances")
 
     def health(self) -> Envelope:
         return self.call("browser_health")
+
+
+class PageToolHandle:
+    """A Python function registered as a page tool (from `Session.page_tool`)."""
+
+    def __init__(self, session: Session, registration: PageToolRegistration) -> None:
+        self._session = session
+        self.registration = registration
+        self.name = registration.tool.name
+        self.page_id = registration.page_id
+
+    @property
+    def calls(self) -> int:
+        """How many times agents in the page have called it."""
+        return self.registration.calls
+
+    @property
+    def active(self) -> bool:
+        return self.registration.active
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.registration.tool.function(*args, **kwargs)
+
+    def unregister(self) -> None:
+        """Abort the registration: the page's tool list loses it."""
+        self._session._runtime.run(self.registration.unregister())
+
+    def __repr__(self) -> str:
+        state = "registered" if self.active else "unregistered"
+        return f"<PageToolHandle {self.name!r} {state} in page {self.page_id}, {self.calls} calls>"
 
 
 def tool_registry() -> Registry:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 ENV_VAR = "WEBMCP_NB_CHROMIUM"
 
-# Quiet on a closed network, and WebMCP switched on.
+# Quiet on a closed network.
 LAUNCH_ARGS = (
     "--disable-gpu",
     "--disable-background-networking",
@@ -17,8 +18,22 @@ LAUNCH_ARGS = (
     "--disable-sync",
     "--disable-default-apps",
     "--no-first-run",
-    "--enable-features=WebMCP",
 )
+# Chromium's own WebMCP (document.modelContext and the DevTools WebMCP domain): webmcp="native".
+WEBMCP_FEATURE = "WebMCP"
+
+
+def launch_args(webmcp: str, extra: Sequence[str] = ()) -> list[str]:
+    """The flags for a launch: ours, the caller's, and one merged ``--enable-features``
+    (Chromium keeps only the last such flag, so a caller's features and WebMCP must share it)."""
+    features = [WEBMCP_FEATURE] if webmcp == "native" else []
+    rest = []
+    for arg in extra:
+        if arg.startswith("--enable-features="):
+            features += [name for name in arg.split("=", 1)[1].split(",") if name and name not in features]
+        else:
+            rest.append(arg)
+    return [*LAUNCH_ARGS, *rest, *([f"--enable-features={','.join(features)}"] if features else [])]
 
 INSTALL_HELP = (
     "Install one: on Debian/Ubuntu as root `apt-get install -y chromium`; without root "

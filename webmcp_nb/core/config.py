@@ -61,3 +61,4 @@ class LaunchDefaults:
     headless: bool = True
     executable_path: str | None = None
     args: tuple[str, ...] = field(default_factory=tuple)
+    webmcp: str = "native"  # see webmcp_nb.core.webmcp

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -22,6 +22,10 @@ from .instances import Instance, InstanceManager, LaunchOptions
 from .pages import PageState
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
+from .webmcp import WebMCPEvent
+
+if TYPE_CHECKING:
+    from .page_tools import PageToolRegistration, PythonTool
 
 DEFAULT_INSTANCE = "default"
 HISTORY_SIZE = 500  # calls kept for call logs that open later
@@ -79,6 +83,7 @@ class Engine:
         self.current_instance = default_instance
         self.default_instance = default_instance
         self.listeners: list[Callable[[CallRecord], None]] = []
+        self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
 
@@ -135,7 +140,7 @@ class Engine:
                 data=data.model_dump(mode="python"),
             )
         except ToolFailure as failure:
-            outcome, retry = classify(spec, failure.started)
+            outcome, retry = classify(spec, failure.started, failure.read_only)
             envelope = self._envelope(
                 tool, ctx, submitted, started_at, outcome, retry,
                 error_type=failure.error_type, message=failure.message,
@@ -159,6 +164,29 @@ class Engine:
     async def close(self) -> None:
         await self.manager.close_all()
 
+    def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
+        """Call `listener(event)` on the runtime loop for every WebMCP event of every page:
+        tool-list changes (``added``, ``removed``, ``cleared``) and invocations (``invoked``,
+        ``responded``); see `webmcp_nb.core.webmcp`. Returns a function that removes it."""
+        return self.webmcp.add_listener(listener)
+
+    @property
+    def webmcp_history(self) -> list[WebMCPEvent]:
+        """The latest WebMCP events (at most 500), oldest first."""
+        return list(self.webmcp.history)
+
+    async def register_page_tool(
+        self, tool: PythonTool, *, instance: str | None = None, page_id: str | None = None
+    ) -> PageToolRegistration:
+        """Offer the Python function `tool` to agents inside a page as a WebMCP tool."""
+        from .page_tools import register
+
+        target = await self._resolve_instance(instance)
+        async with target.lock:
+            if target.state != "live":
+                raise self.manager.unavailable(target)
+            return await register(target, target.page(page_id), tool)
+
     def artifact_path(self, filename: str) -> Path:
         """A path for a file a tool writes (screenshots with save=true)."""
         if self._artifacts_dir is None:
@@ -173,6 +201,7 @@ class Engine:
             "headless": defaults.headless,
             "executable_path": defaults.executable_path,
             "args": tuple(defaults.args),
+            "webmcp": defaults.webmcp,
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
         return LaunchOptions(**values)
@@ -336,10 +365,12 @@ def needs_approval(spec: ToolSpec) -> bool:
     return not spec.read_only
 
 
-def classify(spec: ToolSpec | None, started: bool) -> tuple[Outcome, Retry]:
+def classify(spec: ToolSpec | None, started: bool, read_only: bool | None = None) -> tuple[Outcome, Retry]:
     """Conservative outcome and retry advice for a failed call."""
     if not started:
         return "not_started", "after_correction"
-    return "unknown", "read_only" if spec is not None and spec.read_only else "inspect_state"
+    if read_only is None:
+        read_only = spec is not None and spec.read_only
+    return "unknown", "read_only" if read_only else "inspect_state"
 
 

@@ -15,6 +15,9 @@ from . import chromium
 from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
+from .webmcp import PageTools, WebMCPHub
+from .webmcp_native import NativeTools
+from .webmcp_script import POLYFILL_JS, ScriptTools
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -33,6 +36,7 @@ class LaunchOptions:
     user_agent: str | None = None
     executable_path: str | None = None
     args: tuple[str, ...] = ()
+    webmcp: str = "native"  # native | page | polyfill | off (see webmcp_nb.core.webmcp)
 
 
 @dataclass
@@ -51,6 +55,9 @@ class Instance:
     created_at: float = field(default_factory=time.time)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     ready: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    hub: WebMCPHub = field(default_factory=WebMCPHub)
+    python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
+    python_binding: bool = False  # the binding Python page tools call (exposed on first use)
 
     @property
     def name(self) -> str:
@@ -68,13 +75,26 @@ class Instance:
             if state.page is page:
                 return state
         state = PageState(page)
+        state.webmcp = self._page_tools(state)
         self.pages[state.page_id] = state
         self.current_page_id = state.page_id
-        page.on("close", lambda _page: self._forget(state))
+        page.on("close", lambda _page: self.forget(state))
         return state
 
-    def _forget(self, state: PageState) -> None:
+    def _page_tools(self, state: PageState) -> PageTools | None:
+        mode = self.options.webmcp
+        if mode == "off":
+            return None
+        if mode == "native" and self.options.backend == "chromium":
+            return NativeTools(state, self.name, self.hub)
+        return ScriptTools(state, self.name, self.hub, mode)
+
+    def forget(self, state: PageState) -> None:
         state.closed = True
+        if state.webmcp is not None:
+            state.webmcp.close()
+        for key in [key for key in self.python_tools if key[0] == state.page_id]:
+            del self.python_tools[key]
         self.pages.pop(state.page_id, None)
         if self.current_page_id == state.page_id:
             self.current_page_id = next(reversed(self.pages), None)
@@ -110,6 +130,7 @@ class Instance:
             "browser_pid": self.browser_pid,
             "pages": len(self.pages),
             "current_page_id": self.current_page_id,
+            "webmcp": self.options.webmcp,
         }
 
 
@@ -130,6 +151,7 @@ class InstanceManager:
         self.crashes: dict[str, Crash] = {}
         self.crash_log: deque[Crash] = deque(maxlen=20)
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
+        self.webmcp = WebMCPHub()
         self._playwright: Playwright | None = None
         self._playwright_lock = asyncio.Lock()
 
@@ -202,7 +224,7 @@ class InstanceManager:
             )
         if options.profile_dir:
             self._check_profile_free(options.profile_dir)
-        instance = Instance(options)
+        instance = Instance(options, hub=self.webmcp)
         self.instances[options.name] = instance
         self.crashes.pop(options.name, None)
         return instance
@@ -269,7 +291,7 @@ class InstanceManager:
         launch_kwargs: dict[str, Any] = {
             "executable_path": executable,
             "headless": options.headless,
-            "args": [*chromium.LAUNCH_ARGS, *options.args],
+            "args": chromium.launch_args(options.webmcp, options.args),
         }
         context_kwargs: dict[str, Any] = {"viewport": options.viewport or {"width": 1280, "height": 720}}
         if options.locale:
@@ -294,6 +316,8 @@ class InstanceManager:
                 started=False,
             ) from None
         instance.browser, instance.context = browser, context
+        if options.webmcp == "polyfill":
+            await context.add_init_script(script=POLYFILL_JS)
         context.on("page", instance.track)
         context.on("close", lambda _ctx: self._on_disconnected(instance))
         if browser is not None:
@@ -321,6 +345,8 @@ class InstanceManager:
             del self.instances[instance.name]
         for state in instance.pages.values():
             state.closed = True
+            if state.webmcp is not None:
+                state.webmcp.close()
         asyncio.get_running_loop().create_task(self._cleanup_crashed(instance))
 
     async def _cleanup_crashed(self, instance: Instance) -> None:
@@ -345,6 +371,8 @@ class InstanceManager:
         finally:
             instance.state = "closed"
             self.instances.pop(name, None)
+            for state in list(instance.pages.values()):
+                instance.forget(state)
         return instance
 
     async def close_all(self) -> None:

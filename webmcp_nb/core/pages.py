@@ -14,6 +14,8 @@ from .registry import ToolFailure
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page
 
+    from .webmcp import PageTools
+
 T = TypeVar("T")
 
 
@@ -63,7 +65,8 @@ class PageState:
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
         self.closed = False
-        self._cdp: CDPSession | None = None
+        self._cdp: asyncio.Future[CDPSession] | None = None
+        self.webmcp: PageTools | None = None  # set by the instance (None when WebMCP is off)
         for frame in page.frames:
             self.frame_id(frame)
         page.on("frameattached", self.frame_id)
@@ -72,6 +75,12 @@ class PageState:
         page.on("dialog", lambda dialog: self._open_modal(Modal("dialog", dialog, "browser_handle_dialog")))
         page.on("filechooser", lambda chooser: self._open_modal(Modal("file_chooser", chooser, "browser_file_upload")))
 
+    async def cdp(self) -> CDPSession:
+        """The page's own DevTools session (Chromium only), opened once and shared."""
+        if self._cdp is None:
+            self._cdp = asyncio.ensure_future(self.page.context.new_cdp_session(self.page))
+        return await asyncio.shield(self._cdp)
+
     # title ------------------------------------------------------------------
     async def title(self) -> str:
         """The document title. On Chromium it is read from the browser process, which answers
@@ -79,9 +88,7 @@ class PageState:
         from playwright.async_api import Error
 
         try:
-            if self._cdp is None:
-                self._cdp = await self.page.context.new_cdp_session(self.page)
-            title = (await self._cdp.send("Target.getTargetInfo"))["targetInfo"]["title"]
+            title = (await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"]
         except Error:
             return await self.page.title()  # not Chromium, or the session went away
         url = self.page.url

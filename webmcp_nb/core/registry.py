@@ -31,14 +31,16 @@ class ToolFailure(Exception):
 
     `started` says whether the tool may have changed anything: False gives
     ``not_started`` / ``after_correction``; True gives ``unknown`` and
-    ``inspect_state`` (or ``read_only`` for a read-only tool).
+    ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
+    tool's own flag when what ran is known better (a page's read-only WebMCP tool).
     """
 
-    def __init__(self, error_type: str, message: str, *, started: bool = True) -> None:
+    def __init__(self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.message = message
         self.started = started
+        self.read_only = read_only
 
 
 class InvalidParams(ToolFailure):

@@ -44,7 +44,7 @@ DEFAULT_SCREENSHOT_WIDTH = 800
 # Keys whose value is always shown as JSON, even when it is null (a script's result).
 _JSON_KEYS = frozenset({"result"})
 _IMAGE_KEYS = ("image", "mime_type", "width", "height", "source_width", "source_height", "scaled")
-_LIST_KEYS = ("tabs", "frames", "instances")
+_LIST_KEYS = ("tabs", "frames", "instances", "tools")
 
 
 # --------------------------------------------------------------------------- #
@@ -186,6 +186,8 @@ def _item_line(kind: str, item: dict[str, Any], *, current: str | None = None) -
         url = rest.pop("url", "")
         where = "main" if is_main else f"name {_json(name)}, parent {parent}"
         line = f"- {frame_id} {where} {url}"
+    elif kind == "tools":
+        return _page_tool_text(rest)
     else:  # instances
         name = rest.pop("name", "?")
         mark = "*" if current is not None and name == current else "-"
@@ -202,6 +204,45 @@ def _item_line(kind: str, item: dict[str, Any], *, current: str | None = None) -
         line = f"{mark} {name}: " + ", ".join(words)
     extras = [f"{key} {_scalar_text(key, value)}" for key, value in rest.items() if value is not None]
     return line + ("; " + ", ".join(extras) if extras else "")
+
+
+def _hints(annotations: Any) -> list[str]:
+    """The annotations that are set (true or a value), hints without their ``Hint`` suffix."""
+    if not isinstance(annotations, dict):
+        return []
+    return [
+        key.removesuffix("Hint") + ("" if value is True else f"={_json(value)}")
+        for key, value in annotations.items()
+        if value not in (False, None)
+    ]
+
+
+def _page_tool_text(tool: dict[str, Any]) -> str:
+    """A page's WebMCP tool: what an agent needs to call it, schema included."""
+    title = f" {_json(tool['title'])}" if tool.get("title") else ""
+    hints = _hints(tool.get("annotations"))
+    where = f"{tool.get('kind', '?')}; frame {tool.get('frame_id')}; origin {tool.get('origin', '?')}"
+    lines = [
+        f"- {tool.get('name', '?')}{title} ({where}){'; hints: ' + ', '.join(hints) if hints else ''}",
+        f"  {tool.get('description', '')}",
+        f"  input: {_json(tool.get('input_schema'))}",
+    ]
+    return "\n".join(lines)
+
+
+def _inputs_html(schema: Any) -> str:
+    """The inputs of a schema, one per line: name (required marked *), type and description."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return ""
+    required = set(schema.get("required") or ())
+    rows = []
+    for name, prop in schema["properties"].items():
+        prop = prop if isinstance(prop, dict) else {}
+        kind = " | ".join(map(str, prop["enum"])) if "enum" in prop else prop.get("type", "")
+        mark = "*" if name in required else ""
+        note = f" — {_e(prop['description'])}" if prop.get("description") else ""
+        rows.append(f"{_code(name + mark)} <span style=\"{_MUTED}\">{_e(kind)}</span>{note}")
+    return "<br>".join(rows)
 
 
 def render_text(envelope: Envelope) -> str:
@@ -322,6 +363,20 @@ def _list_html(kind: str, items: list[dict[str, Any]], current: str | None) -> s
                 _e(item.get("name", "")),
                 _code(item.get("parent_frame_id")),
                 _code(item.get("url")),
+            ]
+            for item in items
+        ]
+    elif kind == "tools":
+        headers = ["name", "kind", "description", "inputs (* required)", "hints", "frame_id"]
+        known = {"name", "title", "kind", "description", "input_schema", "annotations", "frame_id", "origin"}
+        rows = [
+            [
+                _code(item.get("name")) + (f"<br>{_e(item['title'])}" if item.get("title") else ""),
+                _e(item.get("kind", "")),
+                _e(item.get("description", "")),
+                _inputs_html(item.get("input_schema")),
+                _e(", ".join(_hints(item.get("annotations")))),
+                _code(item.get("frame_id")),
             ]
             for item in items
         ]

@@ -363,6 +363,7 @@ EXTRAS = {
     "panel": "The live browser panel widget of the shared session.",
     "log": "The call log widget of the shared session (every caller: magics, widgets, agents).",
     "serve": "Serve the shared session to agents over MCP (`%browser serve --help`); `--stop` ends it.",
+    "webmcp": "The current page's WebMCP tools as a table (browser_webmcp_list).",
     "help": "This overview; `%browser help TOOL` is `%browser TOOL --help`.",
 }
 
@@ -442,6 +443,7 @@ def overview(options: str = "") -> str:
         "                                the first error, which is displayed; the value is the list of envelopes",
         "  %browser TOOL --help          the tool's arguments",
         "  %browser tools | panel | log  the tool table, the live browser panel, the call log",
+        "  %browser webmcp               the page's own WebMCP tools (call one: %browser webmcp_call NAME --input JSON)",
         "",
         "Arguments: the tool's required text fields are positional, in order; every other field is a",
         "flag: --full-page for true (--no-x for false), --depth 3, --format jpeg, JSON text for objects",
@@ -675,6 +677,8 @@ class BrowserMagics(Magics, Configurable):
             return session.panel()
         if name == "log":
             return session.log()
+        if name == "webmcp":
+            return session.call("browser_webmcp_list")
         try:
             from ..core.render import ToolTable  # type: ignore[attr-defined]
         except ImportError:

@@ -18,6 +18,7 @@ from ..client import Session
 if TYPE_CHECKING:
     from ..core.engine import Approval
     from ..mcp import ServerHandle
+    from .webmcp import WebMCP
     from .widgets import BrowserPanel, CallLog
 
 CALLER = "notebook"
@@ -69,6 +70,13 @@ class NotebookSession(Session):
         from .widgets import BrowserPanel
 
         return BrowserPanel(self, max_fps=self.live_view_fps)
+
+    @property
+    def webmcp(self) -> WebMCP:
+        """The page's WebMCP tools: ``nb.webmcp.tools()`` are callables whose display is a form."""
+        from .webmcp import WebMCP
+
+        return WebMCP(self)
 
     def log(self) -> CallLog:
         """A live log of every call on this session, whoever made it (an ipywidget)."""

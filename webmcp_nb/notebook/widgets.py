@@ -23,6 +23,7 @@ import traitlets
 
 from ..core.live import DEFAULT_MAX_FPS
 from ..core.render import render_html, render_text
+from ..core.webmcp import WebMCPEvent
 
 if TYPE_CHECKING:
     from ..core.engine import ApprovalRequest, CallRecord
@@ -163,7 +164,8 @@ class BrowserPanel(widgets.VBox):
 
 
 class CallLog(widgets.VBox):
-    """Every tool call from every front end (cells, widgets, agents), live, bounded and filterable."""
+    """Every tool call from every front end (cells, widgets, agents), live, bounded and filterable,
+    with the pages' WebMCP events (tool-list changes, invocations, also by agents inside a page)."""
 
     def __init__(self, session: Session, *, limit: int = 200, refresh_s: float = 0.2) -> None:
         self.session = session
@@ -174,6 +176,7 @@ class CallLog(widgets.VBox):
         self.table = widgets.HTML()
         super().__init__([widgets.HBox([self.filter, self.status_filter]), self.table])
         self._records: list[CallRecord] = list(session.history)[-limit:]
+        self._events: list[WebMCPEvent] = list(session.webmcp_history)[-limit:]
         self._lock = threading.Lock()
         self._dirty = threading.Event()
         self._refresh_s = refresh_s
@@ -181,6 +184,7 @@ class CallLog(widgets.VBox):
         self.filter.observe(lambda _: self.render(), "value")
         self.status_filter.observe(lambda _: self.render(), "value")
         self._remove_listener = session.add_listener(self._on_call)
+        self._remove_webmcp_listener = session.add_webmcp_listener(self._on_webmcp)
         threading.Thread(target=self._refresher, name="webmcp_nb-calllog", daemon=True).start()
         self.render()
 
@@ -189,11 +193,24 @@ class CallLog(widgets.VBox):
         with self._lock:
             return list(self._records)
 
+    @property
+    def events(self) -> list[WebMCPEvent]:
+        """The WebMCP events shown (oldest first)."""
+        with self._lock:
+            return list(self._events)
+
     def close(self) -> None:
         self._closed = True
         self._dirty.set()
         self._remove_listener()
+        self._remove_webmcp_listener()
         super().close()
+
+    def _on_webmcp(self, event: WebMCPEvent) -> None:
+        with self._lock:
+            self._events.append(event)
+            del self._events[: -self.limit]
+        self._dirty.set()
 
     def _on_call(self, record: CallRecord) -> None:
         with self._lock:
@@ -214,21 +231,42 @@ class CallLog(widgets.VBox):
     def render(self) -> None:
         needle = self.filter.value.strip().lower()
         wanted = self.status_filter.value
-        rows = [
-            record
-            for record in reversed(self.records)
+        entries: list[tuple[str, CallRecord | WebMCPEvent]] = [
+            (record.envelope.operation.started_at, record)
+            for record in self.records
             if (not needle or needle in record.tool.lower() or needle in record.caller.lower())
             and (wanted == "all" or record.envelope.status == wanted)
         ]
-        self.table.value = _log_html(rows)
+        entries += [
+            (event.at, event)
+            for event in self.events
+            if (not needle or needle in f"webmcp {event.caller or ''} {event.summary()}".lower())
+            and (wanted == "all" or wanted == ("error" if event.status == "error" else "success"))
+        ]
+        entries.sort(key=lambda entry: entry[0], reverse=True)
+        self.table.value = _log_html([entry for _, entry in entries])
 
 
 # HTML ---------------------------------------------------------------------------
-def _log_html(records: list[CallRecord]) -> str:
-    if not records:
+def _event_html(event: WebMCPEvent) -> str:
+    colour = "#cf222e" if event.status == "error" else "#8250df"
+    by = f" <span style='color:#555'>by {html.escape(event.caller)}</span>" if event.caller else ""
+    return (
+        "<div class='webmcp-nb-event' style='border-bottom:1px solid #ddd;padding:2px 0 2px 14px'>"
+        f"<code>{html.escape(event.at[11:23])}</code> <b style='color:{colour}'>webmcp {html.escape(event.kind)}</b>"
+        f"{by} <span style='color:#555'>page {html.escape(event.page_id[:8])}</span> "
+        f"{html.escape(event.summary())}</div>"
+    )
+
+
+def _log_html(entries: list[CallRecord | WebMCPEvent]) -> str:
+    if not entries:
         return "<div style='color:#666'>No calls yet.</div>"
     rows = []
-    for record in records:
+    for record in entries:
+        if isinstance(record, WebMCPEvent):
+            rows.append(_event_html(record))
+            continue
         envelope = record.envelope
         op = envelope.operation
         colour = "#1a7f37" if envelope.ok else "#cf222e"

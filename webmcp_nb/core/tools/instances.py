@@ -37,6 +37,12 @@ class CreateParams(Params):
         None, description="The Chromium binary; default: resolved (see browser_health)."
     )
     args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Extra browser flags.")
+    webmcp: Literal["native", "page", "polyfill", "off"] | None = Field(
+        None,
+        description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
+        "page brings itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it "
+        "changes what pages see) or 'off'.",
+    )
 
 
 class InstanceInfo(Data):
@@ -50,6 +56,7 @@ class InstanceInfo(Data):
     browser_pid: int | None
     pages: int
     current_page_id: str | None
+    webmcp: Literal["native", "page", "polyfill", "off"]
 
 
 class CreateData(Data):
@@ -76,6 +83,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         user_agent=p.user_agent,
         executable_path=p.executable_path,
         args=tuple(p.args) or None,
+        webmcp=p.webmcp,
     )
     ctx.instance_name = p.name
     instance = await ctx.engine.manager.launch(options)

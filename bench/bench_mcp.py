@@ -1,0 +1,211 @@
+"""MCP benchmark: the agent loop over MCP against raw Playwright and `@playwright/mcp`, in one run.
+
+One loop is navigate -> snapshot -> click a button by its ref -> screenshot on the demo shop.
+Three sides, alternating loop by loop on one machine:
+
+- raw Playwright (async API, no protocol): the physical limit;
+- webmcp_nb: `Session.serve_mcp()` on loopback HTTP, driven by the official Python client;
+- `@playwright/mcp` over stdio (npm, `bench/peers`), driven by the same client.
+
+Also the round trip of a no-op tool (`browser_health`) with that client and with a bare
+keep-alive HTTP client (what the server and transport cost without a client library).
+
+    python bench/bench_mcp.py [--rounds 40] [--write BENCHMARKS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+from benchmarks_md import update_section
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from playwright.async_api import async_playwright
+
+from webmcp_nb import Session
+from webmcp_nb.core.chromium import LAUNCH_ARGS
+from webmcp_nb.demo import DemoServer
+
+CHROMIUM = "/usr/bin/chromium"
+PEERS = Path(__file__).parent / "peers"
+PLAYWRIGHT_MCP = PEERS / "node_modules" / "@playwright" / "mcp" / "cli.js"
+BEGIN, END = "<!-- bench_mcp:begin -->", "<!-- bench_mcp:end -->"
+REF = re.compile(r'button "Add Banana" \[ref=(\w+)\]')
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+def ensure_peers() -> None:
+    if not PLAYWRIGHT_MCP.exists():
+        subprocess.run([shutil.which("npm") or "npm", "ci", "--no-audit", "--no-fund"], cwd=PEERS, check=True)
+
+
+def text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+class RawSide:
+    name = "raw Playwright"
+
+    async def start(self, shop: str) -> None:
+        self.playwright = await async_playwright().start()
+        self.browser = await self.playwright.chromium.launch(executable_path=CHROMIUM, args=list(LAUNCH_ARGS))
+        self.page = await (await self.browser.new_context(viewport={"width": 1280, "height": 720})).new_page()
+        self.shop = shop
+
+    async def loop(self) -> None:
+        await self.page.goto(self.shop)
+        snapshot = await self.page.aria_snapshot(mode="ai")
+        await self.page.locator(f"aria-ref={REF.search(snapshot).group(1)}").click()  # type: ignore[union-attr]
+        await self.page.screenshot()
+
+    async def stop(self) -> None:
+        await self.browser.close()
+        await self.playwright.stop()
+
+
+class McpSide:
+    """An MCP server driven by the official Python client, one loop = four tool calls."""
+
+    def __init__(self, name: str, client: Client, tools: dict[str, str]) -> None:
+        self.name, self.client, self.tools = name, client, tools
+
+    async def start(self, shop: str) -> None:
+        self.shop = shop
+        await self.client.__aenter__()
+
+    async def call(self, tool: str, args: dict[str, Any]) -> Any:
+        result = await self.client.call_tool(self.tools[tool], args)
+        assert not result.is_error, (tool, text(result)[:500])
+        return result
+
+    async def loop(self) -> None:
+        await self.call("navigate", {"url": self.shop})
+        snapshot = text(await self.call("snapshot", {}))
+        ref = REF.search(snapshot).group(1)  # type: ignore[union-attr]
+        await self.call("click", {"ref": ref, "element": "Add Banana"} if self.name != "webmcp_nb" else {"ref": ref})
+        await self.call("screenshot", {})
+
+    async def stop(self) -> None:
+        await self.client.__aexit__(None, None, None)
+
+
+def webmcp_side(session: Session) -> tuple[McpSide, Any]:
+    handle = session.serve_mcp()
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
+    client = Client(streamable_http_client(handle.url, http_client=http))
+    tools = {"navigate": "browser_navigate", "snapshot": "browser_snapshot", "click": "browser_click",
+             "screenshot": "browser_screenshot"}
+    return McpSide("webmcp_nb", client, tools), handle
+
+
+def playwright_mcp_side() -> McpSide:
+    params = StdioServerParameters(
+        command="node",
+        args=[str(PLAYWRIGHT_MCP), "--headless", "--isolated", "--no-sandbox", "--executable-path", CHROMIUM,
+              "--viewport-size", "1280x720"],
+    )
+    tools = {"navigate": "browser_navigate", "snapshot": "browser_snapshot", "click": "browser_click",
+             "screenshot": "browser_take_screenshot"}
+    return McpSide("@playwright/mcp", Client(params), tools)
+
+
+async def health_round_trips(handle: Any, client: Client, n: int) -> tuple[float, float]:
+    """Median ms of `browser_health` with the Python client and with bare keep-alive HTTP."""
+    with_client = []
+    for _ in range(n):
+        started = time.perf_counter()
+        await client.call_tool("browser_health", {})
+        with_client.append(ms(time.perf_counter() - started))
+    headers = {"Authorization": f"Bearer {handle.token}", "Accept": "application/json, text/event-stream"}
+    bare = []
+    async with httpx.AsyncClient() as http:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+        response = await http.post(handle.url, headers=headers, json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                                                       "params": init})
+        headers |= {"mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        await http.post(handle.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for index in range(n):
+            call = {"jsonrpc": "2.0", "id": index + 1, "method": "tools/call",
+                    "params": {"name": "browser_health", "arguments": {}}}
+            started = time.perf_counter()
+            response = await http.post(handle.url, headers=headers, json=call)
+            bare.append(ms(time.perf_counter() - started))
+            assert response.status_code == 200
+    return statistics.median(with_client), statistics.median(bare)
+
+
+async def run(rounds: int) -> dict[str, Any]:
+    with DemoServer() as demo, Session() as session:
+        shop = demo.url_for("index.html")
+        ours, handle = webmcp_side(session)
+        sides = [RawSide(), ours, playwright_mcp_side()]
+        for side in sides:
+            await side.start(shop)
+            for _ in range(3):  # warm-up: launch, first validations, caches
+                await side.loop()
+        times: dict[str, list[float]] = {side.name: [] for side in sides}
+        for index in range(rounds):
+            order = sides[index % 3:] + sides[: index % 3]
+            for side in order:
+                started = time.perf_counter()
+                await side.loop()
+                times[side.name].append(ms(time.perf_counter() - started))
+        health = await health_round_trips(handle, ours.client, 200)
+        for side in sides:
+            await side.stop()
+    return {"loops": {name: statistics.median(values) for name, values in times.items()}, "health": health}
+
+
+def report(results: dict[str, Any], rounds: int) -> str:
+    loops = results["loops"]
+    raw, ours, peer = loops["raw Playwright"], loops["webmcp_nb"], loops["@playwright/mcp"]
+    client_ms, bare_ms = results["health"]
+    return "\n".join([
+        BEGIN,
+        f"MCP: one agent loop (navigate, snapshot, click by ref, screenshot on the demo shop), median of "
+        f"{rounds} loops per side, sides alternating (`python bench/bench_mcp.py`). webmcp_nb serves "
+        "`Session.serve_mcp()` on loopback HTTP; `@playwright/mcp` 0.0.83 runs over stdio with the same "
+        "Chromium; both are driven by the official Python client (`mcp` 2.x).",
+        f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
+        f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+        "",
+        "| side | loop (ms) | webmcp_nb / side | target |",
+        "|---|---:|---:|---:|",
+        f"| raw Playwright | {raw:.1f} | {ours / raw:.2f} | <= 1.5 |",
+        f"| webmcp_nb over MCP | {ours:.1f} | 1.00 | |",
+        f"| @playwright/mcp | {peer:.1f} | {ours / peer:.2f} | <= 0.35 |",
+        "",
+        f"No-op tool (`browser_health`) round trip: {client_ms:.2f} ms with the Python client, "
+        f"{bare_ms:.2f} ms with bare keep-alive HTTP (target <= 3 ms).",
+        END,
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--write", type=Path, help="update this Markdown file")
+    options = parser.parse_args()
+    ensure_peers()
+    section = report(asyncio.run(run(options.rounds)), options.rounds)
+    print(section)
+    if options.write:
+        update_section(options.write, BEGIN, END, section)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""The page's own WebMCP tools: list them, call one."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, field_validator
+
+from ..registry import ToolFailure, tool
+from ..webmcp import CutOff, ToolError, map_result, validate_input
+from .models import ActionData, Data, FrameParams
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+    from ..webmcp import PageTools
+
+MAX_INPUT_BYTES = 262_144
+
+
+class PageToolInfo(Data):
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: dict[str, Any] = Field(description="WebMCP hints: readOnlyHint, consequentialHint, untrustedContentHint, ...")
+    origin: str
+    frame_id: str | None
+    kind: Literal["imperative", "declarative"]
+
+
+class WebMCPListData(Data):
+    url: str
+    mode: Literal["native", "page", "polyfill"]
+    tools: list[PageToolInfo]
+
+
+class WebMCPListParams(FrameParams):
+    frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        None, description="Only the tools of this frame (from browser_frames); default: every frame."
+    )
+
+
+def page_tools(ctx: CallContext) -> PageTools:
+    assert ctx.page_state is not None and ctx.instance is not None
+    tools = ctx.page_state.webmcp
+    if tools is None:
+        raise ToolFailure(
+            "unsupported_capability",
+            f"WebMCP is off for instance {ctx.instance.name!r}; create an instance with webmcp='native', "
+            "'page' or 'polyfill'.",
+            started=False,
+        )
+    return tools
+
+
+@tool(
+    name="browser_webmcp_list",
+    title="List page tools (WebMCP)",
+    description="List the WebMCP tools the page offers (every frame, imperative and declarative), with input "
+    "schemas and annotations. Call one with browser_webmcp_call.",
+    params=WebMCPListParams,
+    data=WebMCPListData,
+    target="page",
+    read_only=True,
+    idempotent=True,
+    too_large_hint="Ask for one frame with frame_id.",
+)
+async def webmcp_list(ctx: CallContext, p: WebMCPListParams) -> WebMCPListData:
+    tools = page_tools(ctx)
+    await tools.refresh()
+    found = [info for info in tools.tools if p.frame_id is None or info.frame_id == p.frame_id]
+    return WebMCPListData(
+        url=ctx.page.url, mode=tools.mode, tools=[PageToolInfo(**info.to_dict()) for info in found]  # type: ignore[arg-type]
+    )
+
+
+class WebMCPCallParams(FrameParams):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=256)] = Field(
+        description="The page tool's name (from browser_webmcp_list)."
+    )
+    input: dict[str, Any] = Field(
+        default_factory=dict, description="The tool's input, checked against its inputSchema before the call."
+    )
+    timeout_s: float | None = Field(
+        None, gt=0, le=600, description="How long to wait for the tool's answer; default: the operation timeout."
+    )
+    frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        None, description="The frame whose tool to call; default: the main frame's tool of that name, else the only one."
+    )
+
+    @field_validator("input")
+    @classmethod
+    def _bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            size = len(json.dumps(value))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the input must be JSON ({exc})") from None
+        if size > MAX_INPUT_BYTES:
+            raise ValueError(f"the input is {size} bytes of JSON, over {MAX_INPUT_BYTES}")
+        return value
+
+
+class WebMCPCallData(ActionData):
+    tool: str | None = None
+    frame_id: str | None = None
+    structured: dict[str, Any] | None = Field(None, description="The tool's result when it is a JSON object.")
+    content: list[Any] | None = Field(None, description="An MCP-style result's content blocks, passed through.")
+    is_error: bool | None = Field(None, description="An MCP-style result's isError.")
+    text: str | None = Field(None, description="The tool's result when it is not a JSON object.")
+
+
+@tool(
+    name="browser_webmcp_call",
+    title="Call a page tool (WebMCP)",
+    description="Call one of the page's WebMCP tools with an input object (validated against its inputSchema "
+    "first). Returns its result as `structured` (a JSON object), `content` (the blocks of an MCP result) or `text`.",
+    params=WebMCPCallParams,
+    data=WebMCPCallData,
+    target="page",
+    open_world=True,
+    too_large_hint="Ask the tool for less.",
+)
+async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
+    assert ctx.page_state is not None
+    tools = page_tools(ctx)
+    await tools.settle()
+    try:
+        found = tools.find(p.name, p.frame_id)
+    except ToolFailure:  # perhaps registered a moment ago: look again, after a round trip
+        await tools.refresh()
+        found = tools.find(p.name, p.frame_id)
+    validate_input(found, p.input)
+    if found.frame_id is not None:
+        ctx.frame = ctx.page_state.frame(found.frame_id)
+    timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
+    try:
+        result = await tools.invoke(found, p.input, ctx.caller, timeout_s)
+    except ToolError as exc:
+        raise ToolFailure(
+            "evaluation_failed", f"Page tool {p.name!r} failed: {exc.message}", read_only=found.read_only
+        ) from None
+    except CutOff as exc:
+        raise ToolFailure(
+            "evaluation_failed",
+            f"Page tool {p.name!r} was cut off: {exc.why} before it answered. Its result is lost; it may or "
+            "may not have taken effect.",
+            read_only=found.read_only,
+        ) from None
+    return WebMCPCallData(url=ctx.page.url, tool=found.name, frame_id=found.frame_id, **map_result(result))

@@ -1,0 +1,138 @@
+"""The page's WebMCP tools in a notebook: ``nb.webmcp.tools()`` gives callable objects.
+
+``tool(query="x")`` calls the page tool (`browser_webmcp_call`) and returns its envelope; a
+tool's display is a form generated from its inputSchema (an ipywidget, with an HTML
+description for static viewers), for teaching demos.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from ..core.render import render_html
+
+if TYPE_CHECKING:
+    from ..client import Session
+    from ..core.envelope import Envelope
+
+FORM_CALLER = "form"
+
+
+class WebMCP:
+    """``nb.webmcp``: the page's WebMCP tools (current instance and tab unless told otherwise)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def list(self, **where: Any) -> Envelope:
+        """`browser_webmcp_list` (instance, page_id, frame_id)."""
+        return self.session.call("browser_webmcp_list", **where)
+
+    def tools(self, **where: Any) -> list[PageToolCall]:
+        """The page's tools as callables; raises `ToolCallError` if they cannot be listed."""
+        envelope = self.list(**where).raise_for_status()
+        target = {"instance": envelope.instance, "page_id": envelope.operation.page_id}
+        return [PageToolCall(self.session, info, target) for info in envelope.data["tools"]]  # type: ignore[index]
+
+    def call(self, name: str, /, **input: Any) -> Envelope:
+        """Call the page tool `name` with `input` as keyword arguments."""
+        return self.session.call("browser_webmcp_call", name=name, input=input)
+
+
+class PageToolCall:
+    """One page tool: call it like a function (``tool(query="x")``); displays as a form."""
+
+    def __init__(self, session: Session, info: dict[str, Any], target: dict[str, Any]) -> None:
+        self.session = session
+        self.info = info
+        self.name: str = info["name"]
+        self.description: str = info["description"]
+        self.input_schema: dict[str, Any] = info["input_schema"]
+        self._target = {"frame_id": info["frame_id"], **{k: v for k, v in target.items() if v is not None}}
+
+    def __call__(self, **input: Any) -> Envelope:
+        return self.session.call("browser_webmcp_call", name=self.name, input=input, **self._target)
+
+    def __repr__(self) -> str:
+        return f"<page tool {self.name}: {self.description}>"
+
+    def form(self) -> widgets.VBox:
+        """A form for the tool's inputs with a Call button; the result shows below it."""
+        fields = [_Field(name, prop, name in set(self.input_schema.get("required") or ()))
+                  for name, prop in (self.input_schema.get("properties") or {}).items()]
+        button = widgets.Button(description=f"Call {self.name}", button_style="primary")
+        result = widgets.HTML()
+
+        def call(_button: Any) -> None:
+            try:
+                arguments = {f.name: f.value() for f in fields if f.given()}
+            except ValueError as exc:
+                result.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+                return
+            future = self.session.submit(
+                "browser_webmcp_call", {"name": self.name, "input": arguments, **self._target}, caller=FORM_CALLER
+            )
+            future.add_done_callback(lambda done: setattr(result, "value", render_html(done.result())))
+
+        button.on_click(call)
+        header = widgets.HTML(_header_html(self.info))
+        return widgets.VBox([header, *(f.widget for f in fields), button, result])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.form()._repr_mimebundle_(include=include, exclude=exclude) or {})
+        bundle["text/plain"] = f"{self.name}: {self.description}\ninput: {json.dumps(self.input_schema)}"
+        bundle["text/html"] = _header_html(self.info)
+        return bundle
+
+
+class _Field:
+    """One input of the form, chosen from its schema."""
+
+    def __init__(self, name: str, prop: dict[str, Any], required: bool) -> None:
+        self.name, self.prop, self.required = name, prop, required
+        label = name + (" *" if required else "")
+        tip = prop.get("description", "")
+        kind = prop.get("type")
+        style = {"description_width": "initial"}
+        if "enum" in prop:
+            options = list(prop["enum"]) if required else [None, *prop["enum"]]
+            self.widget: widgets.Widget = widgets.Dropdown(options=options, description=label, tooltip=tip, style=style)
+        elif kind == "boolean":
+            self.widget = widgets.Checkbox(value=bool(prop.get("default", False)), description=label, indent=False)
+        elif kind in ("integer", "number") and required:
+            cls = widgets.IntText if kind == "integer" else widgets.FloatText
+            self.widget = cls(value=prop.get("default", prop.get("minimum", 0)), description=label, style=style)
+        else:
+            hint = "JSON" if kind not in ("string", None) else tip
+            self.widget = widgets.Text(description=label, placeholder=hint, tooltip=tip, style=style)
+
+    def given(self) -> bool:
+        """Whether to send this input: required ones always, others once filled in."""
+        if self.required:
+            return True
+        if isinstance(self.widget, widgets.Checkbox):
+            return self.widget.value != self.prop.get("default", False)
+        return self.widget.value not in ("", None)
+
+    def value(self) -> Any:
+        value = self.widget.value
+        if isinstance(self.widget, widgets.Text) and self.prop.get("type") not in ("string", None):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError(f"{self.name}: not valid JSON: {value!r}") from None
+        return value
+
+
+def _header_html(info: dict[str, Any]) -> str:
+    title = f" — {info['title']}" if info.get("title") else ""
+    hints = [key for key, value in (info.get("annotations") or {}).items() if value is True]
+    hint_text = f" <span style='opacity:.7'>({html.escape(', '.join(hints))})</span>" if hints else ""
+    return (
+        f"<div><b><code>{html.escape(info['name'])}</code></b>{html.escape(title)}{hint_text}"
+        f"<div>{html.escape(info.get('description', ''))}</div></div>"
+    )
