@@ -98,11 +98,21 @@ def _image_blocks(envelope: Envelope) -> list[types.ImageContent]:
     ]
 
 
-def _result(envelope: Envelope) -> types.CallToolResult:
-    content: list[Any] = [*_image_blocks(envelope), types.TextContent(type="text", text=render_text(envelope))]
-    return types.CallToolResult(
-        content=content, structured_content=json.loads(envelope.to_json_bytes()), is_error=not envelope.ok
+# Bytes of result JSON beyond its parts (keys, content types, mime types), with room to spare.
+_FRAMING_BYTES = 512
+
+
+def _result(envelope: Envelope) -> tuple[types.CallToolResult, int]:
+    """The result and an upper bound of its JSON size."""
+    images = _image_blocks(envelope)
+    text = render_text(envelope)
+    envelope_json = envelope.to_json_bytes()
+    bound = (
+        len(envelope_json) + len(json.dumps(text).encode()) + sum(len(i.data) for i in images) + _FRAMING_BYTES
     )
+    content: list[Any] = [*images, types.TextContent(type="text", text=text)]
+    result = types.CallToolResult(content=content, structured_content=json.loads(envelope_json), is_error=not envelope.ok)
+    return result, bound
 
 
 def result_size(result: types.CallToolResult) -> int:
@@ -110,8 +120,13 @@ def result_size(result: types.CallToolResult) -> int:
 
 
 def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.CallToolResult:
-    """The MCP result for `envelope`, held to `limit` bytes of result JSON as the client receives it."""
-    result = _result(envelope)
+    """The MCP result for `envelope`, held to `limit` bytes of result JSON as the client receives it.
+
+    The exact size is measured only when a cheap upper bound exceeds the limit.
+    """
+    result, bound = _result(envelope)
+    if bound <= limit:
+        return result
     size = result_size(result)
     if size <= limit:
         return result
@@ -123,4 +138,4 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
         size=size,
         what="MCP result (the envelope as structured content, its text rendering and any image)",
     )
-    return _result(limited)
+    return _result(limited)[0]

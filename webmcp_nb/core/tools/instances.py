@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import platform
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -199,6 +200,7 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
     )
 
 
+@functools.cache
 def _playwright_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
