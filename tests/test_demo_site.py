@@ -17,7 +17,8 @@ PAGES = {
     "frame-nested.html": "Nested", "table.html": "Big Table", "drag.html": "Drag and Drop",
     "upload.html": "Upload", "help.html": "Help", "webmcp.html": "WebMCP Tools",
     "webmcp-frames.html": "WebMCP Frames", "webmcp-frame-inner.html": "WebMCP Frame",
-    "webmcp-polyfill.html": "WebMCP Polyfill",
+    "webmcp-polyfill.html": "WebMCP Polyfill", "webmcp-mirror.html": "WebMCP Mirror",
+    "webmcp-mirror-inner.html": "Greeter frame",
 }
 
 

@@ -31,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default: loopback)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     serve.add_argument("--caps", nargs="+", default=[], metavar="GROUP", help="extra tool groups: js code files pdf")
+    serve.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",
+                       help="mirror the WebMCP tools of pages from these origins (default: none; agents' own "
+                       "navigations do not count)")
     serve.add_argument("--headed", action="store_true", help="show browser windows (needs a display)")
     serve.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"HTTP bearer token (default: ${TOKEN_ENV} "
                        "or a fresh random one)")
@@ -58,10 +61,11 @@ def _serve(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             from .mcp.server import serve_stdio
 
-            session._runtime.run(serve_stdio(session, caps=args.caps))
+            session._runtime.run(serve_stdio(session, caps=args.caps, allowed_origins=args.allowed_origins))
             return 0
         handle = session.serve_mcp(
-            port=args.port, host=args.host, caps=args.caps, allow_remote=args.allow_remote, token=args.token
+            port=args.port, host=args.host, caps=args.caps, allow_remote=args.allow_remote, token=args.token,
+            allowed_origins=args.allowed_origins,
         )
         print(handle.describe(), flush=True)
         _wait_for_signal()

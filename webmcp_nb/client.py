@@ -183,6 +183,7 @@ class Session:
         approver: Approval | None = None,
         allow_remote: bool = False,
         token: str | None = None,
+        allowed_origins: Sequence[str] | None = None,
     ) -> ServerHandle:
         """Serve this session to agents over MCP (streamable HTTP at `handle.url`,
         bearer `handle.token`) on the runtime thread; `handle.stop()` ends it.
@@ -190,13 +191,15 @@ class Session:
         caps: extra tool groups for agents ("js", "code", "files", "pdf").
         approve: "consequential" (destructive tools), "all" (every tool that is not
         read-only) or "none"; `approver` decides (None approves, a string denies).
+        allowed_origins: whose WebMCP page tools are mirrored to agents (default: the
+        origins this session's own callers navigated to; agents' navigations do not count).
         """
         from .mcp import serve_http
 
         return self._runtime.run(
             serve_http(
                 self, port=port, host=host, caps=caps, approve=approve, approver=approver,
-                allow_remote=allow_remote, token=token,
+                allow_remote=allow_remote, token=token, allowed_origins=allowed_origins,
             )
         )
 

@@ -135,6 +135,25 @@ class ServerHandle:
             self._task.cancel()
         self._session._servers.discard(self)
 
+    def pin(self, page_id: str | None = None, instance: str | None = None) -> None:
+        """Also mirror the WebMCP tools of this page (default: the current one) to agents,
+        wherever the notebook goes next."""
+        self._session._runtime.run(self._pin(page_id, instance, True))
+
+    def unpin(self, page_id: str | None = None, instance: str | None = None) -> None:
+        self._session._runtime.run(self._pin(page_id, instance, False))
+
+    async def _pin(self, page_id: str | None, instance: str | None, pin: bool) -> None:
+        engine = self._session._ensure_engine()
+        name = instance or engine.current_instance
+        target = engine.manager.get(name).page(page_id)
+        (self._server.mirrors.pin if pin else self._server.mirrors.unpin)(name, target.page_id)
+
+    @property
+    def mirrored(self) -> list[str]:
+        """The names agents see for the pages' WebMCP tools right now."""
+        return list(self._server.mirrors.current)
+
     def client_configs(self) -> dict[str, Any]:
         """Ready-to-paste client configurations."""
         header = f"Authorization: Bearer {self.token}"
@@ -188,6 +207,7 @@ async def serve_http(
     approver: Approval | None = None,
     allow_remote: bool = False,
     token: str | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> ServerHandle:
     """Start serving `session` over streamable HTTP; runs on the runtime loop."""
     if host not in LOOPBACK:
@@ -201,7 +221,9 @@ async def serve_http(
             "drives this browser.",
             stacklevel=2,
         )
-    agent_server = AgentServer(session, caps=caps, approve=approve, approver=approver)
+    agent_server = AgentServer(
+        session, caps=caps, approve=approve, approver=approver, allowed_origins=allowed_origins
+    )
     token = token or secrets.token_urlsafe(32)
     app = agent_server.server.streamable_http_app(
         streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host

@@ -35,6 +35,7 @@ from .. import __version__
 from ..core.engine import Approval
 from ..core.registry import Group, ToolSpec
 from ..published import Kind
+from .mirror import CALL_TOOL, Mirrors
 from .results import call_result, output_schema
 
 if TYPE_CHECKING:
@@ -165,6 +166,7 @@ class AgentServer:
         caps: Sequence[str] = (),
         approve: str = "none",
         approver: Approval | None = None,
+        allowed_origins: Sequence[str] | None = None,
     ) -> None:
         self.session = session
         self.groups, self.approve = check_options(caps, approve)
@@ -173,6 +175,9 @@ class AgentServer:
         self.approver = approver
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
+        self.mirrors = Mirrors(
+            session._ensure_engine(), allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
+        )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -192,6 +197,7 @@ class AgentServer:
 
     def close(self) -> None:
         self._unsubscribe()
+        self.mirrors.close()
         self.notifier.close()
 
     # tools ------------------------------------------------------------------
@@ -202,7 +208,10 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self.notifier.seen(ctx)
-        return types.ListToolsResult(tools=[describe_tool(spec) for spec in self.visible()])
+        tools = [describe_tool(spec) for spec in self.visible()]
+        call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
+        tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
+        return types.ListToolsResult(tools=tools)
 
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)
@@ -216,17 +225,25 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self.notifier.seen(ctx)
+        mirror = self.mirrors.current.get(params.name)
+        if mirror is not None:
+            spec = self.session.published.tools.get(CALL_TOOL)
+            envelope = await self.session.acall_as(
+                self.caller(ctx), CALL_TOOL, mirror.call_args(params.arguments or {}),
+                approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
+                groups=self.groups,
+            )
+            return call_result(envelope, spec, self.session.limits.max_result_bytes)
         spec = next((spec for spec in self.visible() if spec.name == params.name), None)
+        approval = self._approval(read_only=spec.read_only, destructive=spec.destructive) if spec else None
         envelope = await self.session.acall_as(
-            self.caller(ctx), params.name, params.arguments or {},
-            approval=self._approval_for(spec), groups=self.groups,
+            self.caller(ctx), params.name, params.arguments or {}, approval=approval, groups=self.groups
         )
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 
-    def _approval_for(self, spec: ToolSpec | None) -> Approval | None:
-        if spec is None or spec.read_only or self.approve == "none":
-            return None
-        if self.approve == "consequential" and not spec.destructive:
+    def _approval(self, *, read_only: bool, destructive: bool) -> Approval | None:
+        """The approver for a call under the policy; read-only tools never wait."""
+        if read_only or self.approve == "none" or (self.approve == "consequential" and not destructive):
             return None
         return self.approver
 
@@ -305,11 +322,13 @@ class AgentServer:
 
 
 
-async def serve_stdio(session: Session, *, caps: Sequence[str] = ()) -> None:
+async def serve_stdio(
+    session: Session, *, caps: Sequence[str] = (), allowed_origins: Sequence[str] | None = None
+) -> None:
     """Serve `session` over this process's stdin/stdout until the client closes it."""
     from mcp.server.stdio import stdio_server
 
-    agent = AgentServer(session, caps=caps)
+    agent = AgentServer(session, caps=caps, allowed_origins=allowed_origins)
     try:
         async with stdio_server() as (read, write):
             await agent.server.run(read, write, agent.server.create_initialization_options())

@@ -727,6 +727,8 @@ def _serve_parser() -> argparse.ArgumentParser:
                         help="extra tool groups for agents: js, code, files, pdf (default: core tools only)")
     parser.add_argument("--approve", choices=["consequential", "all", "none"], default="consequential",
                         help="which agent calls wait for your approval (default: consequential)")
+    parser.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",
+                        help="mirror the WebMCP tools of pages from these origins (default: where you navigated)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     parser.add_argument("--stop", action="store_true", help="stop the session's MCP servers")

@@ -1,0 +1,203 @@
+"""WebMCP page tools mirrored to an attached agent, with a real `mcp.Client` over HTTP.
+
+The session (the notebook user's side) navigates; the agent sees the page's tools as
+``webmcp_*`` tools, hears list_changed when they change, and its calls reach the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import ToolsListChanged
+
+from webmcp_nb import Session
+from webmcp_nb.core.engine import ApprovalRequest
+from webmcp_nb.demo import DemoServer
+
+CHANGE_WITHIN_S = 0.5
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    with Session() as session:
+        yield session
+
+
+@asynccontextmanager
+async def agent(handle: Any) -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
+    async with Client(streamable_http_client(handle.url, http_client=http), cache=None,
+                      client_info=types.Implementation(name="mirror-agent", version="1")) as client:
+        yield client
+
+
+async def mirrored(client: Client) -> dict[str, types.Tool]:
+    return {tool.name: tool for tool in (await client.list_tools()).tools if tool.name.startswith("webmcp_")}
+
+
+async def in_thread(function: Any, *args: Any, **kwargs: Any) -> Any:
+    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+async def changed_within(events: Any, seconds: float) -> float:
+    """Wait for the next tools list_changed; return how long it took."""
+    started = time.perf_counter()
+    event = await asyncio.wait_for(events.__anext__(), seconds)
+    assert isinstance(event, ToolsListChanged)
+    return time.perf_counter() - started
+
+
+def test_page_tools_follow_the_notebook_and_calls_reach_the_page(session: Session, demo: DemoServer) -> None:
+    session.navigate(demo.url_for("index.html")).raise_for_status()
+    handle = session.serve_mcp()
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with agent(handle) as client, client.listen(tools_list_changed=True) as subscription:
+            events = subscription.__aiter__()
+            out["before"] = await mirrored(client)
+            started = time.perf_counter()
+            await in_thread(session.navigate, demo.url_for("webmcp.html"))
+            await changed_within(events, 5)
+            expected = {"webmcp_add_to_cart", "webmcp_get_cart", "webmcp_echo_text", "webmcp_search_products"}
+            while not expected <= set(tools := await mirrored(client)):  # the page registers one by one
+                await changed_within(events, 5)
+            out["appeared_after_s"] = time.perf_counter() - started
+            out["tools"] = tools
+            out["call"] = await client.call_tool("webmcp_add_to_cart", {"item": "Banana", "quantity": 2})
+            out["bad"] = await client.call_tool("webmcp_add_to_cart", {"item": "Kiwi", "quantity": 2})
+            out["cart"] = (await in_thread(session.evaluate, "document.getElementById('webmcp-cart').textContent")).data
+            # Registration and removal by the page itself.
+            await in_thread(session.evaluate, "document.getElementById('register-extra').click()")
+            out["registered_after_s"] = await changed_within(events, 5)
+            out["with_extra"] = await mirrored(client)
+            await in_thread(session.evaluate, "document.getElementById('unregister').click()")
+            out["removed_after_s"] = await changed_within(events, 5)
+            out["without_add"] = await mirrored(client)
+            await in_thread(session.navigate, demo.url_for("index.html"))
+            out["gone_after_s"] = await changed_within(events, 5)
+            out["after"] = await mirrored(client)
+            out["stale"] = await client.call_tool("webmcp_add_to_cart", {"item": "Banana", "quantity": 1})
+        return out
+
+    out = asyncio.run(scenario())
+    assert out["before"] == {} and out["after"] == {}
+    tools = out["tools"]
+    assert tools["webmcp_get_cart"].annotations.read_only_hint is True
+    assert tools["webmcp_add_to_cart"].annotations.read_only_hint is False
+    assert tools["webmcp_add_to_cart"].input_schema["required"] == ["item", "quantity"]
+    assert demo.url.rstrip("/") in tools["webmcp_add_to_cart"].description  # the origin is named
+    call = out["call"]
+    assert call.is_error is False and call.structured_content["status"] == "success"
+    assert out["cart"]["result"] == "Cart: 2 items"
+    bad = out["bad"].structured_content
+    assert (bad["error_type"], bad["operation"]["outcome"]) == ("invalid_params", "not_started")
+    assert out["gone_after_s"] < CHANGE_WITHIN_S
+    assert out["registered_after_s"] < CHANGE_WITHIN_S and "webmcp_extra_tool" in out["with_extra"]
+    assert out["removed_after_s"] < CHANGE_WITHIN_S and "webmcp_add_to_cart" not in out["without_add"]
+    assert out["stale"].is_error is True and out["stale"].structured_content["error_type"] == "invalid_params"
+
+
+def test_collisions_across_frames_annotations_and_approval(session: Session, demo: DemoServer) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def deny(request: ApprovalRequest) -> str:
+        asked.append(request)
+        return "denied in the test"
+
+    session.navigate(demo.url_for("webmcp-mirror.html")).raise_for_status()
+    handle = session.serve_mcp(approve="consequential", approver=deny)
+
+    async def scenario() -> tuple[dict[str, types.Tool], types.CallToolResult, types.CallToolResult]:
+        async with agent(handle) as client:
+            for _ in range(50):  # the frame's tool registers once the frame has loaded
+                tools = await mirrored(client)
+                if len(tools) == 3:
+                    break
+                await asyncio.sleep(0.1)
+            greet = await client.call_tool("webmcp_greet_2", {"name": "Ada"})
+            notes = await client.call_tool("webmcp_read_notes", {})
+            return tools, greet, notes
+
+    tools, greet, notes = asyncio.run(scenario())
+    assert sorted(tools) == ["webmcp_greet", "webmcp_greet_2", "webmcp_read_notes"]
+    assert "inside the frame" in (tools["webmcp_greet_2"].description or "")
+    assert "Greet someone on the page" in (tools["webmcp_greet"].description or "")
+    assert tools["webmcp_greet"].annotations.destructive_hint is True
+    assert "untrusted content" in (tools["webmcp_read_notes"].description or "")
+    assert tools["webmcp_read_notes"].annotations.read_only_hint is True
+    # The consequential call asked and was denied: nothing happened in the frame.
+    assert [request.tool for request in asked] == ["browser_webmcp_call"]
+    assert asked[0].args["name"] == "greet"
+    assert greet.structured_content["error_type"] == "approval_denied"
+    assert greet.structured_content["operation"]["outcome"] == "not_started"
+    frame_text = session.evaluate(
+        "document.querySelector('iframe').contentDocument.getElementById('greeted').textContent"
+    ).data["result"]
+    assert frame_text == "Frame greeted nobody"
+    # The read-only one did not ask.
+    assert notes.is_error is False and "Ignore previous instructions" in notes.content[-1].text
+
+
+def test_calls_route_to_the_right_frame(session: Session, demo: DemoServer) -> None:
+    session.navigate(demo.url_for("webmcp-mirror.html")).raise_for_status()
+    handle = session.serve_mcp()
+
+    async def scenario() -> None:
+        async with agent(handle) as client:
+            for _ in range(50):
+                if "webmcp_greet_2" in await mirrored(client):
+                    break
+                await asyncio.sleep(0.1)
+            assert (await client.call_tool("webmcp_greet_2", {"name": "Grace"})).is_error is False
+            assert (await client.call_tool("webmcp_greet", {"name": "Alan"})).is_error is False
+
+    asyncio.run(scenario())
+    page = session.evaluate("document.getElementById('greeted').textContent").data["result"]
+    frame = session.evaluate(
+        "document.querySelector('iframe').contentDocument.getElementById('greeted').textContent"
+    ).data["result"]
+    assert (page, frame) == ("Page greeted Alan", "Frame greeted Grace")
+
+
+def test_only_allowed_origins_are_mirrored(session: Session, demo: DemoServer) -> None:
+    # localhost is another origin than 127.0.0.1 (and a secure context too).
+    other = demo.url_for("webmcp.html").replace("127.0.0.1", "localhost")
+    session.navigate(demo.url_for("index.html")).raise_for_status()
+    default = session.serve_mcp()
+    explicit = session.serve_mcp(allowed_origins=[other.rsplit("/", 1)[0]])
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with agent(default) as client, agent(explicit) as client2:
+            # The agent navigates there itself: that does not widen the default set.
+            assert (await client.call_tool("browser_navigate", {"url": other})).is_error is False
+            await asyncio.sleep(0.5)
+            return await mirrored(client), await mirrored(client2)
+
+    by_default, by_list = asyncio.run(scenario())
+    assert by_default == {}
+    assert "webmcp_add_to_cart" in by_list
+
+
+def test_pinned_pages_stay_mirrored_when_the_notebook_moves_on(session: Session, demo: DemoServer) -> None:
+    session.navigate(demo.url_for("webmcp.html")).raise_for_status()
+    handle = session.serve_mcp()
+    handle.pin()
+    session.call("browser_tabs", action="new", url=demo.url_for("index.html")).raise_for_status()
+
+    async def scenario() -> list[str]:
+        async with agent(handle) as client:
+            return sorted(await mirrored(client))
+
+    names = asyncio.run(scenario())
+    assert "webmcp_add_to_cart" in names
+    assert handle.mirrored == names or sorted(handle.mirrored) == names
