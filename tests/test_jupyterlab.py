@@ -7,6 +7,9 @@ menu and checks what a user sees: the inline screenshot, the snapshot tree, the
 error envelope, the BrowserPanel's live view streaming frames, and a click on
 that live view reaching the page (read back through the kernel).
 
+A second notebook serves MCP: an agent's consequential call waits in the approval
+panel until the Deny / Approve button is clicked in the page.
+
 A PNG of the JupyterLab window is written to tests/artifacts/ (also on failure);
 with WEBMCP_NB_UPDATE_DOCS set it is copied to docs/quickstart-jupyterlab.png.
 When the server stops, no Chromium started by the kernel may be left running.
@@ -454,3 +457,88 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
             DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(SCREENSHOT, DOCS_IMAGE)
             print(f"[jupyterlab] updated {DOCS_IMAGE}")
+
+
+# --------------------------------------------------------------------------- #
+# An agent's consequential call, answered in JupyterLab
+# --------------------------------------------------------------------------- #
+
+SERVE_NOTEBOOK = "serve.ipynb"
+SERVE_CODE = (
+    "%load_ext webmcp_nb\n"
+    "import json, webmcp_nb\n"
+    "from webmcp_nb.demo import DemoServer\n"
+    "demo = DemoServer().start()\n"
+    "nb = webmcp_nb.session()\n"
+    "nb.navigate(demo.url)\n"
+    "server = nb.serve_mcp(caps=['js'])\n"
+    f"print({RESULT!r} + json.dumps([server.url, server.token]))"
+)
+
+
+def _write_serve_notebook(root: Path) -> None:
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    notebook["cells"] = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": SERVE_CODE}
+    ]
+    (root / SERVE_NOTEBOOK).write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+
+
+def _agent_evaluate(url: str, token: str, expression: str) -> dict[str, object]:
+    """One MCP call by a real client, in a thread of its own (it waits for the approval)."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def call() -> dict[str, object]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=90)
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            result = await client.call_tool("browser_evaluate", {"expression": expression})
+            return result.structured_content  # type: ignore[return-value]
+
+    return asyncio.run(call())
+
+
+def test_an_agents_consequential_call_waits_for_a_click_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    lab = jupyter_lab
+    expect = playwright_sync.expect
+    _write_serve_notebook(lab.root)
+    with step(page, "open a notebook and serve MCP", lab):
+        page.goto(lab.tree_url(SERVE_NOTEBOOK), wait_until="domcontentloaded")
+        expect(code_cells(page).first).to_be_visible(timeout=KERNEL_IDLE_MS)
+        dismiss_popups(page, wait_ms=3_000)
+        wait_kernel_idle(page, KERNEL_IDLE_MS)
+        cell = code_cells(page).first
+        cell.locator(".jp-InputPrompt").click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+Enter")
+        wait_executed(cell, CELL_MS)
+        text = "\n".join(cell.locator(".jp-OutputArea-output").all_inner_texts())
+        match = re.search(re.escape(RESULT) + r"(.*)", text)
+        assert match, text[:2000]
+        url, token = json.loads(match.group(1))
+        approvals = cell.locator(".webmcp-nb-approvals")
+        expect(approvals).to_contain_text("none pending")
+
+    with ThreadPoolExecutor(1) as pool:
+        for answer, expression in (("Deny", "document.title = 'denied'"), ("Approve", "document.title = 'approved'")):
+            with step(page, f"{answer} in the approval panel", lab):
+                pending = pool.submit(_agent_evaluate, url, token, expression)
+                row = approvals.locator(".widget-hbox", has_text="browser_evaluate")
+                expect(row).to_contain_text(expression, timeout=UI_MS)
+                expect(row).to_contain_text("on http://127.0.0.1:")  # the target page
+                row.get_by_role("button", name=answer).click()
+                envelope = pending.result(timeout=30)
+                expect(approvals).to_contain_text("none pending")
+                if answer == "Deny":
+                    assert envelope["status"] == "error" and envelope["error_type"] == "approval_denied"
+                    assert envelope["operation"]["outcome"] == "not_started"  # type: ignore[index]
+                else:
+                    assert envelope["status"] == "success", envelope
+                    assert envelope["data"]["result"] == "approved"  # type: ignore[index]
+    title = kernel_result(page, f"print({RESULT!r} + json.dumps(nb.evaluate('document.title').data['result']))")
+    assert title == "approved"
