@@ -31,6 +31,10 @@ from webmcp_nb.demo import DemoServer
 CHROMIUM = "/usr/bin/chromium"
 BEGIN, END = "<!-- bench_core:begin -->", "<!-- bench_core:end -->"
 FRAME_S = 1 / 60
+# Each measured operation starts from a quiet page, as an agent's next call does. Without a
+# rest, the side that runs second starts while its browser still digests its previous action
+# (a click leaves ~40 ms of work), and alternating sides would measure each other's durations.
+REST_S = 0.1
 REF = re.compile(r'button "Add Banana" \[ref=(\w+)\]')
 
 
@@ -101,17 +105,23 @@ def run(rounds: int) -> list[tuple[str, float, float]]:
             for _ in range(2):  # warm-up
                 raw.run(raw_op())
                 session_op()
-            for _ in range(n):
-                # Browser work is paced by a 60 Hz frame clock (a click waits for animation
-                # frames), so each pair starts at the same random phase of it.
-                phase = random.uniform(0, FRAME_S)
-                time.sleep(phase)
-                raw_times.append(raw.timed(raw_op))
-                time.sleep(phase)
+            def timed_session() -> float:
                 started = time.perf_counter()
                 envelope = session_op()
-                session_times.append(ms(time.perf_counter() - started))
                 assert envelope.ok, envelope  # type: ignore[attr-defined]
+                return ms(time.perf_counter() - started)
+
+            for index in range(n):
+                # Browser work is paced by a 60 Hz frame clock (a click waits for animation
+                # frames), so each pair starts at the same random phase of it, after the same
+                # rest; which side goes first alternates.
+                phase = random.uniform(0, FRAME_S)
+                for side in ((0, 1) if index % 2 == 0 else (1, 0)):
+                    time.sleep(REST_S + phase)
+                    if side == 0:
+                        raw_times.append(raw.timed(raw_op))
+                    else:
+                        session_times.append(timed_session())
             results.append((name, statistics.median(raw_times), statistics.median(session_times)))
 
         page = raw.page
@@ -145,7 +155,8 @@ def report(results: list[tuple[str, float, float]], import_ms: float, rounds: in
     lines = [
         BEGIN,
         f"Core: raw Playwright vs `Session` (median of {rounds} rounds; `python bench/bench_core.py`). "
-        "Raw and Session alternate, each pair starting at the same random phase of the browser's frame clock.",
+        "Raw and Session alternate (which goes first alternates too); each operation starts after the same "
+        f"{REST_S * 1000:.0f} ms rest and at the same random phase of the browser's frame clock.",
         f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
         f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
         "",

@@ -66,6 +66,8 @@ class PageState:
         self._seen_refs: set[str] = set()
         self.closed = False
         self._cdp: asyncio.Future[CDPSession] | None = None
+        # (document generation, the browser's title read, the URL then), started at DOMContentLoaded
+        self._title_prefetch: tuple[int, asyncio.Future[str | None], str] | None = None
         self.webmcp: PageTools | None = None  # set by the instance (None when WebMCP is off)
         for frame in page.frames:
             self.frame_id(frame)
@@ -84,17 +86,31 @@ class PageState:
     # title ------------------------------------------------------------------
     async def title(self) -> str:
         """The document title. On Chromium it is read from the browser process, which answers
-        at once, instead of from a renderer that is still busy right after a load."""
-        from playwright.async_api import Error
-
-        try:
-            title = (await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"]
-        except Error:
-            return await self.page.title()  # not Chromium, or the session went away
+        at once, instead of from a renderer that is still busy right after a load; the read
+        starts when the document is parsed, so a navigation's load wait hides it."""
+        prefetched = self._title_prefetch
+        if prefetched is not None and prefetched[0] == self.document_generation and prefetched[2] == self.page.url:
+            title = await prefetched[1]
+        else:
+            title = await self._browser_title()
         url = self.page.url
         if not title or url.endswith(title) or title == "about:blank":
             return await self.page.title()  # the browser shows the URL when a page has no title
         return title
+
+    async def _browser_title(self) -> str | None:
+        from playwright.async_api import Error
+
+        try:
+            return (await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"]
+        except Error:
+            return None  # not Chromium, or the session went away
+
+    def _prefetch_title(self) -> None:
+        if self._cdp is not None:  # only where the DevTools session is already open (Chromium)
+            self._title_prefetch = (
+                self.document_generation, asyncio.ensure_future(self._browser_title()), self.page.url
+            )
 
     # frames -----------------------------------------------------------------
     def frame_id(self, frame: Frame) -> str:
@@ -168,6 +184,7 @@ class PageState:
     # snapshot refs ----------------------------------------------------------
     def _new_document(self, _page: Page) -> None:
         self.document_generation += 1
+        self._prefetch_title()
 
     def record_snapshot(self, yaml: str, *, replace: bool) -> None:
         refs = aria.refs(yaml)
