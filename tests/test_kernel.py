@@ -90,6 +90,27 @@ def test_the_server_keeps_state_between_cells_and_calls_from_a_thread(kernel: Ke
     assert kernel.value(code) == ["Demo Shop"]
 
 
+def test_interrupting_a_cell_leaves_the_browser_running(kernel: Kernel) -> None:
+    # Jupyter's Interrupt signals the kernel's whole process group; the browser must survive it.
+    kernel.run("%browser navigate {DEMO}")
+    pids = kernel.browser_pids()
+    msg_id = kernel.client.execute("import time; time.sleep(30)")
+    time.sleep(1.0)
+    kernel.manager.interrupt_kernel()
+    errors = []
+    while True:
+        msg = kernel.client.get_iopub_msg(timeout=15)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "error":
+            errors.append(msg["content"]["ename"])
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    assert errors == ["KeyboardInterrupt"]
+    assert kernel.value("print(json.dumps(nb.evaluate('document.title').data['result']))") == "Demo Shop"
+    assert set(kernel.browser_pids()) == set(pids)
+
+
 @pytest.mark.parametrize("how", ["restart", "shutdown"])
 def test_kernel_restart_or_shutdown_leaves_no_browser(kernel: Kernel, how: str) -> None:
     kernel.run("%browser navigate {DEMO}")

@@ -255,13 +255,17 @@ def test_published_tools_send_list_changed_to_2025_clients(served: Served) -> No
 
 
 def test_published_resources_and_prompts(served: Served) -> None:
-    served.kernel.run(
-        "notes = nb.resource('notes://today', 'buy bananas', description='Shopping notes')\n"
-        "@nb.prompt\ndef review(page: str) -> str:\n    'Review a page.'\n    return f'Review {page} carefully.'"
-    )
-
     async def scenario() -> tuple[Any, ...]:
         async with served.client() as client:
+            async with client.listen(resources_list_changed=True, prompts_list_changed=True) as subscription:
+                events = subscription.__aiter__()
+                served.kernel.run(
+                    "notes = nb.resource('notes://today', 'buy bananas', description='Shopping notes')\n"
+                    "@nb.prompt\ndef review(page: str) -> str:\n    'Review a page.'\n"
+                    "    return f'Review {page} carefully.'"
+                )
+                kinds = {type(await asyncio.wait_for(events.__anext__(), 5)).__name__ for _ in range(2)}
+            assert kinds == {"ResourcesListChanged", "PromptsListChanged"}
             resources = (await client.list_resources()).resources
             content = await client.read_resource("notes://today")
             prompts = (await client.list_prompts()).prompts
@@ -300,6 +304,42 @@ def test_agents_are_answered_while_a_cell_sleeps(served: Served) -> None:
             msg = served.kernel.client.get_iopub_msg(timeout=20)
             if msg["parent_header"].get("msg_id") == msg_id and msg["content"].get("execution_state") == "idle":
                 break
+
+
+def test_agents_are_answered_while_another_agent_call_waits_on_a_slow_page(served: Served) -> None:
+    async def scenario() -> tuple[float, float, types.CallToolResult]:
+        async with served.client() as slow_client, served.client() as client:
+            started = time.perf_counter()
+            slow = asyncio.create_task(
+                slow_client.call_tool("browser_navigate", {"url": served.demo.url_for("slow?ms=3000")})
+            )
+            await asyncio.sleep(0.3)
+            quick_started = time.perf_counter()
+            health = await client.call_tool("browser_health", {})
+            quick = time.perf_counter() - quick_started
+            await slow
+            return quick, time.perf_counter() - started, health
+
+    quick, slow, health = served.run(scenario())
+    assert health.is_error is False
+    assert slow >= 3.0 and quick < 1.0, (quick, slow)
+
+
+def test_interrupting_the_kernel_still_works_while_serving(served: Served) -> None:
+    msg_id = served.kernel.client.execute("import time; time.sleep(30)")
+    time.sleep(1.0)
+    served.kernel.manager.interrupt_kernel()
+    error = None
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        msg = served.kernel.client.get_iopub_msg(timeout=15)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "error":
+            error = msg["content"]["ename"]
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    assert error == "KeyboardInterrupt"  # uvicorn on the runtime thread did not take SIGINT
 
 
 def test_security_token_host_and_origin(served: Served) -> None:

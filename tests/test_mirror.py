@@ -155,8 +155,9 @@ def test_calls_route_to_the_right_frame(session: Session, demo: DemoServer) -> N
                 if "webmcp_greet_2" in await mirrored(client):
                     break
                 await asyncio.sleep(0.1)
-            assert (await client.call_tool("webmcp_greet_2", {"name": "Grace"})).is_error is False
-            assert (await client.call_tool("webmcp_greet", {"name": "Alan"})).is_error is False
+            for name, who in (("webmcp_greet_2", "Grace"), ("webmcp_greet", "Alan")):
+                result = await client.call_tool(name, {"name": who})
+                assert result.is_error is False, result.content[-1].text
 
     asyncio.run(scenario())
     page = session.evaluate("document.getElementById('greeted').textContent").data["result"]

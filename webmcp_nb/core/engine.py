@@ -226,6 +226,8 @@ class Engine:
                 return await spec.handler(ctx, params)
             page_state = instance.page(params.page_id)
             ctx.page_state = page_state
+            if page_state.webmcp is not None:
+                await page_state.webmcp.ready()
             ctx.frame = page_state.frame(getattr(params, "frame_id", None))
             if spec.resolves_modal:
                 ctx.phase = "running"

@@ -160,6 +160,9 @@ class InstanceManager:
             if self._playwright is None:
                 from playwright.async_api import async_playwright
 
+                from .driver import start_driver_in_own_session
+
+                start_driver_in_own_session()
                 self._playwright = await async_playwright().start()
             return self._playwright
 

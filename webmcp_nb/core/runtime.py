@@ -89,8 +89,20 @@ class Runtime:
             assert self._loop is not None and self._thread is not None
             if self.in_runtime_thread():
                 raise RuntimeThreadError("The runtime cannot be stopped from its own thread.")
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            asyncio.run_coroutine_threadsafe(_cancel_leftovers_and_stop(timeout / 2), self._loop)
             self._thread.join(timeout)
             if not self._thread.is_alive():
                 self._loop.close()
             self._thread = None
+
+
+async def _cancel_leftovers_and_stop(grace_s: float) -> None:
+    """Cancel the tasks still pending (pollers of servers that have stopped, ...) and let
+    them unwind, so none is destroyed pending; then stop the loop."""
+    current = asyncio.current_task()
+    leftovers = [task for task in asyncio.all_tasks() if task is not current]
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        await asyncio.wait(leftovers, timeout=grace_s)
+    asyncio.get_running_loop().stop()

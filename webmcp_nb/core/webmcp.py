@@ -171,6 +171,9 @@ class PageTools:
         tools = list(self._tools.values())
         return [tool for tool in tools if tool.frame_id == main] + [tool for tool in tools if tool.frame_id != main]
 
+    async def ready(self) -> None:
+        """Return once tracking is in place (awaited before each page tool runs; instant after)."""
+
     async def settle(self) -> None:
         """Return once the tool list reflects what the page has reported so far."""
 

@@ -10,6 +10,7 @@ first (then it is cut off: the browser answers such calls late with an empty res
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -77,6 +78,12 @@ class NativeTools(PageTools):
         await cdp.send("Page.enable")
         await cdp.send("WebMCP.enable")
         self._cdp = cdp
+
+    async def ready(self) -> None:
+        # Tools a page registers before WebMCP.enable are not all replayed (a child frame's
+        # can be missed), so nothing may load in the page before tracking is on.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(self._started)
 
     async def settle(self) -> None:
         try:
