@@ -295,7 +295,9 @@ def wait_executed(cell, timeout: int) -> None:  # type: ignore[no-untyped-def]
 
 
 def wait_kernel_idle(page, timeout: int) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+    """Until the shown notebook's kernel is idle (a restored tab may have a hidden indicator too)."""
+    indicator = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").filter(visible=True)
+    indicator.first.wait_for(timeout=timeout)
 
 
 def run_new_cell(page, code: str) -> str:  # type: ignore[no-untyped-def]
@@ -508,7 +510,7 @@ def test_an_agents_consequential_call_waits_for_a_click_in_jupyterlab(page, jupy
     expect = playwright_sync.expect
     _write_serve_notebook(lab.root)
     with step(page, "open a notebook and serve MCP", lab):
-        page.goto(lab.tree_url(SERVE_NOTEBOOK), wait_until="domcontentloaded")
+        page.goto(lab.tree_url(SERVE_NOTEBOOK) + "&reset", wait_until="domcontentloaded")  # no restored tabs
         expect(code_cells(page).first).to_be_visible(timeout=KERNEL_IDLE_MS)
         dismiss_popups(page, wait_ms=3_000)
         wait_kernel_idle(page, KERNEL_IDLE_MS)

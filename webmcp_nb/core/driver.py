@@ -9,6 +9,7 @@ still ends with us: it stops when its stdin (a pipe from this process) closes.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 from typing import Any
 
@@ -26,9 +27,17 @@ class _NewSessionAsyncio:
         return await asyncio.create_subprocess_exec(*args, **kwargs)
 
 
+# The module that spawns the driver: `transport` on Playwright 1.65, `_transport` on 1.62.
+_TRANSPORT_MODULES = ("playwright._impl.transport", "playwright._impl._transport")
+
+
 def start_driver_in_own_session() -> None:
     """Make Playwright start its driver in a new session (idempotent)."""
-    from playwright._impl import transport
-
-    if not isinstance(transport.asyncio, _NewSessionAsyncio):
-        transport.asyncio = _NewSessionAsyncio()  # type: ignore[assignment]
+    for name in _TRANSPORT_MODULES:
+        try:
+            transport = importlib.import_module(name)
+        except ImportError:
+            continue
+        if not isinstance(transport.asyncio, _NewSessionAsyncio):
+            transport.asyncio = _NewSessionAsyncio()
+        return
