@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import sys
 import textwrap
@@ -476,3 +477,34 @@ def test_autoload_in_a_kernel_through_config(demo: Any) -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: Any) -> None:
+    browser("serve --approve none --caps js")
+    out = capsys.readouterr().out
+    url = re.search(r"MCP server: (http://127\.0\.0\.1:\d+/mcp)", out)
+    token = re.search(r"token: +(\S+)", out)
+    assert url and token, out
+    assert f"Bearer {token.group(1)}" in out  # the HTTP configuration
+    assert f'"attach", "--url", "{url.group(1)}", "--token", "{token.group(1)}"' in out  # the stdio bridge
+    assert "claude mcp add --transport http" in out and "caps:       js" in out
+    session = webmcp_nb.session()
+    assert [server.url for server in session.servers] == [url.group(1)]
+    browser("serve --stop")
+    assert "stopped 1 MCP server" in capsys.readouterr().out
+    assert session.servers == []
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("serve --caps bogus", "unknown capability bogus; choose from js, code, files, pdf"),
+        ("serve --approve maybe", "invalid choice: 'maybe'"),
+        ("serve --host 0.0.0.0", "only loopback by default"),
+        ("serve --port nine", "invalid int value"),
+    ],
+)
+def test_serve_rejects_bad_options_and_starts_nothing(browser: Any, line: str, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        browser(line)
+    assert webmcp_nb.session().servers == []

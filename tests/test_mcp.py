@@ -355,6 +355,15 @@ def test_security_token_host_and_origin(served: Served) -> None:
         assert foreign_origin.status_code == 403
 
 
+def test_an_approval_policy_needs_someone_to_ask() -> None:
+    with Session() as session:
+        with pytest.raises(ValueError, match="needs an approver"):
+            session.serve_mcp(approve="consequential")
+        with pytest.raises(ValueError, match="approve must be one of"):
+            session.serve_mcp(approve="sometimes")
+        assert session.servers == []
+
+
 def test_remote_binding_needs_an_explicit_flag() -> None:
     with Session() as session:
         with pytest.raises(ValueError, match="allow_remote"):
