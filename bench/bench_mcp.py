@@ -25,6 +25,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -138,7 +139,7 @@ def playwright_mcp_side() -> McpSide:
     params = StdioServerParameters(
         command="node",
         args=[str(PLAYWRIGHT_MCP), "--headless", "--isolated", "--no-sandbox", "--executable-path", CHROMIUM,
-              "--viewport-size", "1280x720"],
+              "--viewport-size", "1280x720", "--output-dir", tempfile.mkdtemp(prefix="playwright-mcp-")],
     )
     tools = {"navigate": "browser_navigate", "snapshot": "browser_snapshot", "click": "browser_click",
              "screenshot": "browser_take_screenshot"}
