@@ -25,8 +25,8 @@ import re
 import shutil
 import statistics
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
