@@ -582,6 +582,24 @@ def test_screenshot_png_of_the_viewport(session, shop):
     assert data["url"].endswith("/index.html")
 
 
+def test_screenshot_shows_the_current_pixels(session, shop):
+    js(session, "document.body.innerHTML = ''; document.documentElement.style.background = 'rgb(255, 0, 0)'")
+    for args in ({}, {"format": "jpeg", "quality": 95}, {"full_page": True}):
+        data = ok(session.screenshot(**args))
+        with Image.open(io.BytesIO(data["image"])) as picture:
+            red, green, blue = picture.convert("RGB").getpixel((data["width"] // 2, data["height"] // 2))
+        assert red > 240 and green < 15 and blue < 15, (args, (red, green, blue))
+
+
+def test_screenshot_leaves_the_page_as_it_is(session, shop):
+    """A read-only capture neither finishes running animations nor hides anything."""
+    js(session, "window.fade = document.body.animate([{opacity: 1}, {opacity: 0.5}], {duration: 60000}); 0")
+    ok(session.screenshot())
+    ok(session.screenshot(full_page=True))
+    ok(session.screenshot(ref=ref_for(shop, 'button "Add Banana"')))
+    assert js(session, "[fade.playState, fade.currentTime < 60000]") == ["running", True]
+
+
 def test_screenshot_jpeg(session, shop):
     data = ok(session.screenshot(format="jpeg"))
     assert data["image"].startswith(JPEG_MAGIC)

@@ -62,6 +62,11 @@ class Mirror:
     def destructive(self) -> bool:
         return bool(self.tool.annotations.get("consequentialHint"))
 
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.tool.input_schema
+        return schema if schema.get("type") == "object" else {"type": "object"}
+
     def call_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
         return {
             "name": self.tool.name,
@@ -83,12 +88,11 @@ class Mirror:
             notes.append("Consequential: the notebook user may be asked to approve it.")
         if tool.annotations.get("untrustedContentHint"):
             notes.append(UNTRUSTED)
-        schema = tool.input_schema if tool.input_schema.get("type") == "object" else {"type": "object"}
         return types.Tool(
             name=self.name,
             title=tool.title or tool.name,
             description=" ".join(notes),
-            input_schema=schema,
+            input_schema=self.input_schema,
             output_schema=output_schema,
             annotations=types.ToolAnnotations(
                 title=tool.title or tool.name,

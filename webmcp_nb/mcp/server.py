@@ -185,6 +185,7 @@ class AgentServer:
             on_read_resource=self._read_resource,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
+            get_tool_input_schema=self._input_schema,
         )
 
     # change notifications ---------------------------------------------------
@@ -204,6 +205,11 @@ class AgentServer:
     def visible(self) -> list[ToolSpec]:
         return [spec for spec in self.session.published.tools if spec.group in self.groups]
 
+    def visible_spec(self, name: str) -> ToolSpec | None:
+        tools = self.session.published.tools
+        spec = tools.get(name) if name in tools else None
+        return spec if spec is not None and spec.group in self.groups else None
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -212,6 +218,15 @@ class AgentServer:
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
         tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
         return types.ListToolsResult(tools=tools)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """One tool's input schema, for the SDK's `Mcp-Param-*` header check (without it,
+        the SDK builds the whole tool list for every call that has arguments)."""
+        mirror = self.mirrors.current.get(name)
+        if mirror is not None:
+            return mirror.input_schema
+        spec = self.visible_spec(name)
+        return spec.input_schema if spec is not None else None
 
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)
@@ -234,7 +249,7 @@ class AgentServer:
                 groups=self.groups,
             )
             return call_result(envelope, spec, self.session.limits.max_result_bytes)
-        spec = next((spec for spec in self.visible() if spec.name == params.name), None)
+        spec = self.visible_spec(params.name)
         approval = self._approval(read_only=spec.read_only, destructive=spec.destructive) if spec else None
         envelope = await self.session.acall_as(
             self.caller(ctx), params.name, params.arguments or {}, approval=approval, groups=self.groups

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import time
 import uuid
@@ -15,6 +16,7 @@ from .models import Data, PageParams, Ref
 
 if TYPE_CHECKING:
     from ..context import CallContext
+    from ..pages import PageState
 
 MAX_SIDE = 1568
 
@@ -50,8 +52,9 @@ class ScreenshotData(Data):
 @tool(
     name="browser_screenshot",
     title="Screenshot",
-    description=f"Take a PNG or JPEG screenshot of the viewport, the full page or one element. Scaled down "
-    f"to at most {MAX_SIDE} px on the longest side unless original=true; the source size is reported.",
+    description=f"Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is "
+    f"(running animations are not stopped). Scaled down to at most {MAX_SIDE} px on the longest side unless "
+    "original=true; the source size is reported.",
     params=ScreenshotParams,
     data=ScreenshotData,
     target="page",
@@ -59,7 +62,8 @@ class ScreenshotData(Data):
     too_large_hint="Use format='jpeg', a lower quality, a ref, or no full_page.",
 )
 async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
-    options: dict[str, Any] = {"type": p.format, "animations": "disabled"}
+    # The page as it is: a read-only tool neither finishes animations nor hides the caret.
+    options: dict[str, Any] = {"type": p.format, "animations": "allow", "caret": "initial"}
     if p.format == "jpeg":
         options["quality"] = p.quality or 80
     if p.ref:
@@ -70,7 +74,10 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         )
     else:
         timeout = ctx.observation_timeout_ms
-        capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
+        if p.full_page or ctx.instance is None or ctx.instance.options.backend != "chromium":
+            capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
+        else:
+            capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]
         image = await ctx.observe(capture, "the page to be captured", timeout)
     # Decoding and resizing a long page takes a while: off the event loop, which serves every instance.
     image, size, source = await asyncio.to_thread(
@@ -92,6 +99,21 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         scaled=size != source,
         url=ctx.page.url,
     )
+
+
+async def capture_viewport(page_state: PageState, fmt: str, quality: int | None) -> bytes:
+    """The viewport as Chromium draws it, once web fonts have loaded.
+
+    Straight through the page's DevTools session, with the encoder set for speed: a
+    1280x720 PNG takes about half as long as through `page.screenshot`, for a file
+    about 40% larger. Full pages keep the smaller encoding.
+    """
+    cdp = await page_state.cdp()
+    await cdp.send("Runtime.evaluate", {"expression": "document.fonts.ready.then(() => 0)", "awaitPromise": True})
+    params: dict[str, Any] = {"format": fmt, "optimizeForSpeed": True}
+    if quality is not None:
+        params["quality"] = quality
+    return base64.b64decode((await cdp.send("Page.captureScreenshot", params))["data"])
 
 
 def downscale(image: bytes, fmt: str, quality: int, max_side: int | None) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
