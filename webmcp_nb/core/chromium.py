@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,23 @@ def resolve(explicit: str | None, playwright_managed: str | None) -> tuple[str |
         if candidate.source in ("executable_path", f"${ENV_VAR}") and candidate.reason not in ("not set", "not given"):
             return None, tried
     return None, tried
+
+
+_recent: dict[tuple[str | None, ...], tuple[float, tuple[str | None, list[Candidate]]]] = {}
+
+
+def resolve_recent(
+    explicit: str | None, playwright_managed: str | None, max_age_s: float = 2.0
+) -> tuple[str | None, list[Candidate]]:
+    """`resolve`, reusing an answer at most `max_age_s` old for the same inputs (for reports
+    such as health; a launch always looks afresh)."""
+    key = (explicit, playwright_managed, os.environ.get(ENV_VAR), os.environ.get("PATH"))
+    now = time.monotonic()
+    cached = _recent.get(key)
+    if cached is None or now - cached[0] > max_age_s:
+        _recent.clear()
+        cached = _recent[key] = (now, resolve(explicit, playwright_managed))
+    return cached[1]
 
 
 def describe_failure(tried: list[Candidate]) -> str:

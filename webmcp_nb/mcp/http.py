@@ -72,7 +72,7 @@ def _security(host: str) -> TransportSecuritySettings:
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on such sockets (else Nagle adds ~40 ms)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -228,12 +228,13 @@ async def serve_http(
     app = agent_server.server.streamable_http_app(
         streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host
     )
-    sock = _bind(host, port)
+    sock = bind(host, port)
     config = uvicorn.Config(
         BearerToken(app, token),
         log_config=None,
         log_level="warning",
         access_log=False,
+        proxy_headers=False,  # no proxy in front: X-Forwarded-* from a client is not to be trusted
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
