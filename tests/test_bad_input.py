@@ -54,6 +54,8 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "browser_frames": {},
     "browser_webmcp_list": {},
     "browser_webmcp_call": {"name": "add_to_cart", "input": {"item": "Apple", "quantity": 1}},
+    "browser_downloads": {},
+    "browser_pdf": {},
 }
 
 # Free-form objects: a page tool's input, checked against that tool's own inputSchema.

@@ -460,6 +460,22 @@ def test_stdio_serve_runs_a_session_of_its_own(demo: DemoServer) -> None:
     assert 'button "Add Banana"' in text_of(snapshot)
 
 
+def test_caps_grant_the_file_and_pdf_tools(demo: DemoServer) -> None:
+    async def scenario() -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
+        serve = _script("serve", "--transport", "stdio", "--caps", "files", "pdf")
+        async with Client(serve, client_info=AGENT) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            await client.call_tool("browser_navigate", {"url": demo.url_for("downloads.html")})
+            return tools, await client.call_tool("browser_pdf", {}), await client.call_tool("browser_downloads", {})
+
+    tools, pdf, downloads = asyncio.run(scenario())
+    assert tools == [spec.name for spec in tool_registry() if spec.group in ("core", "files", "pdf")]
+    assert {"browser_pdf", "browser_downloads", "browser_file_upload"} <= set(tools)
+    saved = structured(pdf)["data"]["path"]
+    assert Path(saved).read_bytes().startswith(b"%PDF-") and saved in text_of(pdf)
+    assert structured(downloads)["data"] == {"downloads": []}
+
+
 def test_attach_bridges_stdio_to_the_notebook(served: Served) -> None:
     async def scenario() -> tuple[list[str], types.CallToolResult]:
         async with Client(_script("attach", "--url", served.url, "--token", served.token), client_info=AGENT) as client:

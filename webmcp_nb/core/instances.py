@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import chromium
+from .downloads import Downloads
 from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
@@ -58,6 +59,7 @@ class Instance:
     hub: WebMCPHub = field(default_factory=WebMCPHub)
     python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
     python_binding: bool = False  # the binding Python page tools call (exposed on first use)
+    downloads: Downloads = field(default_factory=Downloads)
 
     @property
     def name(self) -> str:
@@ -79,6 +81,7 @@ class Instance:
         self.pages[state.page_id] = state
         self.current_page_id = state.page_id
         page.on("close", lambda _page: self.forget(state))
+        page.on("download", lambda download: self.downloads.add(download, state.page_id))
         return state
 
     def _page_tools(self, state: PageState) -> PageTools | None:

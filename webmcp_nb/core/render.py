@@ -44,7 +44,7 @@ DEFAULT_SCREENSHOT_WIDTH = 800
 # Keys whose value is always shown as JSON, even when it is null (a script's result).
 _JSON_KEYS = frozenset({"result"})
 _IMAGE_KEYS = ("image", "mime_type", "width", "height", "source_width", "source_height", "scaled")
-_LIST_KEYS = ("tabs", "frames", "instances", "tools")
+_LIST_KEYS = ("tabs", "frames", "instances", "tools", "downloads")
 
 
 # --------------------------------------------------------------------------- #
@@ -188,6 +188,11 @@ def _item_line(kind: str, item: dict[str, Any], *, current: str | None = None) -
         line = f"- {frame_id} {where} {url}"
     elif kind == "tools":
         return _page_tool_text(rest)
+    elif kind == "downloads":
+        size = rest.pop("size_bytes", None)
+        saved = f" -> {rest.pop('path')} ({size} bytes)" if rest.get("path") else ""
+        rest.pop("path", None)
+        line = f"- {rest.pop('download_id', '?')} {rest.pop('state', '?')} {_json(rest.pop('suggested_filename', ''))}{saved}"
     else:  # instances
         name = rest.pop("name", "?")
         mark = "*" if current is not None and name == current else "-"
@@ -377,6 +382,19 @@ def _list_html(kind: str, items: list[dict[str, Any]], current: str | None) -> s
                 _inputs_html(item.get("input_schema")),
                 _e(", ".join(_hints(item.get("annotations")))),
                 _code(item.get("frame_id")),
+            ]
+            for item in items
+        ]
+    elif kind == "downloads":
+        headers = ["download_id", "file", "state", "bytes", "path"]
+        known = {"download_id", "suggested_filename", "state", "size_bytes", "path"}
+        rows = [
+            [
+                _code(item.get("download_id")),
+                _e(item.get("suggested_filename", "")),
+                _e(item.get("state", "")),
+                _e(item.get("size_bytes") if item.get("size_bytes") is not None else ""),
+                _code(item.get("path")),
             ]
             for item in items
         ]
