@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,16 +123,16 @@ _recent: dict[tuple[str | None, ...], tuple[float, tuple[str | None, list[Candid
 
 
 def resolve_recent(
-    explicit: str | None, playwright_managed: str | None, max_age_s: float = 2.0
+    explicit: str | None, playwright_managed: Callable[[], str | None], max_age_s: float = 2.0
 ) -> tuple[str | None, list[Candidate]]:
-    """`resolve`, reusing an answer at most `max_age_s` old for the same inputs (for reports
-    such as health; a launch always looks afresh)."""
-    key = (explicit, playwright_managed, os.environ.get(ENV_VAR), os.environ.get("PATH"))
+    """`resolve`, reusing an answer at most `max_age_s` old for the same settings (for reports
+    such as health; a launch always looks afresh). `playwright_managed` looks that one up."""
+    key = (explicit, *(os.environ.get(name) for name in (ENV_VAR, "PATH", "PLAYWRIGHT_BROWSERS_PATH")))
     now = time.monotonic()
     cached = _recent.get(key)
     if cached is None or now - cached[0] > max_age_s:
         _recent.clear()
-        cached = _recent[key] = (now, resolve(explicit, playwright_managed))
+        cached = _recent[key] = (now, resolve(explicit, playwright_managed()))
     return cached[1]
 
 

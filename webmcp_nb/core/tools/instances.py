@@ -180,7 +180,7 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
     manager = ctx.engine.manager
     limits = ctx.engine.limits
     executable, tried = chromium.resolve_recent(
-        ctx.engine.launch_defaults.executable_path, manager.playwright_managed_chromium()
+        ctx.engine.launch_defaults.executable_path, manager.playwright_managed_chromium
     )
     counts: dict[str, int] = {"live": 0, "launching": 0, "closing": 0}
     for instance in manager.instances.values():
