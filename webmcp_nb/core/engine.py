@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
 import tempfile
 import time
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,12 +187,13 @@ class Engine:
                 raise self.manager.unavailable(target)
             return await register(target, target.page(page_id), tool)
 
-    def artifact_path(self, filename: str) -> Path:
-        """A path for a file a tool writes (screenshots with save=true)."""
+    def artifact_path(self, kind: str, ending: str) -> Path:
+        """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's
+        artifacts directory (the random part: two files in the same second must not collide)."""
         if self._artifacts_dir is None:
             self._artifacts_dir = Path(tempfile.mkdtemp(prefix="webmcp_nb-artifacts-"))
         self._artifacts_dir.mkdir(parents=True, exist_ok=True)
-        return self._artifacts_dir / filename
+        return self._artifacts_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}{ending}"
 
     def launch_options(self, name: str, **overrides: Any) -> LaunchOptions:
         defaults = self.launch_defaults

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -20,10 +19,6 @@ if TYPE_CHECKING:
 
 MAX_WAIT_S = 30
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _stamp() -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
 
 # downloads --------------------------------------------------------------------------
@@ -104,7 +99,7 @@ async def _saved(ctx: CallContext, record: DownloadRecord) -> DownloadInfo:
     download = record.download
     if record.state == "completed" and record.path is None:
         name = _UNSAFE_NAME.sub("_", Path(download.suggested_filename).name).strip("._") or "download"
-        path = ctx.engine.artifact_path(f"download-{_stamp()}-{name}")
+        path = ctx.engine.artifact_path("download", f"-{name}")
         await download.save_as(path)
         record.path = str(path)
         ctx.artifacts.append(record.path)
@@ -182,7 +177,7 @@ async def pdf(ctx: CallContext, p: PdfParams) -> PdfData:
                 started=False,
             ) from None
         raise
-    path = ctx.engine.artifact_path(f"page-{_stamp()}.pdf")
+    path = ctx.engine.artifact_path("page", ".pdf")
     path.write_bytes(document)
     ctx.artifacts.append(str(path))
     return PdfData(path=str(path), size_bytes=len(document), url=ctx.page.url)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-import time
-import uuid
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
@@ -84,9 +82,7 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         downscale, image, p.format, p.quality or 80, None if p.original else MAX_SIDE
     )
     if p.save:
-        # A random part: two screenshots in the same second must not overwrite each other.
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = ctx.engine.artifact_path(f"screenshot-{stamp}-{uuid.uuid4().hex[:12]}.{p.format}")
+        path = ctx.engine.artifact_path("screenshot", f".{p.format}")
         path.write_bytes(image)
         ctx.artifacts.append(str(path))
     return ScreenshotData(
