@@ -295,13 +295,16 @@ class Session:
         read_only: bool = False,
         instance: str | None = None,
         page_id: str | None = None,
+        exposed_to: list[str] | None = None,
     ) -> Any:
         """Decorator: offer a Python function to agents inside the page as a WebMCP tool.
 
         ``@s.page_tool`` or ``@s.page_tool(name=..., read_only=True)``; the input schema comes
         from the signature, the description from the docstring. Returns a `PageToolHandle`
         (callable like the function; ``.unregister()`` withdraws the tool). The tool lives in
-        the current document of the page (default: the current tab); a navigation ends it.
+        the current document of the page (default: the current tab); a navigation ends it. Only
+        frames of the page's origin may call it, and those of the origins in `exposed_to`
+        (``["http://localhost:8000"]``); other calls are refused and logged as WebMCP events.
         """
 
         def register(target: Callable[..., Any]) -> PageToolHandle:
@@ -309,7 +312,9 @@ class Session:
 
             tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
             engine = self._ensure_engine()
-            registration = self._runtime.run(engine.register_page_tool(tool, instance=instance, page_id=page_id))
+            registration = self._runtime.run(
+                engine.register_page_tool(tool, instance=instance, page_id=page_id, exposed_to=exposed_to or ())
+            )
             return PageToolHandle(self, registration)
 
         return register(function) if function is not None else register

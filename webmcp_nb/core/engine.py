@@ -8,7 +8,7 @@ import tempfile
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,16 +176,18 @@ class Engine:
         return list(self.webmcp.history)
 
     async def register_page_tool(
-        self, tool: PythonTool, *, instance: str | None = None, page_id: str | None = None
+        self, tool: PythonTool, *, instance: str | None = None, page_id: str | None = None,
+        exposed_to: Iterable[str] = (),
     ) -> PageToolRegistration:
-        """Offer the Python function `tool` to agents inside a page as a WebMCP tool."""
+        """Offer the Python function `tool` to agents inside a page as a WebMCP tool, callable
+        from frames of the page's origin and of the origins in `exposed_to`."""
         from .page_tools import register
 
         target = await self._resolve_instance(instance)
         async with target.lock:
             if target.state != "live":
                 raise self.manager.unavailable(target)
-            return await register(target, target.page(page_id), tool)
+            return await register(target, target.page(page_id), tool, exposed_to)
 
     def artifact_path(self, kind: str, ending: str) -> Path:
         """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's

@@ -97,7 +97,7 @@ class Instance:
         if state.webmcp is not None:
             state.webmcp.close()
         for key in [key for key in self.python_tools if key[0] == state.page_id]:
-            del self.python_tools[key]
+            self.python_tools[key].end()
         self.pages.pop(state.page_id, None)
         if self.current_page_id == state.page_id:
             self.current_page_id = next(reversed(self.pages), None)

@@ -2,39 +2,91 @@
 
 The page's ``document.modelContext.registerTool`` gets a tool whose ``execute`` calls an
 exposed binding (one per instance, ``__webmcp_nb_python_tool``) that runs the function in
-the kernel: an ``async def`` on the runtime loop, a plain function on a worker thread. The
-registration belongs to the page's current document (a navigation ends it, as for any
-page tool); `PageToolRegistration.unregister()` aborts it.
+the kernel: an ``async def`` on the runtime loop, a plain function on a worker thread.
+
+A registration is bound to one document (seed 003's ``exposedTo``, failing closed):
+
+- the binding is called with a per-registration token that only the registering document's
+  ``execute`` closure holds; a call with any other token is refused;
+- the calling frame's origin, as the browser reports its URL (not as the page says it), must be
+  the page's origin at registration or one listed in ``exposed_to``; an opaque or unknown origin
+  (``about:``, ``data:``, ``file:``, sandboxed) is refused;
+- the registering document must still be there: a navigation of the tab to another document
+  ends the registration on both sides (the new document never had the tool; the Python side
+  turns inactive). `PageToolRegistration.unregister()` aborts it.
+
+A refused call rejects the page's promise with a message saying why and adds a ``refused``
+WebMCP event to the log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_type_hints
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .registry import ToolFailure
+from .webmcp import WebMCPEvent
 
 if TYPE_CHECKING:
-    from playwright.async_api import JSHandle
+    from playwright.async_api import Frame, JSHandle
 
     from .instances import Instance
     from .pages import PageState
 
 BINDING = "__webmcp_nb_python_tool"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
-REGISTER_JS = """async ([name, description, inputSchema, annotations, binding]) => {
+# The binding is read once, at registration: a script swapping `window[binding]` later does not
+# see the token. The token lives only in this closure.
+REGISTER_JS = """async ([name, description, inputSchema, annotations, binding, token]) => {
   const mc = document.modelContext;
   if (!mc || typeof mc.registerTool !== "function") throw new Error("this page has no document.modelContext");
+  const call = window[binding];
+  if (typeof call !== "function") throw new Error("the Python tool binding is missing from this page");
   const controller = new AbortController();
-  const execute = (input) => window[binding](name, input);
+  const execute = (input) => call(token, input);
   await mc.registerTool({ name, description, inputSchema, annotations, execute }, { signal: controller.signal });
   return controller;
 }"""
+
+
+def origin_of(url: str) -> str | None:
+    """The serialised origin (``scheme://host[:port]``) of an http(s) URL; None for anything else
+    (opaque origins such as ``about:``, ``data:``, ``file:``), so that callers fail closed."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    suffix = f":{port}" if port is not None and port != DEFAULT_PORTS[parts.scheme] else ""
+    return f"{parts.scheme}://{host}{suffix}"
+
+
+def parse_origins(origins: Iterable[str]) -> frozenset[str]:
+    """Validate `exposed_to`: each entry must be an http(s) origin written as one."""
+    parsed = set()
+    for origin in origins:
+        normal = origin_of(origin) if isinstance(origin, str) else None
+        parts = urlsplit(origin) if normal is not None else None
+        if parts is None or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+            raise ToolFailure(
+                "invalid_params",
+                f"exposed_to: {origin!r} is not an http(s) origin; write it as scheme://host[:port], "
+                "for example 'http://localhost:8000'.",
+                started=False,
+            )
+        parsed.add(normal)
+    return frozenset(parsed)
 
 
 @dataclass(frozen=True)
@@ -83,63 +135,146 @@ class PythonTool:
 
 @dataclass
 class PageToolRegistration:
-    """A Python tool registered in one page; `unregister()` aborts the registration."""
+    """A Python tool registered in one document; `unregister()` aborts the registration."""
 
     tool: PythonTool
     instance: Instance
-    page_id: str
+    state: PageState
     controller: JSHandle
+    origins: frozenset[str]  # who may call: the page's origin at registration, and `exposed_to`
+    token: str = field(repr=False)  # held only by the registering document's execute closure
     calls: int = 0
-    active: bool = field(default=True)
+    active: bool = True
+
+    @property
+    def page_id(self) -> str:
+        return self.state.page_id
 
     async def unregister(self) -> None:
         from playwright.async_api import Error
 
-        if not self.active:
+        if not self.end():
             return
-        self.active = False
-        if self.instance.python_tools.get((self.page_id, self.tool.name)) is self:
-            del self.instance.python_tools[(self.page_id, self.tool.name)]
         try:
             await self.controller.evaluate("(controller) => controller.abort()")
         except Error:
             pass  # the document is gone, and its tools with it
 
+    def end(self) -> bool:
+        """Mark the registration inactive (the page is not touched); False if it already was."""
+        if not self.active:
+            return False
+        self.active = False
+        self.state.page.remove_listener("framenavigated", self._navigated)
+        if self.instance.python_tools.get((self.page_id, self.tool.name)) is self:
+            del self.instance.python_tools[(self.page_id, self.tool.name)]
+        return True
 
-async def register(instance: Instance, state: PageState, tool: PythonTool) -> PageToolRegistration:
+    async def document_alive(self) -> bool:
+        """Whether the registering document is still loaded (and the registration not aborted).
+
+        The controller handle belongs to that document's script context: once the tab has
+        navigated to another document, any use of it fails."""
+        from playwright.async_api import Error
+
+        try:
+            return not await self.controller.evaluate("(controller) => controller.signal.aborted")
+        except Error:
+            return False
+
+    def _navigated(self, frame: Frame) -> None:
+        if frame is self.state.page.main_frame:
+            task = asyncio.ensure_future(self._check_document())
+            _PENDING.add(task)
+            task.add_done_callback(_PENDING.discard)
+
+    async def _check_document(self) -> None:
+        if self.active and not await self.document_alive():
+            self.end()
+
+
+_PENDING: set[asyncio.Task[None]] = set()  # document checks in flight (kept from garbage collection)
+
+
+async def register(
+    instance: Instance, state: PageState, tool: PythonTool, exposed_to: Iterable[str] = ()
+) -> PageToolRegistration:
     from playwright.async_api import Error
 
     if instance.options.webmcp == "off":
         raise ToolFailure(
             "unsupported_capability", f"WebMCP is off for instance {instance.name!r}.", started=False
         )
+    extra = parse_origins(exposed_to)
+    origin = origin_of(state.page.main_frame.url)
+    if origin is None:
+        raise ToolFailure(
+            "unsupported_capability",
+            f"Page {state.page_id} ({state.page.main_frame.url}) has no http(s) origin to bind "
+            f"{tool.name!r} to; navigate it to a web page first.",
+            started=False,
+        )
     earlier = instance.python_tools.get((state.page_id, tool.name))
     if earlier is not None:  # registered again (after a navigation ended it, or to replace it)
         await earlier.unregister()
     if not instance.python_binding:
         assert instance.context is not None
-        await instance.context.expose_binding(BINDING, lambda source, name, arguments: _dispatch(
-            instance, source, name, arguments))
+        await instance.context.expose_binding(BINDING, lambda source, token, arguments: _dispatch(
+            instance, source, token, arguments))
         instance.python_binding = True
     annotations = {"readOnlyHint": True} if tool.read_only else {}
+    token = secrets.token_urlsafe(32)
     try:
         controller = await state.page.evaluate_handle(
-            REGISTER_JS, [tool.name, tool.description, tool.input_schema, annotations, BINDING]
+            REGISTER_JS, [tool.name, tool.description, tool.input_schema, annotations, BINDING, token]
         )
     except Error as exc:
         raise ToolFailure(
             "unsupported_capability",
             f"Could not register {tool.name!r} in page {state.page_id}: {exc.message.splitlines()[0]}",
         ) from None
-    registration = PageToolRegistration(tool, instance, state.page_id, controller)
+    registration = PageToolRegistration(tool, instance, state, controller, frozenset({origin}) | extra, token)
     instance.python_tools[(state.page_id, tool.name)] = registration
+    state.page.on("framenavigated", registration._navigated)
     return registration
 
 
-async def _dispatch(instance: Instance, source: dict[str, Any], name: str, arguments: Any) -> Any:
+async def _dispatch(instance: Instance, source: dict[str, Any], token: Any, arguments: Any) -> Any:
+    """Run the registration `token` names, if the calling frame may call it; else refuse."""
+    frame: Frame | None = source.get("frame")
     state = next((s for s in instance.pages.values() if s.page is source.get("page")), None)
-    registration = instance.python_tools.get((state.page_id, name)) if state else None
+    registration = _by_token(instance, token)
+    caller_url = frame.url if frame is not None else ""
+    origin = origin_of(caller_url)
     if registration is None:
-        raise RuntimeError(f"the Python tool {name!r} is no longer registered in this page")
-    registration.calls += 1
-    return await registration.tool.run(arguments)
+        why = "no Python tool is registered under this token in this browser (it was unregistered, or the " \
+              "page that registered it navigated away)"
+    elif state is not registration.state:
+        why = f"{registration.tool.name!r} is registered in another tab"
+    elif origin is None or origin not in registration.origins:
+        allowed = ", ".join(sorted(registration.origins))
+        why = (f"{registration.tool.name!r} is exposed to {allowed}, not to the calling frame "
+               f"({origin or 'opaque origin: ' + caller_url[:200]})")
+    elif not await registration.document_alive():
+        registration.end()
+        why = f"{registration.tool.name!r} belonged to a document this tab has left"
+    else:
+        registration.calls += 1
+        return await registration.tool.run(arguments)
+    if state is not None:
+        instance.hub.emit(WebMCPEvent(
+            "refused", instance.name, state.page_id,
+            tool_name=registration.tool.name if registration else None,
+            frame_id=state.frame_id(frame) if frame is not None else None,
+            caller="page", status="error", output=f"{why}.",
+        ))
+    raise PermissionError(f"Python page tool call refused: {why}.")
+
+
+def _by_token(instance: Instance, token: Any) -> PageToolRegistration | None:
+    if not isinstance(token, str):
+        return None
+    given = token.encode("utf-8", "replace")
+    return next(
+        (r for r in list(instance.python_tools.values()) if secrets.compare_digest(r.token.encode(), given)), None
+    )

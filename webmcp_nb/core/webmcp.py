@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["native", "page", "polyfill", "off"]
 MODES: tuple[str, ...] = ("native", "page", "polyfill", "off")
-EventKind = Literal["added", "removed", "cleared", "invoked", "responded"]
+EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused"]
 HISTORY_SIZE = 500
 # CDP annotation names -> the WebMCP (getTools) names.
 HINTS = {"readOnly": "readOnlyHint", "consequential": "consequentialHint", "untrustedContent": "untrustedContentHint"}
@@ -106,6 +106,8 @@ class WebMCPEvent:
             names = ", ".join(tool.name for tool in self.tools) or "no tools"
             why = f" ({self.reason})" if self.reason else ""
             return f"{self.kind}: {names}{why}"
+        if self.kind == "refused":
+            return f"refused {self.tool_name or 'a call'}: {self.output}"
         if self.kind == "invoked":
             return f"invoked {self.tool_name} by {self.caller} with {json.dumps(self.input, default=str)[:200]}"
         detail = self.output if isinstance(self.output, str) else json.dumps(self.output, default=str)
