@@ -38,6 +38,8 @@ class CallContext:
     # Set by handlers that act on an instance without targeting it (create/destroy).
     instance_name: str | None = None
     instance_id: str | None = None
+    # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
+    typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
 
     @property
     def page(self) -> Page:
@@ -66,6 +68,16 @@ class CallContext:
     async def locate(self, ref: str) -> Locator:
         assert self.page_state is not None
         return await self.page_state.locate(ref)
+
+    async def typing_into(self, locator: Locator, path: tuple[str | int, ...]) -> bool:
+        """Check the field the argument at `path` is typed into: True if it is secret (its text is
+        then never recorded or shown); otherwise the text may be recorded as given."""
+        from .redaction import is_secret
+
+        secret = await is_secret(locator)
+        if not secret:
+            self.typed_plain.add(path)
+        return secret
 
     async def act(self, ref: str, action: Callable[[Locator], Awaitable[T]]) -> T:
         assert self.page_state is not None

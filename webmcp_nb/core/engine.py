@@ -20,6 +20,7 @@ from .context import CallContext
 from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
 from .instances import Instance, InstanceManager, LaunchOptions
 from .pages import PageState
+from .redaction import redact_call
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
 from .webmcp import WebMCPEvent
@@ -158,6 +159,8 @@ class Engine:
             envelope = enforce_size_limit(
                 envelope, self.limits.max_result_bytes, read_only=spec.read_only, hint=spec.too_large_hint
             )
+            if spec.typed_text and isinstance(args, dict):
+                args, envelope = redact_call(spec.typed_text, args, ctx.typed_plain if ctx else set(), envelope)
         self._notify(tool, args, caller, envelope)
         return envelope
 

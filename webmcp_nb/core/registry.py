@@ -64,6 +64,9 @@ class ToolSpec:
     group: Group = "core"
     resolves_modal: bool = False
     too_large_hint: str = ""
+    # Argument paths ("text", "fields.*.value") that carry text typed into a page field: recorded
+    # as [redacted] unless the handler found the field ordinary (see webmcp_nb.core.redaction).
+    typed_text: tuple[str, ...] = ()
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

@@ -39,17 +39,23 @@ _REFUSALS = (
 FILE_CHOOSER_GRACE_S = 2.0
 
 
-async def perform(ctx: CallContext, action: Awaitable[object], what: str) -> None:
-    """Run a Playwright action, map its timeout and refusals, then wait for the page to settle."""
+async def perform(ctx: CallContext, action: Awaitable[object], what: str, *, secret: bool = False) -> None:
+    """Run a Playwright action, map its timeout and refusals, then wait for the page to settle.
+
+    On a `secret` field Playwright's own account is left out: it previews the element, with
+    its attributes."""
     from playwright.async_api import Error, TimeoutError
 
     try:
         await action
     except TimeoutError as exc:
+        said = " (a secret field: Playwright's details are not shown)" if secret else (
+            f" Playwright said: {first_lines(exc.message, 6)}"
+        )
         raise ToolFailure(
             "wait_timeout",
             f"{what} timed out after {ctx.engine.limits.action_timeout_s:g} s waiting for the element to "
-            f"become actionable (visible, enabled, not covered). Playwright said: {first_lines(exc.message, 6)}",
+            f"become actionable (visible, enabled, not covered).{said}",
         ) from None
     except Error as exc:
         for fragment, error_type, reason in _REFUSALS:
@@ -60,14 +66,21 @@ async def perform(ctx: CallContext, action: Awaitable[object], what: str) -> Non
     await ctx.settle()
 
 
-async def verify_value(locator: Locator, expected: str, ref: str) -> None:
-    """Fail loudly if the field does not hold what was typed (e.g. a maxlength clipped it)."""
+async def verify_value(locator: Locator, expected: str, ref: str, *, secret: bool = False) -> None:
+    """Fail loudly if the field does not hold what was typed (e.g. a maxlength clipped it);
+    about a `secret` field, say so without its content or length."""
     from playwright.async_api import Error
 
     try:
         actual = await locator.input_value(timeout=1000)
     except Error:
         return  # not a form field (contenteditable): nothing to compare
+    if actual != expected and secret:
+        raise ToolFailure(
+            "verification_failed",
+            f"After typing into {ref}, a secret field, it does not hold the text requested; the field may "
+            "limit or transform its input (its content is not shown).",
+        )
     if actual != expected:
         raise ToolFailure(
             "verification_failed",
@@ -138,17 +151,21 @@ class TypeParams(PageParams):
     params=TypeParams,
     data=ActionData,
     target="page",
+    typed_text=("text",),
 )
 async def type_text(ctx: CallContext, p: TypeParams) -> ActionData:
     locator = await ctx.locate(p.ref)
+    secret = await ctx.typing_into(locator, ("text",))
+    timeout = ctx.action_timeout_ms
     if p.slowly:
-        await perform(ctx, locator.fill("", timeout=ctx.action_timeout_ms), f"Clearing {p.ref}")
-        await perform(ctx, locator.press_sequentially(p.text, timeout=ctx.action_timeout_ms), f"Typing into {p.ref}")
+        await perform(ctx, locator.fill("", timeout=timeout), f"Clearing {p.ref}", secret=secret)
+        typing = locator.press_sequentially(p.text, timeout=timeout)
     else:
-        await perform(ctx, locator.fill(p.text, timeout=ctx.action_timeout_ms), f"Typing into {p.ref}")
-    await verify_value(locator, p.text, p.ref)
+        typing = locator.fill(p.text, timeout=timeout)
+    await perform(ctx, typing, f"Typing into {p.ref}", secret=secret)
+    await verify_value(locator, p.text, p.ref, secret=secret)
     if p.submit:
-        await perform(ctx, locator.press("Enter", timeout=ctx.action_timeout_ms), f"Pressing Enter in {p.ref}")
+        await perform(ctx, locator.press("Enter", timeout=timeout), f"Pressing Enter in {p.ref}", secret=secret)
     return ActionData(url=ctx.page.url)
 
 
@@ -182,27 +199,30 @@ class FillFormData(ActionData):
     params=FillFormParams,
     data=FillFormData,
     target="page",
+    typed_text=("fields.*.value",),
 )
 async def fill_form(ctx: CallContext, p: FillFormParams) -> FillFormData:
     locators = [await ctx.locate(field.ref) for field in p.fields]
     for index, (field, locator) in enumerate(zip(p.fields, locators, strict=True)):
         try:
-            await _fill_one(ctx, field, locator)
+            await _fill_one(ctx, field, locator, ("fields", index, "value"))
         except ToolFailure as failure:
             failure.started = failure.started or index > 0  # earlier fields were already set
             raise
     return FillFormData(url=ctx.page.url, filled=len(p.fields))
 
 
-async def _fill_one(ctx: CallContext, field: FormField, locator: Locator) -> None:
+async def _fill_one(ctx: CallContext, field: FormField, locator: Locator, path: tuple[str | int, ...]) -> None:
     what = f"Setting {field.name or field.ref}"
     if isinstance(field.value, bool):
         await perform(ctx, locator.set_checked(field.value, timeout=ctx.action_timeout_ms), what)
-    elif field.type == "combobox":
+        return
+    secret = await ctx.typing_into(locator, path)
+    if field.type == "combobox":
         await _select(ctx, locator, field.ref, [field.value])
     else:
-        await perform(ctx, locator.fill(field.value, timeout=ctx.action_timeout_ms), what)
-        await verify_value(locator, field.value, field.ref)
+        await perform(ctx, locator.fill(field.value, timeout=ctx.action_timeout_ms), what, secret=secret)
+        await verify_value(locator, field.value, field.ref, secret=secret)
 
 
 class SelectParams(PageParams):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from ..aria import subtree
+from ..redaction import redact_snapshot
 from ..registry import ToolFailure, tool
 from .models import Data, FrameParams, Ref
 
@@ -56,6 +57,7 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
+    yaml = await redact_snapshot(ctx.page, yaml)
     if p.ref:
         yaml = subtree(yaml, p.ref, p.depth)
         if yaml is None:

@@ -1,0 +1,194 @@
+"""Secrets: what a password or one-time-code field holds never leaves the core.
+
+- Secret fields are ``<input type=password>`` and inputs or text areas whose ``autocomplete``
+  names ``one-time-code``, in any frame or shadow root (`SECRET_FIELD_JS`, asked of the element
+  itself).
+- Snapshots (`redact_snapshot`): a secret field that holds anything reads
+  ``textbox "Password" [ref=e2]: [redacted]`` whatever its length; an empty one is shown as it is.
+- Typed text (`redact_call`): a tool declares where its arguments carry text typed into a field
+  (`ToolSpec.typed_text`, such as ``"fields.*.value"``); its handler tells the call context which
+  of those went into an ordinary field (`CallContext.typed_into`). Every other value, a secret
+  one or one whose field was never checked (the call failed first), is recorded as
+  ``[redacted]`` in the call record (``Session.history``, call logs, anything exported from them)
+  and scrubbed from the envelope, before anyone sees the call.
+- Cookies and request headers are not part of any tool's result; only script the operator
+  granted (``js``/``code``) can read them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+    from .envelope import Envelope
+
+REDACTED = "[redacted]"
+SCRUB_MIN_LENGTH = 3  # shorter typed values are not searched for in messages (they would garble them)
+Path = tuple[str | int, ...]
+
+SECRET_FIELD_JS = """(el) => {
+  const tag = el.localName;
+  if (tag !== "input" && tag !== "textarea") return false;
+  if (tag === "input" && String(el.type).toLowerCase() === "password") return true;
+  return (el.getAttribute("autocomplete") || "").toLowerCase().split(/\\s+/).includes("one-time-code");
+}"""
+
+# A field's line in an AI-mode snapshot: `- textbox "Name" [active] [ref=e2]: value` (or ending in
+# ":" with the value and placeholder as child lines).
+_FIELD_LINE = re.compile(
+    r'^(?P<head>(?P<indent> *)- (?:textbox|spinbutton|combobox|searchbox)(?: "(?:[^"\\]|\\.)*")?'
+    r"(?: \[[^\]]*\])*)(?P<rest>:.*)?$"
+)
+_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+
+
+async def is_secret(locator: Locator) -> bool:
+    """Whether the element is a secret field; True when it cannot be told (fail closed)."""
+    from playwright.async_api import Error
+
+    try:
+        return bool(await locator.evaluate(SECRET_FIELD_JS))
+    except Error:
+        return True
+
+
+async def redact_snapshot(page: Page, yaml: str) -> str:
+    """`yaml` with the value of every filled secret field replaced by ``[redacted]``."""
+    lines = yaml.split("\n")
+    filled: dict[int, str | None] = {}  # line index of a filled field -> its ref
+    for index, line in enumerate(lines):
+        match = _FIELD_LINE.match(line)
+        if match is None or not _has_value(lines, index, match):
+            continue
+        ref = _REF.search(match["head"])
+        filled[index] = ref.group(1) if ref else None
+    if not filled:
+        return yaml
+    # Each field is asked itself, so frames and shadow roots (open or closed) are covered;
+    # a field without a ref cannot be asked and counts as secret.
+    verdicts = await asyncio.gather(
+        *(is_secret(page.locator(f"aria-ref={ref}")) if ref else _true() for ref in filled.values())
+    )
+    secret = {index for index, verdict in zip(filled, verdicts, strict=True) if verdict}
+    if not secret:
+        return yaml
+    kept: list[str] = []
+    skip_deeper_than: int | None = None
+    for index, line in enumerate(lines):
+        if skip_deeper_than is not None:
+            if _indent(line) > skip_deeper_than:
+                continue  # the value (and placeholder) lines of a redacted field
+            skip_deeper_than = None
+        if index in secret:
+            match = _FIELD_LINE.match(line)
+            assert match is not None
+            kept.append(f"{match['head']}: {REDACTED}")
+            skip_deeper_than = len(match["indent"])
+        else:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+async def _true() -> bool:
+    return True
+
+
+def _has_value(lines: list[str], index: int, match: re.Match[str]) -> bool:
+    """Whether the field on `lines[index]` shows a value: inline, or as a child other than its
+    placeholder."""
+    rest = match["rest"]
+    if rest is None:
+        return False
+    if rest.strip() != ":":
+        return True
+    base = len(match["indent"])
+    for line in lines[index + 1 :]:
+        if _indent(line) <= base:
+            return False
+        if not line.lstrip().startswith("- /placeholder"):
+            return True
+    return False
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+# typed text ---------------------------------------------------------------------------------
+def typed_paths(patterns: tuple[str, ...], args: dict[str, Any]) -> list[Path]:
+    """The concrete argument paths matching `patterns` (``"text"``, ``"fields.*.value"``) that
+    hold a string."""
+    found: list[Path] = []
+
+    def walk(value: Any, parts: list[str], path: Path) -> None:
+        if not parts:
+            if isinstance(value, str):
+                found.append(path)
+            return
+        head, rest = parts[0], parts[1:]
+        if head == "*" and isinstance(value, list):
+            for position, item in enumerate(value):
+                walk(item, rest, (*path, position))
+        elif head != "*" and isinstance(value, dict) and head in value:
+            walk(value[head], rest, (*path, head))
+
+    for pattern in patterns:
+        walk(args, pattern.split("."), ())
+    return found
+
+
+def redact_call(
+    patterns: tuple[str, ...], args: dict[str, Any], plain: set[Path], envelope: Envelope
+) -> tuple[dict[str, Any], Envelope]:
+    """The arguments to record and the envelope to return, with every typed value that did not
+    go into a field known to be ordinary (`plain`) replaced by ``[redacted]``."""
+    secrets: list[str] = []
+    recorded = args
+    for path in typed_paths(patterns, args):
+        if path in plain:
+            continue
+        secrets.append(_get(args, path))
+        recorded = _set(recorded, path, REDACTED)
+    scrub = sorted({value for value in secrets if len(value) >= SCRUB_MIN_LENGTH}, key=len, reverse=True)
+    if scrub:
+        envelope = _scrub_envelope(envelope, scrub)
+    return recorded, envelope
+
+
+def _get(value: Any, path: Path) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _set(value: Any, path: Path, new: Any) -> Any:
+    """A copy of `value` with `path` set to `new` (only the containers on the path are copied)."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    copy: Any = list(value) if isinstance(value, list) else dict(value)
+    copy[head] = _set(value[head], rest, new)
+    return copy
+
+
+def _scrub_envelope(envelope: Envelope, secrets: list[str]) -> Envelope:
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in secrets:
+                value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {key: scrub(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [scrub(item) for item in value]
+        return value
+
+    data, message = scrub(envelope.data), scrub(envelope.message)
+    if data == envelope.data and message == envelope.message:
+        return envelope
+    return dataclasses.replace(envelope, data=data, message=message, _json=None)
