@@ -7,14 +7,18 @@ envelope (JSON, text and HTML renderings) and messages; cookies appear in no res
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
 
+import mcp_types as types
 import pytest
 
 from tests.conftest import error, ok, ref_for
+from tests.test_mirror import agent
 from webmcp_nb import Envelope, Session
+from webmcp_nb.core.engine import ApprovalRequest
 from webmcp_nb.core.render import render_html, render_text
 from webmcp_nb.demo import DemoServer
 
@@ -179,3 +183,36 @@ def test_cookies_appear_in_no_result(session: Session, demo: DemoServer) -> None
         assert "cookie-value-8731" not in envelope.to_json() and "cookie-value-8731" not in str(envelope)
     # It is there, for script the operator granted.
     assert "cookie-value-8731" in ok(session.evaluate("() => document.cookie"))["result"]
+
+
+def test_an_agent_typing_a_secret_over_mcp_sees_and_leaves_no_trace(session: Session, form: str) -> None:
+    password, name = ref_for(form, 'textbox "Password"'), ref_for(form, 'textbox "Name"')
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> None:
+        asked.append(request)
+
+    since = len(session.history)
+    handle = session.serve_mcp(approve="all", approver=approve)
+    try:
+        async def scenario() -> list[types.CallToolResult]:
+            async with agent(handle) as client:
+                return [
+                    await client.call_tool("browser_type", {"ref": password, "text": SECRET}),
+                    await client.call_tool("browser_type", {"ref": name, "text": "Ann"}),
+                    await client.call_tool("browser_snapshot", {}),
+                ]
+
+        results = asyncio.run(scenario())
+    finally:
+        handle.stop()
+    # The person approving sees the text for the ordinary field only.
+    assert [request.args for request in asked] == [{"ref": password, "text": "[redacted]"}, {"ref": name, "text": "Ann"}]
+    assert [result.is_error for result in results] == [False, False, False]
+    for result in results:
+        assert SECRET not in result.model_dump_json()
+    assert f'- textbox "Password" [ref={password}]: [redacted]' in results[2].structured_content["data"]["snapshot"]
+    records = session.history[since:]
+    assert [record.caller.startswith("agent:") for record in records] == [True, True, True]
+    assert [record.args.get("text") for record in records] == ["[redacted]", "Ann", None]
+    assert SECRET not in everything_of(session, since)

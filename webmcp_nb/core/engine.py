@@ -20,7 +20,7 @@ from .context import CallContext
 from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
 from .instances import Instance, InstanceManager, LaunchOptions
 from .pages import PageState
-from .redaction import redact_call
+from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
 from .webmcp import WebMCPEvent
@@ -254,9 +254,12 @@ class Engine:
         if instance is not None and ctx.spec.target == "page":
             with contextlib.suppress(ToolFailure):
                 page = instance.page(getattr(params, "page_id", None))
+        args = params.model_dump(mode="json", exclude_defaults=True)
+        if ctx.spec.typed_text:
+            args = await redact_for_approval(ctx.spec.typed_text, args, page)
         request = ApprovalRequest(
             tool=ctx.spec.name,
-            args=params.model_dump(mode="json", exclude_defaults=True),
+            args=args,
             caller=ctx.caller,
             instance=instance.name if instance is not None else None,
             page_id=page.page_id if page is not None else None,

@@ -10,7 +10,8 @@
   of those went into an ordinary field (`CallContext.typed_into`). Every other value, a secret
   one or one whose field was never checked (the call failed first), is recorded as
   ``[redacted]`` in the call record (``Session.history``, call logs, anything exported from them)
-  and scrubbed from the envelope, before anyone sees the call.
+  and scrubbed from the envelope, before anyone sees the call. A person asked to approve the
+  call sees the text only for a field that is ordinary when asked (`redact_for_approval`).
 - Cookies and request headers are not part of any tool's result; only script the operator
   granted (``js``/``code``) can read them.
 """
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
     from .envelope import Envelope
+    from .pages import PageState
 
 REDACTED = "[redacted]"
+CHECK_TIMEOUT_MS = 1000  # asking a field that has just been found; a vanished one counts as secret
 SCRUB_MIN_LENGTH = 3  # shorter typed values are not searched for in messages (they would garble them)
 Path = tuple[str | int, ...]
 
@@ -52,7 +55,7 @@ async def is_secret(locator: Locator) -> bool:
     from playwright.async_api import Error
 
     try:
-        return bool(await locator.evaluate(SECRET_FIELD_JS))
+        return bool(await locator.evaluate(SECRET_FIELD_JS, timeout=CHECK_TIMEOUT_MS))
     except Error:
         return True
 
@@ -142,22 +145,48 @@ def typed_paths(patterns: tuple[str, ...], args: dict[str, Any]) -> list[Path]:
     return found
 
 
+def redact_args(patterns: tuple[str, ...], args: dict[str, Any], plain: set[Path]) -> tuple[dict[str, Any], list[str]]:
+    """`args` with every typed value not known to go into an ordinary field (`plain`) replaced by
+    ``[redacted]``, and the values replaced."""
+    secrets: list[str] = []
+    redacted = args
+    for path in typed_paths(patterns, args):
+        if path not in plain:
+            secrets.append(_get(args, path))
+            redacted = _set(redacted, path, REDACTED)
+    return redacted, secrets
+
+
 def redact_call(
     patterns: tuple[str, ...], args: dict[str, Any], plain: set[Path], envelope: Envelope
 ) -> tuple[dict[str, Any], Envelope]:
-    """The arguments to record and the envelope to return, with every typed value that did not
-    go into a field known to be ordinary (`plain`) replaced by ``[redacted]``."""
-    secrets: list[str] = []
-    recorded = args
-    for path in typed_paths(patterns, args):
-        if path in plain:
-            continue
-        secrets.append(_get(args, path))
-        recorded = _set(recorded, path, REDACTED)
+    """The arguments to record and the envelope to return (see `redact_args`), with the redacted
+    values also scrubbed from the envelope's data and message."""
+    recorded, secrets = redact_args(patterns, args, plain)
     scrub = sorted({value for value in secrets if len(value) >= SCRUB_MIN_LENGTH}, key=len, reverse=True)
     if scrub:
         envelope = _scrub_envelope(envelope, scrub)
     return recorded, envelope
+
+
+async def redact_for_approval(patterns: tuple[str, ...], args: dict[str, Any], page_state: PageState | None) -> dict[str, Any]:
+    """`args` as a person approving the call sees them: text for a field is shown only when the
+    field (the ``ref`` beside the text) is an ordinary one now."""
+    from .registry import ToolFailure
+
+    plain: set[Path] = set()
+    for path in typed_paths(patterns, args):
+        container = _get(args, path[:-1])
+        ref = container.get("ref") if isinstance(container, dict) else None
+        if page_state is None or not isinstance(ref, str):
+            continue
+        try:
+            locator = page_state.ref_locator(ref)
+        except ToolFailure:
+            continue
+        if not await is_secret(locator):
+            plain.add(path)
+    return redact_args(patterns, args, plain)[0]
 
 
 def _get(value: Any, path: Path) -> Any:
