@@ -8,6 +8,7 @@ envelope (JSON, text and HTML renderings) and messages; cookies appear in no res
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import re
 from typing import Any
@@ -216,3 +217,31 @@ def test_an_agent_typing_a_secret_over_mcp_sees_and_leaves_no_trace(session: Ses
     assert [record.caller.startswith("agent:") for record in records] == [True, True, True]
     assert [record.args.get("text") for record in records] == ["[redacted]", "Ann", None]
     assert SECRET not in everything_of(session, since)
+
+
+def test_screenshots_paint_secret_fields_over(session: Session, form: str) -> None:
+    password, name = ref_for(form, 'textbox "Password"'), ref_for(form, 'textbox "Name"')
+    ok(session.type(password, SECRET))
+    ok(session.type(name, "Ann"))
+    box = ok(session.evaluate("""() => {
+        const field = document.querySelector('#password');
+        field.scrollIntoView({block: 'center'});
+        const r = field.getBoundingClientRect();
+        return {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2), dpr: devicePixelRatio};
+    }"""))["result"]
+    shot = ok(session.screenshot(original=True))
+    assert pixel(shot["image"], box["x"] * box["dpr"], box["y"] * box["dpr"]) == MASK
+    element = ok(session.screenshot(ref=password, original=True))
+    assert pixel(element["image"], element["width"] // 2, element["height"] // 2) == MASK
+    ordinary = ok(session.screenshot(ref=name, original=True))  # an ordinary field is drawn as it is
+    assert pixel(ordinary["image"], ordinary["width"] // 2, ordinary["height"] // 2) != MASK
+
+
+MASK = (127, 127, 127)
+
+
+def pixel(png: bytes, x: float, y: float) -> tuple[int, int, int]:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as picture:
+        return picture.convert("RGB").getpixel((int(x), int(y)))

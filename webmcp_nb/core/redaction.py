@@ -12,6 +12,7 @@
   ``[redacted]`` in the call record (``Session.history``, call logs, anything exported from them)
   and scrubbed from the envelope, before anyone sees the call. A person asked to approve the
   call sees the text only for a field that is ordinary when asked (`redact_for_approval`).
+- Screenshots paint every secret field over (`secret_field_masks`): no dots to count, no code.
 - Cookies and request headers are not part of any tool's result; only script the operator
   granted (``js``/``code``) can read them.
 """
@@ -24,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playwright.async_api import Locator, Page
+    from playwright.async_api import Frame, Locator, Page
 
     from .envelope import Envelope
     from .pages import PageState
@@ -40,6 +41,12 @@ SECRET_FIELD_JS = """(el) => {
   if (tag === "input" && String(el.type).toLowerCase() === "password") return true;
   return (el.getAttribute("autocomplete") || "").toLowerCase().split(/\\s+/).includes("one-time-code");
 }"""
+
+# The same fields for Playwright's CSS engine (which pierces open shadow roots), one frame at a time.
+SECRET_FIELD_CSS = (
+    'input[type=password i], input[autocomplete~="one-time-code" i], textarea[autocomplete~="one-time-code" i]'
+)
+MASK_COLOR = "#7f7f7f"
 
 # A field's line in an AI-mode snapshot: `- textbox "Name" [active] [ref=e2]: value` (or ending in
 # ":" with the value and placeholder as child lines).
@@ -99,6 +106,21 @@ async def redact_snapshot(page: Page, yaml: str) -> str:
 
 async def _true() -> bool:
     return True
+
+
+async def secret_field_masks(page: Page) -> list[Locator]:
+    """Locators of the secret fields, one per frame that has any, for a screenshot's `mask`."""
+    from playwright.async_api import Error
+
+    async def count(frame: Frame) -> int:
+        try:
+            return await frame.locator(SECRET_FIELD_CSS).count()
+        except Error:
+            return 0 if frame.is_detached() else 1  # cannot tell: mask whatever matches
+
+    frames = [frame for frame in page.frames if not frame.is_detached()]
+    counts = await asyncio.gather(*(count(frame) for frame in frames))
+    return [frame.locator(SECRET_FIELD_CSS) for frame, found in zip(frames, counts, strict=True) if found]
 
 
 def _has_value(lines: list[str], index: int, match: re.Match[str]) -> bool:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
+from ..redaction import MASK_COLOR, secret_field_masks
 from ..registry import tool
 from .models import Data, PageParams, Ref
 
@@ -64,6 +65,10 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     options: dict[str, Any] = {"type": p.format, "animations": "allow", "caret": "initial"}
     if p.format == "jpeg":
         options["quality"] = p.quality or 80
+    # Password and one-time-code fields are painted over (see webmcp_nb.core.redaction).
+    masks = await ctx.observe(secret_field_masks(ctx.page), "the page's secret fields", ctx.observation_timeout_ms)
+    if masks:
+        options.update(mask=masks, mask_color=MASK_COLOR)
     if p.ref:
         # An element first waits to be visible, like any action.
         locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
@@ -72,7 +77,7 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         )
     else:
         timeout = ctx.observation_timeout_ms
-        if p.full_page or ctx.instance is None or ctx.instance.options.backend != "chromium":
+        if p.full_page or masks or ctx.instance is None or ctx.instance.options.backend != "chromium":
             capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
         else:
             capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]
