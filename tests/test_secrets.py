@@ -171,6 +171,12 @@ def test_a_typed_secret_echoed_by_the_page_is_scrubbed_from_the_envelope(session
     ok(session.handle_dialog(True))
 
 
+def test_wait_for_text_does_not_see_field_values(session: Session, form: str) -> None:
+    ok(session.type(ref_for(form, 'textbox "Password"'), SECRET))
+    message = error(session.wait_for(text=SECRET, time_s=0.5), "wait_timeout")
+    assert message == f"Waited 0.5 s but text {SECRET!r} is not visible."  # the caller's own text, not the field's
+
+
 def test_cookies_appear_in_no_result(session: Session, demo: DemoServer) -> None:
     ok(session.navigate(demo.url_for("form.html")))
     ok(session.evaluate("() => { document.cookie = 'session=cookie-value-8731; path=/'; }"))
