@@ -74,11 +74,12 @@ def origin_of(url: str) -> str | None:
 
 def parse_origins(origins: Iterable[str]) -> frozenset[str]:
     """Validate `exposed_to`: each entry must be an http(s) origin written as one."""
-    parsed = set()
+    parsed: set[str] = set()
     for origin in origins:
         normal = origin_of(origin) if isinstance(origin, str) else None
         parts = urlsplit(origin) if normal is not None else None
-        if parts is None or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        if normal is None or parts is None or parts.path not in ("", "/") or parts.query or parts.fragment \
+                or parts.username:
             raise ToolFailure(
                 "invalid_params",
                 f"exposed_to: {origin!r} is not an http(s) origin; write it as scheme://host[:port], "
