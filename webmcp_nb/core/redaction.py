@@ -7,7 +7,7 @@
   ``textbox "Password" [ref=e2]: [redacted]`` whatever its length; an empty one is shown as it is.
 - Typed text (`redact_call`): a tool declares where its arguments carry text typed into a field
   (`ToolSpec.typed_text`, such as ``"fields.*.value"``); its handler tells the call context which
-  of those went into an ordinary field (`CallContext.typed_into`). Every other value, a secret
+  of those went into an ordinary field (`CallContext.typing_into`). Every other value, a secret
   one or one whose field was never checked (the call failed first), is recorded as
   ``[redacted]`` in the call record (``Session.history``, call logs, anything exported from them)
   and scrubbed from the envelope, before anyone sees the call. A person asked to approve the
@@ -23,6 +23,8 @@ import asyncio
 import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
+
+from .aria import REF
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
@@ -54,7 +56,6 @@ _FIELD_LINE = re.compile(
     r'^(?P<head>(?P<indent> *)- (?:textbox|spinbutton|combobox|searchbox)(?: "(?:[^"\\]|\\.)*")?'
     r"(?: \[[^\]]*\])*)(?P<rest>:.*)?$"
 )
-_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 
 
 async def is_secret(locator: Locator) -> bool:
@@ -75,7 +76,7 @@ async def redact_snapshot(page: Page, yaml: str) -> str:
         match = _FIELD_LINE.match(line)
         if match is None or not _has_value(lines, index, match):
             continue
-        ref = _REF.search(match["head"])
+        ref = REF.search(match["head"])
         filled[index] = ref.group(1) if ref else None
     if not filled:
         return yaml
