@@ -38,6 +38,12 @@ class CallContext:
     # Set by handlers that act on an instance without targeting it (create/destroy).
     instance_name: str | None = None
     instance_id: str | None = None
+    # The capability groups the caller was granted (None: all of them, the notebook's own calls).
+    groups: frozenset[str] | None = None
+
+    def allows(self, group: str) -> bool:
+        """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""
+        return self.groups is None or group in self.groups
 
     @property
     def page(self) -> Page:

@@ -123,7 +123,8 @@ class Engine:
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
             ctx = CallContext(
-                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval
+                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
+                groups=groups,
             )
             try:
                 async with asyncio.timeout(ctx.remaining_s()):

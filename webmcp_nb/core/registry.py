@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "notebook"]
+Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
