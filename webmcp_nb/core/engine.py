@@ -142,6 +142,8 @@ class Engine:
             )
         except ToolFailure as failure:
             outcome, retry = classify(spec, failure.started, failure.read_only)
+            if failure.completed:
+                outcome = "completed"
             envelope = self._envelope(
                 tool, ctx, submitted, started_at, outcome, retry,
                 error_type=failure.error_type, message=failure.message,
