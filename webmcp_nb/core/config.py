@@ -27,7 +27,7 @@ class Limits:
     operation_timeout_s: float = 60.0
     action_timeout_s: float = 5.0
     navigation_timeout_s: float = 30.0
-    observation_timeout_s: float = 30.0
+    capture_timeout_s: float = 30.0
     event_buffer_size: int = 1000  # console and network entries kept per instance and stream
 
     def __post_init__(self) -> None:
@@ -39,7 +39,7 @@ class Limits:
             raise ValueError(f"event_buffer_size must be at least 1, got {self.event_buffer_size}")
         if self.max_instances < 1:
             raise ValueError(f"max_instances must be at least 1, got {self.max_instances}")
-        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "observation_timeout_s"):
+        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "capture_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
 

@@ -19,6 +19,7 @@ from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
 from .instances import Instance, InstanceManager, LaunchOptions
+from .observe import Observer
 from .pages import PageState
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
@@ -241,7 +242,17 @@ class Engine:
             if page_state.modal is not None:
                 raise page_state.blocked_error(spec.name)
             ctx.phase = "running"
-            return await self._run_watching_modals(spec, params, ctx, page_state)
+            observing = getattr(params, "observe", None)
+            if observing is None:
+                return await self._run_watching_modals(spec, params, ctx, page_state)
+            observer = Observer(ctx, observing)
+            try:
+                data = await self._run_watching_modals(spec, params, ctx, page_state)
+                if data.modal_state is not None:
+                    return data  # the page waits for the modal: nothing more can happen until then
+                return data.model_copy(update={"observation": await observer.result()})
+            finally:
+                observer.close()
 
     async def _await_approval(self, ctx: CallContext, params: Any, instance: Instance | None) -> None:
         """Ask `ctx.approval` before a call that needs it; a denial ends the call, not started."""
