@@ -250,3 +250,25 @@ def test_agents_need_the_secrets_grant_to_reveal(demo: DemoServer) -> None:
         assert "secrets" in refused.structured_content["message"]
         _, revealed = asyncio.run(agent(granted))
         assert revealed.is_error is False and revealed.structured_content["data"]["secrets_revealed"] is True
+
+
+def test_waterfall_is_static_svg_with_a_row_per_request(evidence_session: CheckedSession) -> None:
+    import xml.etree.ElementTree as ET
+
+    from webmcp_nb.core.waterfall import waterfall_svg
+
+    s = evidence_session
+    ok(s.wait_for(network_idle=True))
+    network = entries(s, "browser_network", limit=500)
+    svg = waterfall_svg(network)
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert "<script" not in svg
+    texts = ["".join(node.itertext()) for node in root.iter("{http://www.w3.org/2000/svg}text")]
+    labels = [text for text in texts if text.startswith("GET ")]
+    assert len(labels) == len(network)
+    assert any("unreachable" in text and "ERR_CONNECTION" in text for text in labels)
+    assert texts.count("✕ failed") == 1 + 1  # the failed row and the legend
+    out = Path(__file__).resolve().parents[1] / "build" / "evidence"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "network-waterfall.svg").write_text(svg, encoding="utf-8")  # the README's picture comes from here
