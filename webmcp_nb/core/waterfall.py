@@ -79,7 +79,7 @@ def _nice_step(raw: float) -> float:
 
 def _label(entry: dict[str, Any], y: int) -> list[str]:
     failed = entry.get("state") == "failed"
-    status = str(entry.get("failure") or "failed")[:18] if failed else entry.get("status") or "…"
+    status = str(entry.get("failure") or "failed")[:24] if failed else entry.get("status") or "…"
     url = entry.get("url", "")
     short = url.split("://", 1)[-1]
     short = short if len(short) <= 40 else short[:18] + "…" + short[-21:]
