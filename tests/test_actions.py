@@ -92,7 +92,7 @@ def open_chooser(session: Session, page: str) -> dict[str, Any]:
 
 def resolve_any_modal(session: Session) -> None:
     """Close a dialog or file chooser a failed test may have left open."""
-    if session.handle_dialog(False).error_type == "dialog_not_present":
+    if session.handle_dialog(False).error_type == "modal_state_blocked":
         session.file_upload([])
 
 
@@ -674,7 +674,7 @@ def test_screenshot_time_limits(fresh_session, demo):
     banana = ref_for(ok(quick.snapshot())["snapshot"], 'button "Add Banana"')
     ok(quick.evaluate("el => { el.style.visibility = 'hidden'; }", ref=banana))
     envelope = quick.screenshot(ref=banana)
-    assert banana in error(envelope, "observation_timeout", "unknown", "read_only")
+    assert banana in error(envelope, "operation_timeout", "unknown", "read_only")
     assert 1000 <= envelope.operation.duration_ms < 5000
 
 
@@ -705,7 +705,7 @@ def test_alert_blocks_the_page_until_handled(session, dialogs):
     assert handled["message"] == "Hello from alert"
     assert handled["accepted"] is True and handled["modal_state"] is None
     assert text_of(session, "#dialog-status") == "Alert: closed"
-    not_started(session.handle_dialog(accept=True), "dialog_not_present")
+    not_started(session.handle_dialog(accept=True), "modal_state_blocked")
 
 
 @pytest.mark.parametrize("accept, shown", [(True, "Confirm: true"), (False, "Confirm: false")])
@@ -757,7 +757,7 @@ def test_an_evaluate_that_opens_a_dialog_reports_it(session, dialogs):
 
 
 def test_handle_dialog_without_a_dialog(session, dialogs):
-    message = not_started(session.handle_dialog(accept=True), "dialog_not_present")
+    message = not_started(session.handle_dialog(accept=True), "modal_state_blocked")
     assert "No dialog" in message
     assert text_of(session, "#dialog-status") == "No dialog yet"
 
@@ -813,7 +813,7 @@ def test_file_chooser_rejects_a_missing_file_and_stays_open(session, upload, fil
     missing = str(tmp_path / "no-such-file.txt")
     assert missing in not_started(session.file_upload([str(files[0]), missing]), "invalid_params")
     assert "a file chooser" in not_started(session.snapshot(), "modal_state_blocked")
-    assert "browser_file_upload" in not_started(session.handle_dialog(True), "dialog_not_present")
+    assert "browser_file_upload" in not_started(session.handle_dialog(True), "modal_state_blocked")
     ok(session.file_upload([str(files[1])]))
     assert text_of(session, "#upload-status") == "Selected: data.csv"
 
@@ -842,24 +842,24 @@ def test_a_prevented_click_on_a_file_input_opens_no_chooser(session, upload):
     js(session, "document.getElementById('file').addEventListener('click', (e) => e.preventDefault())")
     assert ok(session.click(ref_for(upload, 'button "Choose file"')))["modal_state"] is None
     assert "Selected: none" in snapshot_text(session)
-    not_started(session.file_upload([]), "dialog_not_present")
+    not_started(session.file_upload([]), "modal_state_blocked")
 
 
 def test_file_chooser_cancelled_with_no_paths(session, upload):
     open_chooser(session, upload)
     assert ok(session.file_upload([]))["files"] == []
     assert text_of(session, "#upload-status") == "Selected: none"
-    not_started(session.file_upload([]), "dialog_not_present")
+    not_started(session.file_upload([]), "modal_state_blocked")
 
 
 def test_upload_without_a_file_chooser(session, upload, files):
-    message = not_started(session.file_upload([str(files[0])]), "dialog_not_present")
+    message = not_started(session.file_upload([str(files[0])]), "modal_state_blocked")
     assert "No file chooser" in message
     assert text_of(session, "#upload-status") == "Selected: none"
 
 
 def test_upload_while_a_dialog_is_open(session, dialogs, files):
     ok(session.click(ref_for(dialogs, 'button "Show alert"')))
-    not_started(session.file_upload([str(files[0])]), "dialog_not_present")
+    not_started(session.file_upload([str(files[0])]), "modal_state_blocked")
     ok(session.handle_dialog(True))
     assert text_of(session, "#dialog-status") == "Alert: closed"

@@ -521,7 +521,7 @@ def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_cli
         assert call["text"].startswith(f"{name}: {call['status']}")
     assert calls["browser_screenshot"]["contentTypes"] == ["image", "text"]
     assert calls["browser_screenshot"]["imageMime"] == "image/png" and calls["browser_screenshot"]["imageBytes"] > 1000
-    assert calls["browser_handle_dialog"]["errorType"] == "dialog_not_present"
+    assert calls["browser_handle_dialog"]["errorType"] == "modal_state_blocked"
     assert "Cart: 1 item" in served.kernel.value(
         "print(json.dumps(nb.call('browser_evaluate', expression=\"document.getElementById('cart').textContent\")"
         ".data['result']))"

@@ -88,6 +88,7 @@ def test_navigate_returns_url_title_and_status(session, demo):
         "status": 200,
         "moved": None,
         "modal_state": None,
+        "observation": None,
     }
     assert envelope.operation.tool == "browser_navigate"
     assert envelope.operation.page_id is not None and envelope.operation.frame_id is not None
@@ -210,6 +211,7 @@ def test_reload_reloads_the_page_and_resets_its_state(session, demo):
         "status": 200,
         "moved": None,
         "modal_state": None,
+        "observation": None,
     }
     assert cart_text(session) == "Cart: 0 items"
     # The reload made a new document: refs from before it are stale.

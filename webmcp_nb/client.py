@@ -51,6 +51,7 @@ class Session:
         operation_timeout_s: float | None = None,
         navigation_timeout_s: float | None = None,
         action_timeout_s: float | None = None,
+        event_buffer_size: int | None = None,
         artifacts_dir: str | None = None,
         caller: str = "python",
     ) -> None:
@@ -60,6 +61,7 @@ class Session:
             operation_timeout_s=operation_timeout_s,
             navigation_timeout_s=navigation_timeout_s,
             action_timeout_s=action_timeout_s,
+            event_buffer_size=event_buffer_size,
         )
         self.launch_defaults = LaunchDefaults(headless=headless, executable_path=executable_path, args=tuple(args))
         self.default_instance = default_instance

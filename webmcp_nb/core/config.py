@@ -27,16 +27,19 @@ class Limits:
     operation_timeout_s: float = 60.0
     action_timeout_s: float = 5.0
     navigation_timeout_s: float = 30.0
-    observation_timeout_s: float = 30.0
+    capture_timeout_s: float = 30.0
+    event_buffer_size: int = 1000  # console and network entries kept per instance and stream
 
     def __post_init__(self) -> None:
         if self.max_result_bytes < MIN_RESULT_BYTES:
             raise ValueError(
                 f"max_result_bytes must be at least {MIN_RESULT_BYTES}, got {self.max_result_bytes}"
             )
+        if self.event_buffer_size < 1:
+            raise ValueError(f"event_buffer_size must be at least 1, got {self.event_buffer_size}")
         if self.max_instances < 1:
             raise ValueError(f"max_instances must be at least 1, got {self.max_instances}")
-        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "observation_timeout_s"):
+        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "capture_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
 
@@ -46,6 +49,7 @@ class Limits:
         values = {
             "max_result_bytes": _env_number("BROWSER_MCP_MAX_RESULT_BYTES", cls.max_result_bytes),
             "max_instances": _env_number("BROWSER_MCP_MAX_INSTANCES", cls.max_instances),
+            "event_buffer_size": _env_number("BROWSER_MCP_EVENT_BUFFER_SIZE", cls.event_buffer_size),
             "operation_timeout_s": _env_number(
                 "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS", cls.operation_timeout_s, float
             ),

@@ -40,6 +40,12 @@ class CallContext:
     instance_id: str | None = None
     # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
+    # The capability groups the caller was granted (None: all of them, the notebook's own calls).
+    groups: frozenset[str] | None = None
+
+    def allows(self, group: str) -> bool:
+        """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""
+        return self.groups is None or group in self.groups
 
     @property
     def page(self) -> Page:
@@ -62,8 +68,8 @@ class CallContext:
         return self.timeout_ms(self.engine.limits.navigation_timeout_s)
 
     @property
-    def observation_timeout_ms(self) -> float:
-        return self.timeout_ms(self.engine.limits.observation_timeout_s)
+    def capture_timeout_ms(self) -> float:
+        return self.timeout_ms(self.engine.limits.capture_timeout_s)
 
     async def locate(self, ref: str) -> Locator:
         assert self.page_state is not None
@@ -83,10 +89,11 @@ class CallContext:
         assert self.page_state is not None
         return await self.page_state.act(ref, action)
 
-    async def observe(self, work: Awaitable[T], what: str, timeout_ms: float) -> T:
-        """Await a read of the page (snapshot, screenshot) that was given `timeout_ms`.
+    async def capture(self, work: Awaitable[T], what: str, timeout_ms: float) -> T:
+        """Await a read of the page (snapshot, screenshot, PDF) that was given `timeout_ms`.
 
-        Its timeout is `observation_timeout`. The limit is also enforced here: some
+        Its timeout is `operation_timeout` (`observation_timeout` is only for action
+        observations, see `webmcp_nb.core.observe`). The limit is also enforced here: some
         Playwright versions overrun it while an element screenshot waits for visibility.
         """
         from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -97,7 +104,7 @@ class CallContext:
         except (PlaywrightTimeout, TimeoutError) as exc:
             said = f" Playwright said: {first_lines(exc.message, 6)}" if isinstance(exc, PlaywrightTimeout) else ""
             raise ToolFailure(
-                "observation_timeout", f"Timed out after {timeout_ms / 1000:g} s waiting for {what}.{said}"
+                "operation_timeout", f"Timed out after {timeout_ms / 1000:g} s waiting for {what}.{said}"
             ) from None
 
     async def settle(self) -> None:

@@ -19,6 +19,7 @@ from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
 from .instances import Instance, InstanceManager, LaunchOptions
+from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
@@ -124,7 +125,8 @@ class Engine:
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
             ctx = CallContext(
-                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval
+                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
+                groups=groups,
             )
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
@@ -142,6 +144,8 @@ class Engine:
             )
         except ToolFailure as failure:
             outcome, retry = classify(spec, failure.started, failure.read_only)
+            if failure.completed:
+                outcome = "completed"
             envelope = self._envelope(
                 tool, ctx, submitted, started_at, outcome, retry,
                 error_type=failure.error_type, message=failure.message,
@@ -243,7 +247,17 @@ class Engine:
             if page_state.modal is not None:
                 raise page_state.blocked_error(spec.name)
             ctx.phase = "running"
-            return await self._run_watching_modals(spec, params, ctx, page_state)
+            observing = getattr(params, "observe", None)
+            if observing is None:
+                return await self._run_watching_modals(spec, params, ctx, page_state)
+            observer = Observer(ctx, observing)
+            try:
+                data = await self._run_watching_modals(spec, params, ctx, page_state)
+                if data.modal_state is not None:
+                    return data  # the page waits for the modal: nothing more can happen until then
+                return data.model_copy(update={"observation": await observer.result()})
+            finally:
+                observer.close()
 
     async def _await_approval(self, ctx: CallContext, params: Any, instance: Instance | None) -> None:
         """Ask `ctx.approval` before a call that needs it; a denial ends the call, not started."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import chromium
 from .downloads import Downloads
+from .evidence import Evidence
 from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
@@ -60,6 +61,12 @@ class Instance:
     python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
     python_binding: bool = False  # the binding Python page tools call (exposed on first use)
     downloads: Downloads = field(default_factory=Downloads)
+    evidence: Evidence = field(init=False)
+    tracing: bool = False  # a Playwright trace is recording (browser_trace)
+    event_buffer_size: int = 1000
+
+    def __post_init__(self) -> None:
+        self.evidence = Evidence(self.instance_id, self.event_buffer_size)
 
     @property
     def name(self) -> str:
@@ -78,6 +85,7 @@ class Instance:
                 return state
         state = PageState(page)
         state.webmcp = self._page_tools(state)
+        self.evidence.watch(state)
         self.pages[state.page_id] = state
         self.current_page_id = state.page_id
         page.on("close", lambda _page: self.forget(state))
@@ -230,7 +238,7 @@ class InstanceManager:
             )
         if options.profile_dir:
             self._check_profile_free(options.profile_dir)
-        instance = Instance(options, hub=self.webmcp)
+        instance = Instance(options, hub=self.webmcp, event_buffer_size=self.limits.event_buffer_size)
         self.instances[options.name] = instance
         self.crashes.pop(options.name, None)
         return instance
@@ -376,6 +384,7 @@ class InstanceManager:
                 await asyncio.wait_for(instance.context.close(), 10)
         finally:
             instance.state = "closed"
+            instance.evidence.close()
             self.instances.pop(name, None)
             for state in list(instance.pages.values()):
                 instance.forget(state)

@@ -147,11 +147,11 @@ class PageState:
         self.modal_opened.set()
 
     def require_modal(self, kind: str, absent: str) -> Modal:
-        """The open modal of `kind` (dialog or file_chooser), or `dialog_not_present`."""
+        """The open modal of `kind` (dialog or file_chooser), or `modal_state_blocked` (nothing to resolve)."""
         modal = self.modal
         if modal is None or modal.kind != kind:
             other = f" ({modal.summary()} is open: resolve it with {modal.resolved_by})" if modal else ""
-            raise ToolFailure("dialog_not_present", f"{absent}{other}.", started=False)
+            raise ToolFailure("modal_state_blocked", f"{absent}{other}.", started=False)
         return modal
 
     def clear_modal(self) -> None:

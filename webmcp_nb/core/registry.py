@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "notebook"]
+Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
@@ -33,14 +33,20 @@ class ToolFailure(Exception):
     ``not_started`` / ``after_correction``; True gives ``unknown`` and
     ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
     tool's own flag when what ran is known better (a page's read-only WebMCP tool).
+    `completed` says the call itself did everything it does, and what failed is the condition
+    it checked (a verification, an observation): outcome ``completed``.
     """
 
-    def __init__(self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None) -> None:
+    def __init__(
+        self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None,
+        completed: bool = False,
+    ) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.message = message
         self.started = started
         self.read_only = read_only
+        self.completed = completed
 
 
 class InvalidParams(ToolFailure):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import http.server
 import importlib.resources
+import json
 import mimetypes
 import threading
 import time
@@ -25,6 +26,7 @@ __all__ = ["DemoServer", "serve"]
 
 SITE = importlib.resources.files(__package__) / "site"
 MAX_SLOW_MS = 60_000
+MAX_LARGE_KB = 16_384
 
 
 def _page(title: str, body: str) -> bytes:
@@ -93,6 +95,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 phrase = "Custom status"
             body = _page(f"Status {code}", f"<p>{code} {html.escape(phrase)}</p>")
             self._send(code, body, head=head)
+        elif path == "/api/large":
+            kb = max(1, min(_int_arg(query, "kb", 64), MAX_LARGE_KB))
+            items = [{"id": i, "name": f"Item {i}", "note": "x" * 80} for i in range(kb * 1024 // 110 + 1)]
+            self._send(200, json.dumps({"items": items}).encode(), ctype="application/json", head=head)
         elif path == "/redirect":
             target = query.get("to", ["/"])[0]
             split = urlsplit(target)

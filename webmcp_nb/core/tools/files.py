@@ -162,13 +162,13 @@ async def pdf(ctx: CallContext, p: PdfParams) -> PdfData:
             started=False,
         )
     try:
-        document = await ctx.observe(
+        document = await ctx.capture(
             ctx.page.pdf(
                 format=p.paper, landscape=p.landscape, print_background=p.print_background,
                 page_ranges=p.page_ranges or "",
             ),
             "the PDF to be printed",
-            ctx.observation_timeout_ms,
+            ctx.capture_timeout_ms,
         )
     except Error as exc:
         if "page range" in exc.message.lower():

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from ..pages import OPENS_FILE_CHOOSER
+from ..observe import Observe, ObserveField
 from ..registry import ToolFailure, tool
 from ..util import first_lines
 from .models import ActionData, ModalState, PageParams, Params, Ref
@@ -94,6 +95,7 @@ class ClickParams(PageParams):
     button: Literal["left", "right", "middle"] = "left"
     double: bool = Field(False, description="Double-click.")
     modifiers: list[Modifier] = Field(default_factory=list, max_length=5, description="Keys held during the click.")
+    observe: Observe | None = ObserveField
 
 
 @tool(
@@ -141,6 +143,7 @@ class TypeParams(PageParams):
     text: Text
     submit: bool = Field(False, description="Press Enter afterwards.")
     slowly: bool = Field(False, description="Type one key at a time (for pages that react to each key).")
+    observe: Observe | None = ObserveField
 
 
 @tool(
@@ -186,6 +189,7 @@ class FormField(Params):
 
 class FillFormParams(PageParams):
     fields: list[FormField] = Field(min_length=1, max_length=100)
+    observe: Observe | None = ObserveField
 
 
 class FillFormData(ActionData):
@@ -230,6 +234,7 @@ class SelectParams(PageParams):
     values: list[Annotated[str, StringConstraints(max_length=10_000)]] = Field(
         min_length=1, max_length=1000, description="Option values or visible labels."
     )
+    observe: Observe | None = ObserveField
 
 
 class SelectData(ActionData):
@@ -277,6 +282,7 @@ async def select_option(ctx: CallContext, p: SelectParams) -> SelectData:
 
 class RefParams(PageParams):
     ref: Ref
+    observe: Observe | None = ObserveField
 
 
 @tool(
@@ -297,6 +303,7 @@ class KeyParams(PageParams):
     key: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
         description="A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'."
     )
+    observe: Observe | None = ObserveField
 
 
 @tool(
@@ -347,6 +354,7 @@ def chord_keys(chord: str) -> list[str]:
 class DragParams(PageParams):
     source_ref: Ref
     target_ref: Ref
+    observe: Observe | None = ObserveField
 
 
 @tool(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -74,4 +74,7 @@ class ActionData(Data):
 
     url: str
     modal_state: ModalState | None = None
+    observation: dict[str, Any] | None = Field(
+        None, description="What the call's `observe` condition saw (kind, elapsed_ms and its details)."
+    )
 

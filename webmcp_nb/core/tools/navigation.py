@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from ..observe import Observe, ObserveField
 from ..registry import ToolFailure, tool
 from .models import AbsoluteUrl, ActionData, PageParams
 
@@ -23,6 +24,7 @@ class NavigateParams(PageParams):
         description="Absolute URL, including its scheme (https://, http://, file://, about:, data:)."
     )
     wait_until: WaitUntil = Field("load", description="When the navigation counts as done.")
+    observe: Observe | None = ObserveField
 
 
 class WaitParams(PageParams):

@@ -66,22 +66,22 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     if p.format == "jpeg":
         options["quality"] = p.quality or 80
     # Password and one-time-code fields are painted over (see webmcp_nb.core.redaction).
-    masks = await ctx.observe(secret_field_masks(ctx.page), "the page's secret fields", ctx.observation_timeout_ms)
+    masks = await ctx.capture(secret_field_masks(ctx.page), "the page's secret fields", ctx.capture_timeout_ms)
     if masks:
         options.update(mask=masks, mask_color=MASK_COLOR)
     if p.ref:
         # An element first waits to be visible, like any action.
         locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
-        image = await ctx.observe(
+        image = await ctx.capture(
             locator.screenshot(timeout=timeout, **options), f"element {p.ref} to be visible and captured", timeout
         )
     else:
-        timeout = ctx.observation_timeout_ms
+        timeout = ctx.capture_timeout_ms
         if p.full_page or masks or ctx.instance is None or ctx.instance.options.backend != "chromium":
             capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
         else:
             capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]
-        image = await ctx.observe(capture, "the page to be captured", timeout)
+        image = await ctx.capture(capture, "the page to be captured", timeout)
     # Decoding and resizing a long page takes a while: off the event loop, which serves every instance.
     image, size, source = await asyncio.to_thread(
         downscale, image, p.format, p.quality or 80, None if p.original else MAX_SIDE

@@ -49,10 +49,10 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     root = ctx.page if whole_page else ctx.frame.locator(":root")
     # The title travels alongside the snapshot, read from the browser process so that it
     # does not queue behind the snapshot in the renderer.
-    timeout = ctx.observation_timeout_ms
+    timeout = ctx.capture_timeout_ms
     capture = root.aria_snapshot(mode="ai", depth=depth, timeout=timeout)
     yaml, title = await asyncio.gather(
-        ctx.observe(capture, "the accessibility snapshot", timeout), page_state.title()
+        ctx.capture(capture, "the accessibility snapshot", timeout), page_state.title()
     )
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.

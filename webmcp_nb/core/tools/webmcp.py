@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from ..observe import Observe, ObserveField
 from ..registry import ToolFailure, tool
 from ..webmcp import CutOff, ToolError, map_result, validate_input
 from .models import ActionData, Data, FrameParams
@@ -89,6 +90,7 @@ class WebMCPCallParams(FrameParams):
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
         None, description="The frame whose tool to call; default: the main frame's tool of that name, else the only one."
     )
+    observe: Observe | None = ObserveField
 
     @field_validator("input")
     @classmethod

@@ -1,0 +1,274 @@
+"""Evidence: console and network capture on real Chromium, read with cursors, exported, traced.
+
+The demo page `evidence.html` logs at every level, throws, and makes requests that succeed,
+fail, redirect, wait and carry secrets. Exports are checked by real consumers: HAR by the
+har-validator JSON Schema (Node), the trace as the zip Playwright's viewer opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from webmcp_nb.core.aria import find_ref
+from webmcp_nb.demo import DemoServer
+
+from .conftest import CheckedSession, error, ok
+
+HAR_CHECK = Path(__file__).parent / "har_check"
+
+
+def click(s: CheckedSession, name: str) -> None:
+    snapshot = ok(s.snapshot())["snapshot"]
+    ok(s.click(find_ref(snapshot, name, role="button")))
+
+
+@pytest.fixture(scope="module")
+def evidence_session(demo: DemoServer) -> Iterator[CheckedSession]:
+    with CheckedSession() as s:
+        ok(s.navigate(demo.url_for("evidence.html")))
+        click(s, "Log every level")
+        click(s, "Throw")
+        click(s, "Make requests")
+        ok(s.wait_for(text="Requests done"))
+        yield s
+
+
+def entries(s: CheckedSession, tool: str, **args: Any) -> list[dict[str, Any]]:
+    return ok(s.call(tool, **args))["entries"]
+
+
+def wait_for_entry(s: CheckedSession, tool: str, predicate: Any, **args: Any) -> dict[str, Any]:
+    for _ in range(100):
+        found = [entry for entry in entries(s, tool, limit=500, **args) if predicate(entry)]
+        if found:
+            return found[0]
+        s.wait_for(time_s=0.05)
+    raise AssertionError(f"no {tool} entry matched")
+
+
+def test_console_records_every_level_and_uncaught_errors(evidence_session: CheckedSession) -> None:
+    s = evidence_session
+    error_entry = wait_for_entry(s, "browser_console", lambda e: e["kind"] == "pageerror")
+    logged = entries(s, "browser_console", limit=500)
+    levels = {e["text"]: e["level"] for e in logged if e["kind"] == "console"}
+    assert levels["debug message"] == "debug" and levels["info message"] == "info"
+    assert levels["warning message"] == "warning" and levels["error message"] == "error"
+    assert levels["log message {n: 1}"] == "log"
+    assert error_entry["level"] == "error" and "boom from the demo page" in error_entry["text"]
+    assert "evidence.html" in (error_entry["stack"] or "")
+    first = next(e for e in logged if e["text"] == "debug message")
+    assert first["url"].endswith("/evidence.html") and first["line"] > 0 and first["page_id"]
+    seqs = [e["seq"] for e in logged]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+    only_errors = entries(s, "browser_console", level="error", limit=500)
+    assert {e["kind"] for e in only_errors} == {"console", "pageerror"}
+    assert all(e["level"] == "error" for e in only_errors)
+    assert [e["text"] for e in entries(s, "browser_console", text="WARNING")] == ["warning message"]
+
+
+def test_network_records_status_failures_redirects_and_timing(evidence_session: CheckedSession) -> None:
+    s = evidence_session
+    failed = wait_for_entry(s, "browser_network", lambda e: e["state"] == "failed")
+    assert failed["url"] == "http://127.0.0.1:2/unreachable"
+    assert failed["failure"] == "net::ERR_CONNECTION_REFUSED" and failed["status"] is None
+    by_url = {e["url"].split("/", 3)[-1]: e for e in entries(s, "browser_network", limit=500)}
+    not_found = by_url["status?code=404"]
+    assert (not_found["status"], not_found["method"], not_found["resource_type"]) == (404, "GET", "fetch")
+    redirect, target = by_url["redirect?to=/help.html"], by_url["help.html"]
+    assert redirect["status"] == 302 and redirect["response_headers"]["location"] == "/help.html"
+    assert target["redirected_from"] == redirect["request_id"]
+    assert target["redirect_chain"] == [redirect["url"]]
+    slow = wait_for_entry(s, "browser_network", lambda e: e["url"].endswith("slow?ms=300") and e["state"] == "finished")
+    assert slow["timing"]["start"] > 0 and slow["timing"]["response_end"] >= 300
+    assert [e["url"] for e in entries(s, "browser_network", failed=True)] == [failed["url"]]
+    assert {e["status"] for e in entries(s, "browser_network", status=404)} == {404}
+
+
+def test_secret_headers_are_redacted_unless_revealed(evidence_session: CheckedSession) -> None:
+    s = evidence_session
+    [request] = entries(s, "browser_network", url="status?code=201")
+    assert request["request_headers"]["authorization"] == "[redacted]"
+    assert request["request_headers"]["x-api-key"] == "[redacted]"
+    envelope = s.call("browser_network", limit=500)
+    assert "demo-secret-token" not in envelope.to_json() and "demo-secret-token" not in str(envelope)
+    revealed = ok(s.call("browser_network", url="status?code=201", reveal_secrets=True))
+    assert revealed["secrets_revealed"] is True
+    assert revealed["entries"][0]["request_headers"]["authorization"] == "Bearer demo-secret-token"
+
+
+def test_cursors_page_through_a_page_that_keeps_logging_without_loss_or_repeats(demo: DemoServer) -> None:
+    with CheckedSession() as s:
+        ok(s.navigate(demo.url_for("evidence.html")))
+        click(s, "Start logging")
+        seen: list[dict[str, Any]] = []
+        cursor = None
+        for _ in range(12):
+            data = ok(s.call("browser_console", after=cursor, limit=7) if cursor else s.call("browser_console", limit=7))
+            assert data["retention_lost"] is False
+            seen += data["entries"]
+            cursor = data["next_cursor"]
+        click(s, "Stop logging")
+        while True:
+            data = ok(s.call("browser_console", after=cursor, limit=500))
+            seen += data["entries"]
+            cursor = data["next_cursor"]
+            if any(e["text"].startswith("stopped after") for e in seen) and not data["has_more"]:
+                break
+        seqs = [e["seq"] for e in seen]
+        assert seqs == list(range(1, len(seqs) + 1))  # nothing lost, nothing repeated
+        ticks = [int(e["text"].split()[1]) for e in seen if e["text"].startswith("tick ")]
+        assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) > 10
+        assert seen[-1]["text"] == f"stopped after {ticks[-1]}"
+
+
+def test_a_reader_that_falls_behind_the_buffer_is_told(demo: DemoServer) -> None:
+    with CheckedSession(event_buffer_size=5) as s:
+        ok(s.navigate(demo.url_for("evidence.html")))  # logs "evidence page loaded"
+        first = ok(s.call("browser_console"))
+        assert [e["seq"] for e in first["entries"]] == [1]
+        click(s, "Log every level")  # five more: the first is dropped
+        wait = ok(s.call("browser_console", after=first["next_cursor"]))
+        assert wait["retention_lost"] is False and [e["seq"] for e in wait["entries"]] == [2, 3, 4, 5, 6]
+        click(s, "Log every level")
+        behind = ok(s.call("browser_console", after=first["next_cursor"]))
+        assert behind["retention_lost"] is True
+        assert [e["seq"] for e in behind["entries"]] == [7, 8, 9, 10, 11]
+        assert (behind["retained_count"], behind["dropped_count"]) == (5, 6)
+
+
+def test_cursors_of_another_stream_or_instance_are_refused(evidence_session: CheckedSession) -> None:
+    s = evidence_session
+    console_cursor = ok(s.call("browser_console"))["next_cursor"]
+    message = error(s.call("browser_network", after=console_cursor), "invalid_params", "not_started", "after_correction")
+    assert "network stream" in message
+    ok(s.create_instance("evidence-other"))
+    try:
+        error(s.call("browser_console", after=console_cursor, instance="evidence-other"), "invalid_params", "not_started")
+    finally:
+        ok(s.destroy_instance("evidence-other"))
+    error(s.call("browser_console", after="garbage"), "invalid_params", "not_started")
+
+
+def test_bodies_as_text_saved_or_refused_when_too_large(demo: DemoServer, tmp_path: Path) -> None:
+    with CheckedSession(max_result_bytes=4096, artifacts_dir=str(tmp_path)) as s:
+        ok(s.navigate(demo.url_for("evidence.html")))
+        click(s, "Make requests")
+        ok(s.wait_for(text="Requests done"))
+        [found] = entries(s, "browser_network", url="status?code=404")
+        body = ok(s.call("browser_network_body", request_id=found["request_id"]))
+        assert body["encoding"] == "text" and "404 Not Found" in body["body"] and body["mime_type"] == "text/html"
+        ok(s.navigate(demo.url_for("api/large?kb=8")))
+        [page] = entries(s, "browser_network", url="api/large")
+        message = error(s.call("browser_network_body", request_id=page["request_id"]), "result_too_large", retry="read_only")
+        assert "save=true" in message and "nothing was clipped" in message
+        saved = ok(s.call("browser_network_body", request_id=page["request_id"], save=True))
+        assert saved["encoding"] == "none" and saved["body"] is None
+        assert json.loads(Path(saved["path"]).read_text())["items"][0]["id"] == 0
+        assert Path(saved["path"]).parent == tmp_path and saved["size_bytes"] > 4096
+        gone = s.call("browser_network_body", request_id=found["request_id"])  # its page navigated away
+        assert "no longer available" in error(gone, "stale_ref", "unknown", "read_only")
+        error(s.call("browser_network_body", request_id="r999999"), "invalid_params", "not_started")
+
+
+def test_har_export_is_valid_har_with_every_request(evidence_session: CheckedSession, tmp_path: Path) -> None:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    assert node and npm, "Node.js and npm are needed to validate HAR"
+    if not (HAR_CHECK / "node_modules" / "har-validator").exists():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HAR_CHECK, check=True, timeout=300)
+    s = evidence_session
+    wait_for_entry(s, "browser_network", lambda e: e["url"].endswith("slow?ms=300") and e["state"] == "finished")
+    retained = entries(s, "browser_network", limit=500)
+    exported = ok(s.call("browser_events_export", stream="network", format="har"))
+    assert exported["entries"] == len(retained) and exported["path"] in s.history[-1].envelope.operation.artifacts
+    checked = subprocess.run([node, "check.mjs", exported["path"]], cwd=HAR_CHECK, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert json.loads(checked.stdout) == {"valid": True, "entries": len(retained)}
+    har = json.loads(Path(exported["path"]).read_text())
+    statuses = {entry["request"]["url"].rsplit("/", 1)[-1]: entry["response"]["status"] for entry in har["log"]["entries"]}
+    assert statuses["status?code=404"] == 404 and statuses["unreachable"] == 0
+    assert "demo-secret-token" not in Path(exported["path"]).read_text()
+
+    broken = tmp_path / "broken.har"  # the validator does reject what is not HAR
+    del har["log"]["entries"][0]["request"]["method"]
+    broken.write_text(json.dumps(har))
+    assert subprocess.run([node, "check.mjs", str(broken)], cwd=HAR_CHECK, capture_output=True).returncode == 1
+
+    lines = ok(s.call("browser_events_export", stream="console", format="jsonl"))
+    records = [json.loads(line) for line in Path(lines["path"]).read_text().splitlines()]
+    assert len(records) == lines["entries"] and {"seq", "level", "text"} <= set(records[0])
+    error(s.call("browser_events_export", stream="console", format="har"), "invalid_params", "not_started")
+
+
+def test_trace_is_saved_as_a_playwright_trace_zip(evidence_session: CheckedSession, demo: DemoServer) -> None:
+    s = evidence_session
+    error(s.call("browser_trace", action="stop"), "invalid_params", "not_started")
+    ok(s.call("browser_trace", action="start"))
+    error(s.call("browser_trace", action="start"), "invalid_params", "not_started")
+    ok(s.navigate(demo.url_for("index.html")))
+    stopped = ok(s.call("browser_trace", action="stop"))
+    with zipfile.ZipFile(stopped["path"]) as archive:
+        names = archive.namelist()
+        assert "trace.trace" in names and "trace.network" in names
+        assert any(name.startswith("resources/") for name in names)
+        events = [json.loads(line) for line in archive.read("trace.trace").decode().splitlines() if line]
+    assert events[0]["type"] == "context-options"
+    assert any(e.get("type") == "screencast-frame" for e in events)
+    ok(s.navigate(demo.url_for("evidence.html")))
+
+
+def test_agents_need_the_secrets_grant_to_reveal(demo: DemoServer) -> None:
+    with CheckedSession() as s:
+        plain = s.serve_mcp(caps=[])
+        granted = s.serve_mcp(caps=["secrets"])
+
+        async def agent(server: Any) -> tuple[types.CallToolResult, types.CallToolResult]:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+            async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                await client.call_tool("browser_navigate", {"url": demo.url_for("evidence.html")})
+                listed = await client.call_tool("browser_network", {})
+                revealed = await client.call_tool("browser_network", {"reveal_secrets": True})
+                return listed, revealed
+
+        listed, refused = asyncio.run(agent(plain))
+        assert listed.is_error is False and listed.structured_content["data"]["entries"]
+        assert refused.is_error is True
+        assert refused.structured_content["error_type"] == "invalid_params"
+        assert "secrets" in refused.structured_content["message"]
+        _, revealed = asyncio.run(agent(granted))
+        assert revealed.is_error is False and revealed.structured_content["data"]["secrets_revealed"] is True
+
+
+def test_waterfall_is_static_svg_with_a_row_per_request(evidence_session: CheckedSession) -> None:
+    import xml.etree.ElementTree as ET
+
+    from webmcp_nb.core.waterfall import waterfall_svg
+
+    s = evidence_session
+    ok(s.wait_for(network_idle=True))
+    network = entries(s, "browser_network", limit=500)
+    svg = waterfall_svg(network)
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert "<script" not in svg
+    texts = ["".join(node.itertext()) for node in root.iter("{http://www.w3.org/2000/svg}text")]
+    labels = [text for text in texts if text.startswith("GET ")]
+    assert len(labels) == len(network)
+    assert any("unreachable" in text and "ERR_CONNECTION" in text for text in labels)
+    assert texts.count("✕ failed") == 1 + 1  # the failed row and the legend
+    out = Path(__file__).resolve().parents[1] / "build" / "evidence"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "network-waterfall.svg").write_text(svg, encoding="utf-8")  # the README's picture comes from here

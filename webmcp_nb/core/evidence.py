@@ -1,0 +1,336 @@
+"""Evidence: what the pages of an instance did (console messages, page errors, network requests).
+
+Every instance records both streams from its first page on. A stream is a ring buffer of
+`Record`s with monotonic sequence numbers; readers page through it with opaque cursors
+(``<stream>:<instance_id>:<seq>``), so a cursor from another instance or stream is refused and
+a reader that fell behind the buffer learns it (`retention_lost`). A network record is kept up
+to date by request id as the request progresses (its sequence number stays that of its start).
+
+Headers are redacted when read (`redact_headers`), never when stored, so a caller granted
+`reveal_secrets` can still see them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .redaction import REDACTED
+from .registry import ToolFailure
+from .util import utc_now
+
+if TYPE_CHECKING:
+    from playwright.async_api import ConsoleMessage, Error, Request, Response
+
+    from .pages import PageState
+
+StreamName = Literal["console", "network"]
+STREAMS: tuple[StreamName, ...] = ("console", "network")
+MAX_FIELD_CHARS = 4096
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+_SECRET_WORDS = re.compile(r"token|secret|password|api[-_]?key", re.IGNORECASE)
+
+
+def is_secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _SECRET_HEADERS or bool(_SECRET_WORDS.search(lowered))
+
+
+def redact_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {name: REDACTED if is_secret_header(name) else value for name, value in headers.items()}
+
+
+@dataclass
+class Record:
+    """One console message or network request; `fields` is what readers see."""
+
+    seq: int
+    fields: dict[str, Any]
+    request: Request | None = field(default=None, repr=False)  # network: for bodies and sizes
+
+    def view(self, reveal_secrets: bool) -> dict[str, Any]:
+        view = {"seq": self.seq, **self.fields}
+        if not reveal_secrets:
+            for key in ("request_headers", "response_headers"):
+                if view.get(key):
+                    view[key] = redact_headers(view[key])
+        return view
+
+
+@dataclass(frozen=True)
+class Window:
+    """One page of a stream, as `Stream.read` returns it."""
+
+    records: list[Record]
+    next_cursor: str
+    has_more: bool
+    retained_count: int
+    dropped_count: int
+    retention_lost: bool
+
+
+class Stream:
+    """A ring buffer of records with sequence numbers and cursors."""
+
+    def __init__(self, name: StreamName, instance_id: str, capacity: int) -> None:
+        self.name = name
+        self.instance_id = instance_id
+        self.records: deque[Record] = deque(maxlen=capacity)
+        self.last_seq = 0
+        self._by_key: dict[str, Record] = {}
+
+    @property
+    def dropped_count(self) -> int:
+        return self.last_seq - len(self.records)
+
+    def append(self, fields: dict[str, Any], *, key: str | None = None, request: Request | None = None) -> Record:
+        if len(self.records) == self.records.maxlen:
+            oldest = self.records[0]
+            self._by_key.pop(str(oldest.fields.get("request_id")), None)
+        self.last_seq += 1
+        record = Record(self.last_seq, _bounded(fields), request)
+        self.records.append(record)
+        if key is not None:
+            self._by_key[key] = record
+        return record
+
+    def update(self, key: str, changes: dict[str, Any]) -> Record | None:
+        """Merge `changes` into the record filed under `key` (if still retained)."""
+        record = self._by_key.get(key)
+        if record is not None:
+            truncated = set(record.fields.get("truncated_fields", []))
+            record.fields.update(_bounded(changes, truncated))
+        return record
+
+    def get(self, key: str) -> Record | None:
+        return self._by_key.get(key)
+
+    def cursor(self, seq: int) -> str:
+        return f"{self.name}:{self.instance_id}:{seq}"
+
+    def parse_cursor(self, cursor: str) -> int:
+        name, _, rest = cursor.partition(":")
+        instance_id, _, seq = rest.rpartition(":")
+        if name != self.name or instance_id != self.instance_id or not seq.isdigit():
+            raise ToolFailure(
+                "invalid_params",
+                f"Cursor {cursor[:120]!r} is not a cursor of this instance's {self.name} stream; use next_cursor "
+                f"from an earlier browser_{self.name} call on the same instance, or omit `after`.",
+                started=False,
+            )
+        return int(seq)
+
+    def read(self, after: str | None, limit: int, keep: Callable[[Record], bool]) -> Window:
+        start = self.parse_cursor(after) if after is not None else 0
+        oldest = self.records[0].seq if self.records else self.last_seq + 1
+        lost = after is not None and start < oldest - 1 and self.dropped_count > 0
+        chosen: list[Record] = []
+        last = start
+        has_more = False
+        for record in self._after(start):
+            if not keep(record):
+                last = record.seq
+                continue
+            if len(chosen) == limit:
+                has_more = True
+                break
+            chosen.append(record)
+            last = record.seq
+        return Window(chosen, self.cursor(max(last, start)), has_more, len(self.records), self.dropped_count, lost)
+
+    def _after(self, seq: int) -> Iterator[Record]:
+        for record in list(self.records):
+            if record.seq > seq:
+                yield record
+
+
+def _bounded(fields: dict[str, Any], truncated: set[str] | None = None) -> dict[str, Any]:
+    """Strings (also header values) longer than `MAX_FIELD_CHARS` cut, listed in `truncated_fields`."""
+    truncated = set() if truncated is None else truncated
+    result: dict[str, Any] = {}
+    for key, value in fields.items():
+        if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+            value = value[:MAX_FIELD_CHARS]
+            truncated.add(key)
+        elif isinstance(value, dict) and key.endswith("headers"):
+            value = dict(value)
+            for name, text in value.items():
+                if isinstance(text, str) and len(text) > MAX_FIELD_CHARS:
+                    value[name] = text[:MAX_FIELD_CHARS]
+                    truncated.add(f"{key}.{name}")
+        result[key] = value
+    if truncated:
+        result["truncated_fields"] = sorted(truncated)
+    return result
+
+
+class Evidence:
+    """The console and network streams of one instance, fed by its pages' events."""
+
+    def __init__(self, instance_id: str, capacity: int) -> None:
+        self.console = Stream("console", instance_id, capacity)
+        self.network = Stream("network", instance_id, capacity)
+        self._request_ids: dict[Request, str] = {}
+        self._next_request = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.listeners: list[Callable[[StreamName, Record], None]] = []
+
+    def stream(self, name: StreamName) -> Stream:
+        return self.console if name == "console" else self.network
+
+    def watch(self, state: PageState) -> None:
+        """Record what the page of `state` does from now on."""
+        page = state.page
+        page.on("console", lambda message: self._console(state, message))
+        page.on("pageerror", lambda error: self._page_error(state, error))
+        page.on("request", lambda request: self._request(state, request))
+        page.on("response", self._response)
+        page.on("requestfinished", self._finished)
+        page.on("requestfailed", self._failed)
+
+    def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    # console ----------------------------------------------------------------
+    def _console(self, state: PageState, message: ConsoleMessage) -> None:
+        location = message.location or {}
+        self._emit("console", self.console.append({
+            "at": utc_now(),
+            "kind": "console",
+            "level": message.type,
+            "text": message.text,
+            "url": location.get("url") or None,
+            "line": location.get("lineNumber"),
+            "column": location.get("columnNumber"),
+            "page_id": state.page_id,
+            "frame_id": None,
+        }))
+
+    def _page_error(self, state: PageState, error: Error) -> None:
+        text = f"{error.name}: {error.message}" if getattr(error, "name", "") else str(error.message)
+        self._emit("console", self.console.append({
+            "at": utc_now(),
+            "kind": "pageerror",
+            "level": "error",
+            "text": text,
+            "stack": getattr(error, "stack", None) or None,
+            "url": state.page.url,
+            "line": None,
+            "column": None,
+            "page_id": state.page_id,
+            "frame_id": state.frame_id(state.page.main_frame),
+        }))
+
+    # network ----------------------------------------------------------------
+    def request_id(self, request: Request) -> str:
+        known = self._request_ids.get(request)
+        if known is None:
+            self._next_request += 1
+            known = self._request_ids[request] = f"r{self._next_request}"
+        return known
+
+    def _request(self, state: PageState, request: Request) -> None:
+        request_id = self.request_id(request)
+        try:
+            frame_id: str | None = state.frame_id(request.frame)
+        except Exception:  # noqa: BLE001 - a service worker's request has no frame
+            frame_id = None
+        previous = request.redirected_from
+        redirect_chain = []
+        while previous is not None:
+            redirect_chain.insert(0, previous.url)
+            previous = previous.redirected_from
+        record = self.network.append(
+            {
+                "request_id": request_id,
+                "at": utc_now(),
+                "method": request.method,
+                "url": request.url,
+                "resource_type": request.resource_type,
+                "state": "pending",
+                "status": None,
+                "status_text": None,
+                "failure": None,
+                "redirected_from": self._request_ids.get(request.redirected_from) if request.redirected_from else None,
+                "redirect_chain": redirect_chain,
+                "request_headers": dict(request.headers),
+                "response_headers": None,
+                "mime_type": None,
+                "timing": None,
+                "encoded_size": None,
+                "page_id": state.page_id,
+                "frame_id": frame_id,
+            },
+            key=request_id,
+            request=request,
+        )
+        self._emit("network", record)
+
+    def _response(self, response: Response) -> None:
+        headers = dict(response.headers)
+        self.network.update(self.request_id(response.request), {
+            "status": response.status,
+            "status_text": response.status_text,
+            "response_headers": headers,
+            "mime_type": headers.get("content-type", "").split(";")[0].strip() or None,
+        })
+
+    def _finished(self, request: Request) -> None:
+        record = self.network.update(self.request_id(request), {"state": "finished", "timing": _timing(request)})
+        if record is not None:
+            self._emit("network", record)
+            task = asyncio.get_running_loop().create_task(self._sizes(request))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _failed(self, request: Request) -> None:
+        record = self.network.update(
+            self.request_id(request),
+            {"state": "failed", "failure": request.failure or "failed", "timing": _timing(request)},
+        )
+        if record is not None:
+            self._emit("network", record)
+
+    async def _sizes(self, request: Request) -> None:
+        try:
+            sizes = await request.sizes()
+        except Exception:  # noqa: BLE001 - the page or its request went away: the size stays unknown
+            return
+        self.network.update(
+            self.request_id(request),
+            {"encoded_size": sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0)},
+        )
+
+    def _emit(self, stream: StreamName, record: Record) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(stream, record)
+            except Exception:  # noqa: BLE001 - a broken listener must not stop the others
+                pass
+
+
+def _timing(request: Request) -> dict[str, float | None]:
+    """Playwright's request timing: `start` in epoch ms, the phases in ms after it (None: unknown)."""
+    raw = request.timing
+    start = raw.get("startTime")
+
+    def phase(name: str) -> float | None:
+        value = raw.get(name, -1)
+        return None if value is None or value < 0 else round(value, 3)
+
+    return {
+        "start": round(start, 3) if start and start > 0 else None,
+        "dns_start": phase("domainLookupStart"),
+        "dns_end": phase("domainLookupEnd"),
+        "connect_start": phase("connectStart"),
+        "ssl_start": phase("secureConnectionStart"),
+        "connect_end": phase("connectEnd"),
+        "request_start": phase("requestStart"),
+        "response_start": phase("responseStart"),
+        "response_end": phase("responseEnd"),
+    }

@@ -1,0 +1,378 @@
+"""Reading the evidence an instance records: console, network, bodies, exports and traces."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from ..evidence import Record, StreamName, Window
+from ..har import har_log
+from ..registry import ToolFailure, tool
+from .models import Data, Identifier, InstanceParams
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+    from ..evidence import Evidence
+
+SECRETS_GROUP = "secrets"
+Cursor = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Filter = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+ConsoleLevel = Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"]
+_BODY_MARGIN = 1024  # bytes of the result budget kept for the envelope around a body
+_TEXT_TYPES = ("text/", "application/json", "application/javascript", "application/xml", "+json", "+xml",
+               "application/x-www-form-urlencoded", "image/svg+xml")
+
+
+class StreamParams(InstanceParams):
+    after: Cursor | None = Field(None, description="next_cursor from an earlier call: only newer entries.")
+    limit: int = Field(100, ge=1, le=500, description="At most this many entries.")
+    page_id: Identifier | None = Field(None, description="Only entries of this tab.")
+    reveal_secrets: bool = Field(
+        False, description="Show secret headers instead of [redacted] (agents need the 'secrets' grant)."
+    )
+
+
+class ConsoleParams(StreamParams):
+    level: ConsoleLevel | None = Field(None, description="Only this level ('error' includes uncaught page errors).")
+    text: Filter | None = Field(None, description="Only entries whose text contains this (case-insensitive).")
+
+
+class NetworkParams(StreamParams):
+    url: Filter | None = Field(None, description="Only requests whose URL contains this.")
+    method: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{1,16}$")] | None = None
+    status: int | None = Field(None, ge=0, le=999, description="Only responses with this status (0: none).")
+    resource_type: Annotated[str, StringConstraints(min_length=1, max_length=40)] | None = Field(
+        None, description="Only this kind: document, script, fetch, xhr, image, stylesheet, ..."
+    )
+    failed: bool | None = Field(None, description="true: only failed requests; false: only the others.")
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seq: int
+    at: str
+    page_id: str
+    frame_id: str | None
+    truncated_fields: list[str] = Field(default_factory=list)
+
+
+class ConsoleEntry(_Entry):
+    kind: Literal["console", "pageerror"]
+    level: str
+    text: str
+    url: str | None
+    line: int | None
+    column: int | None
+    stack: str | None = None
+
+
+class NetworkEntry(_Entry):
+    request_id: str
+    method: str
+    url: str
+    resource_type: str
+    state: Literal["pending", "finished", "failed"]
+    status: int | None
+    status_text: str | None
+    failure: str | None
+    redirected_from: str | None
+    redirect_chain: list[str]
+    request_headers: dict[str, str]
+    response_headers: dict[str, str] | None
+    mime_type: str | None
+    timing: dict[str, float | None] | None
+    encoded_size: int | None
+
+
+class _StreamData(Data):
+    next_cursor: str = Field(description="Pass as `after` to read only what comes next.")
+    has_more: bool
+    retained_count: int
+    dropped_count: int = Field(description="Entries dropped from the buffer (BROWSER_MCP_EVENT_BUFFER_SIZE).")
+    retention_lost: bool = Field(description="Entries after `after` were dropped; reading resumed at the oldest.")
+    secrets_revealed: bool
+
+
+class ConsoleData(_StreamData):
+    entries: list[ConsoleEntry]
+
+
+class NetworkData(_StreamData):
+    entries: list[NetworkEntry]
+
+
+def _evidence(ctx: CallContext) -> Evidence:
+    assert ctx.instance is not None
+    return ctx.instance.evidence
+
+
+def _check_reveal(ctx: CallContext, reveal: bool) -> bool:
+    if reveal and not ctx.allows(SECRETS_GROUP):
+        raise ToolFailure(
+            "invalid_params",
+            "reveal_secrets needs the 'secrets' grant, which this caller does not have "
+            "(the notebook user can grant it: `%browser serve --caps secrets`).",
+            started=False,
+        )
+    return reveal
+
+
+def _window_data(window: Window, reveal: bool) -> dict[str, Any]:
+    return {
+        "entries": [record.view(reveal) for record in window.records],
+        "next_cursor": window.next_cursor,
+        "has_more": window.has_more,
+        "retained_count": window.retained_count,
+        "dropped_count": window.dropped_count,
+        "retention_lost": window.retention_lost,
+        "secrets_revealed": reveal,
+    }
+
+
+@tool(
+    name="browser_console",
+    title="Console messages",
+    description="Read the console messages and uncaught page errors of the instance's tabs, oldest first, "
+    "from `after` (a cursor) on. Every instance records them from its first page; the buffer keeps the "
+    "latest entries (retention_lost says when some after the cursor were dropped).",
+    params=ConsoleParams,
+    data=ConsoleData,
+    target="instance",
+    read_only=True,
+    idempotent=True,
+)
+async def console(ctx: CallContext, p: ConsoleParams) -> ConsoleData:
+    reveal = _check_reveal(ctx, p.reveal_secrets)
+    needle = p.text.lower() if p.text else None
+
+    def keep(record: Record) -> bool:
+        fields = record.fields
+        return (
+            (p.level is None or fields["level"] == p.level)
+            and (p.page_id is None or fields["page_id"] == p.page_id)
+            and (needle is None or needle in fields["text"].lower())
+        )
+
+    window = _evidence(ctx).console.read(p.after, p.limit, keep)
+    return ConsoleData.model_validate(_window_data(window, reveal))
+
+
+@tool(
+    name="browser_network",
+    title="Network requests",
+    description="Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) "
+    "on: method, URL, type, status, timing, sizes, failure, redirects and headers (secret headers "
+    "[redacted]). A request's entry is updated as it progresses (state pending/finished/failed).",
+    params=NetworkParams,
+    data=NetworkData,
+    target="instance",
+    read_only=True,
+    idempotent=True,
+)
+async def network(ctx: CallContext, p: NetworkParams) -> NetworkData:
+    reveal = _check_reveal(ctx, p.reveal_secrets)
+    method = p.method.upper() if p.method else None
+
+    def keep(record: Record) -> bool:
+        fields = record.fields
+        return (
+            (p.page_id is None or fields["page_id"] == p.page_id)
+            and (p.url is None or p.url in fields["url"])
+            and (method is None or fields["method"] == method)
+            and (p.status is None or (fields["status"] or 0) == p.status)
+            and (p.resource_type is None or fields["resource_type"] == p.resource_type)
+            and (p.failed is None or (fields["state"] == "failed") == p.failed)
+        )
+
+    window = _evidence(ctx).network.read(p.after, p.limit, keep)
+    return NetworkData.model_validate(_window_data(window, reveal))
+
+
+# bodies -------------------------------------------------------------------------------
+class BodyParams(InstanceParams):
+    request_id: Identifier = Field(description="From browser_network.")
+    part: Literal["response", "request"] = "response"
+    save: bool = Field(False, description="Write the body to a file under the session's artifacts directory.")
+
+
+class BodyData(Data):
+    request_id: str
+    part: Literal["response", "request"]
+    mime_type: str | None
+    size_bytes: int
+    encoding: Literal["text", "base64", "none"] = Field(description="How `body` holds the bytes ('none': saved).")
+    body: str | None
+    path: str | None
+
+
+@tool(
+    name="browser_network_body",
+    title="Network body",
+    description="The body of a recorded request or of its response, as text (text, JSON, XML...) or base64. "
+    "A body larger than the result limit fails with result_too_large; save=true writes it to a file instead.",
+    params=BodyParams,
+    data=BodyData,
+    target="instance",
+    read_only=True,
+    idempotent=True,
+    too_large_hint="Call again with save=true to write the body to a file.",
+)
+async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
+    from playwright.async_api import Error
+
+    record = _evidence(ctx).network.get(p.request_id)
+    if record is None or record.request is None:
+        raise ToolFailure(
+            "invalid_params",
+            f"No retained request {p.request_id!r} in this instance; list them with browser_network.",
+            started=False,
+        )
+    request = record.request
+    mime_type = record.fields["mime_type"]
+    try:
+        if p.part == "request":
+            body = request.post_data_buffer or b""
+            mime_type = request.headers.get("content-type", "").split(";")[0].strip() or None
+        else:
+            response = await request.response()
+            if response is None:
+                raise ToolFailure(
+                    "stale_ref", f"Request {p.request_id} has no response ({record.fields['state']}).", read_only=True
+                )
+            body = await response.body()
+    except Error as exc:
+        raise ToolFailure(
+            "stale_ref",
+            f"The {p.part} body of {p.request_id} is no longer available (the browser drops bodies when "
+            f"their page navigates or closes): {exc.message.splitlines()[0]}",
+            read_only=True,
+        ) from None
+    if p.save:
+        path = ctx.engine.artifact_path(f"body-{p.request_id}", _ending(mime_type))
+        path.write_bytes(body)
+        ctx.artifacts.append(str(path))
+        return BodyData(request_id=p.request_id, part=p.part, mime_type=mime_type, size_bytes=len(body),
+                        encoding="none", body=None, path=str(path))
+    budget = ctx.engine.limits.max_result_bytes - _BODY_MARGIN
+    text = _as_text(body, mime_type)
+    encoding: Literal["text", "base64"] = "text" if text is not None else "base64"
+    value = text if text is not None else base64.b64encode(body).decode("ascii")
+    if len(value.encode()) > budget:
+        raise ToolFailure(
+            "result_too_large",
+            f"The {p.part} body of {p.request_id} is {len(body)} bytes ({encoding}: {len(value.encode())}), over "
+            f"the result budget of {budget} bytes (BROWSER_MCP_MAX_RESULT_BYTES less {_BODY_MARGIN} for the "
+            "envelope). Call again with save=true to write it to a file; nothing was clipped.",
+            read_only=True,
+        )
+    return BodyData(request_id=p.request_id, part=p.part, mime_type=mime_type, size_bytes=len(body),
+                    encoding=encoding, body=value, path=None)
+
+
+def _as_text(body: bytes, mime_type: str | None) -> str | None:
+    if not body:
+        return ""
+    if mime_type is None or not any(marker in mime_type for marker in _TEXT_TYPES):
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _ending(mime_type: str | None) -> str:
+    endings = {"application/json": ".json", "text/html": ".html", "text/plain": ".txt", "image/png": ".png",
+               "image/jpeg": ".jpg", "text/css": ".css", "application/javascript": ".js", "text/javascript": ".js"}
+    return endings.get(mime_type or "", ".bin")
+
+
+# export -------------------------------------------------------------------------------
+class ExportParams(InstanceParams):
+    stream: StreamName = "network"
+    format: Literal["jsonl", "har"] = Field("jsonl", description="'har' (HAR 1.2, network only) or 'jsonl'.")
+    page_id: Identifier | None = Field(None, description="Only entries of this tab.")
+
+
+class ExportData(Data):
+    path: str = Field(description="The file, under the session's artifacts directory.")
+    stream: StreamName
+    format: Literal["jsonl", "har"]
+    entries: int
+    size_bytes: int
+
+
+@tool(
+    name="browser_events_export",
+    title="Export events",
+    description="Write the retained console or network entries to a file under the session's artifacts "
+    "directory: JSON Lines, or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR "
+    "viewers). Secret headers stay [redacted].",
+    params=ExportParams,
+    data=ExportData,
+    target="instance",
+    read_only=True,
+)
+async def events_export(ctx: CallContext, p: ExportParams) -> ExportData:
+    if p.format == "har" and p.stream != "network":
+        raise ToolFailure("invalid_params", "format='har' exports the network stream only.", started=False)
+    evidence = _evidence(ctx)
+    records = [r for r in evidence.stream(p.stream).records if p.page_id is None or r.fields["page_id"] == p.page_id]
+    entries = [record.view(False) for record in records]
+    if p.format == "har":
+        assert ctx.instance is not None
+        pages = [state for state in ctx.instance.pages.values() if p.page_id in (None, state.page_id)]
+        text = json.dumps(har_log(entries, pages), ensure_ascii=False, indent=1)
+        path = ctx.engine.artifact_path("network", ".har")
+    else:
+        text = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
+        path = ctx.engine.artifact_path(p.stream, ".jsonl")
+    path.write_text(text, encoding="utf-8")
+    ctx.artifacts.append(str(path))
+    return ExportData(path=str(path), stream=p.stream, format=p.format, entries=len(entries),
+                      size_bytes=path.stat().st_size)
+
+
+# traces -------------------------------------------------------------------------------
+class TraceParams(InstanceParams):
+    action: Literal["start", "stop"]
+    screenshots: bool = Field(True, description="start: record screenshots.")
+    snapshots: bool = Field(True, description="start: record DOM snapshots.")
+
+
+class TraceData(Data):
+    action: Literal["start", "stop"]
+    recording: bool
+    path: str | None = Field(description="stop: trace.zip under the artifacts directory (`playwright show-trace`).")
+    size_bytes: int | None
+
+
+@tool(
+    name="browser_trace",
+    title="Playwright trace",
+    description="Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM "
+    "snapshots, network); stop saves trace.zip under the session's artifacts directory, viewable with "
+    "`playwright show-trace`.",
+    params=TraceParams,
+    data=TraceData,
+    target="instance",
+)
+async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
+    instance = ctx.instance
+    assert instance is not None and instance.context is not None
+    if p.action == "start":
+        if instance.tracing:
+            raise ToolFailure("invalid_params", "A trace is already recording; stop it first.", started=False)
+        await instance.context.tracing.start(screenshots=p.screenshots, snapshots=p.snapshots, sources=False)
+        instance.tracing = True
+        return TraceData(action="start", recording=True, path=None, size_bytes=None)
+    if not instance.tracing:
+        raise ToolFailure("invalid_params", "No trace is recording; start one first.", started=False)
+    path = ctx.engine.artifact_path("trace", ".zip")
+    instance.tracing = False
+    await instance.context.tracing.stop(path=str(path))
+    ctx.artifacts.append(str(path))
+    return TraceData(action="stop", recording=False, path=str(path), size_bytes=path.stat().st_size)
+
