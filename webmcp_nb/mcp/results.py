@@ -25,7 +25,7 @@ import copy
 import json
 from collections.abc import Iterator
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 
@@ -77,8 +77,11 @@ _ERROR_BRANCH: dict[str, Any] = {
 
 
 def carries_image(spec: ToolSpec) -> bool:
-    """Whether the tool's data holds binary image data at the top (`bytes` fields)."""
-    return any(field.annotation is bytes for field in spec.data.model_fields.values())
+    """Whether the tool's data holds binary image data at the top (`bytes` or `bytes | None` fields):
+    such a tool declares no output schema and its images go out through `image_result`."""
+    return any(
+        bytes in (field.annotation, *get_args(field.annotation)) for field in spec.data.model_fields.values()
+    )
 
 
 @cache
