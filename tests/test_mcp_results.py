@@ -160,8 +160,7 @@ def test_the_limit_bounds_the_envelope_not_the_result_that_carries_it_twice(demo
         session.navigate(demo.url_for("table.html")).raise_for_status()
         size = len(session.snapshot().raise_for_status().to_json_bytes())
         session.reconfigure(max_result_bytes=size + 2_000)  # the envelope fits; envelope and text do not
-        served = Served.__new__(Served)
-        served.session, served.demo, served.handle = session, demo, session.serve_mcp()
+        served = Served(session, demo)
         tools, (fits,) = served.calls("auto", ("browser_snapshot", {}))
         assert fits.is_error is False
         wire = len(fits.model_dump_json(by_alias=True, exclude_none=True).encode())
