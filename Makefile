@@ -44,6 +44,7 @@ bench: install chromium
 	$(PY) bench/bench_notebook.py --write BENCHMARKS.md
 	$(PY) bench/bench_webmcp.py --write BENCHMARKS.md
 	$(PY) bench/bench_mcp.py --write BENCHMARKS.md
+	$(PY) bench/bench_results.py --write BENCHMARKS.md
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache

@@ -18,7 +18,7 @@ PAGES = {
     "upload.html": "Upload", "help.html": "Help", "webmcp.html": "WebMCP Tools",
     "webmcp-frames.html": "WebMCP Frames", "webmcp-frame-inner.html": "WebMCP Frame",
     "webmcp-polyfill.html": "WebMCP Polyfill", "webmcp-mirror.html": "WebMCP Mirror",
-    "webmcp-mirror-inner.html": "Greeter frame", "downloads.html": "Downloads",
+    "webmcp-mirror-inner.html": "Greeter frame", "downloads.html": "Downloads", "webmcp-results.html": "WebMCP Results",
 }
 
 

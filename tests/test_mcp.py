@@ -143,9 +143,9 @@ def test_a_screenshot_arrives_as_an_image_with_the_envelope(served: Served) -> N
     image, text = result.content
     assert isinstance(image, types.ImageContent) and image.mime_type == "image/png"
     assert base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
-    assert structured(result)["data"]["image"] == image.data
+    assert result.structured_content is None  # the image travels once, as an image
     assert isinstance(text, types.TextContent) and text.text.startswith("browser_screenshot: success")
-    assert "image: image/png" in text.text
+    assert "image: image/png" in text.text and "operation: " in text.text
 
 
 def test_errors_are_tool_results_carrying_everything_in_text_and_structure(served: Served) -> None:
@@ -176,15 +176,13 @@ def test_errors_are_tool_results_carrying_everything_in_text_and_structure(serve
     assert "Did you mean: browser_navigate" in text_of(misspelt)
 
 
-def test_the_result_limit_applies_to_what_the_client_receives(demo: DemoServer) -> None:
-    # A screenshot whose envelope fits the limit, but not the MCP result that carries
-    # it twice (image block and structured content).
+def test_the_result_limit_bounds_the_envelope_on_every_front_end(demo: DemoServer) -> None:
+    # A screenshot whose envelope fits the limit arrives, although the MCP result carries more
+    # (the image block and the text); one whose envelope does not is refused alike by both.
     with Session() as session:
         session.navigate(demo.url_for("index.html")).raise_for_status()
         size = len(session.screenshot().raise_for_status().to_json_bytes())
-        limit = size + 2_000
-        session.reconfigure(max_result_bytes=limit)
-        assert session.screenshot().ok  # the envelope alone fits
+        session.reconfigure(max_result_bytes=size + 2_000)
         handle = session.serve_mcp()
 
         async def scenario() -> types.CallToolResult:
@@ -192,12 +190,18 @@ def test_the_result_limit_applies_to_what_the_client_receives(demo: DemoServer) 
             async with Client(streamable_http_client(handle.url, http_client=http)) as client:
                 return await client.call_tool("browser_screenshot", {})
 
-        result = asyncio.run(scenario())
-    assert result.is_error is True
-    limited = structured(result)
+        fits = asyncio.run(scenario())
+        limit = size - 2_000
+        session.reconfigure(max_result_bytes=limit)
+        own = session.screenshot()
+        refused = asyncio.run(scenario())
+    assert fits.is_error is False and isinstance(fits.content[0], types.ImageContent)
+    assert own.error_type == "result_too_large"
+    assert refused.is_error is True
+    limited = structured(refused)
     assert limited["error_type"] == "result_too_large"
     assert limited["operation"]["outcome"] == "completed" and limited["operation"]["retry"] == "read_only"
-    assert "MCP result" in limited["message"] and f"limit of {limit} bytes" in limited["message"]
+    assert f"limit of {limit} bytes" in limited["message"] and "BROWSER_MCP_MAX_RESULT_BYTES" in limited["message"]
 
 
 # --------------------------------------------------------------------------- #
@@ -516,9 +520,11 @@ def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_cli
     calls = report["calls"]
     for name, call in calls.items():
         expected_error = name == "browser_handle_dialog"
+        status = "error" if expected_error else "success"
         assert call["isError"] is expected_error, (name, call)
-        assert call["status"] == ("error" if expected_error else "success")
-        assert call["text"].startswith(f"{name}: {call['status']}")
+        # A screenshot is an image and a text, without structured content.
+        assert call["status"] == (None if name == "browser_screenshot" else status)
+        assert call["text"].startswith(f"{name}: {status}")
     assert calls["browser_screenshot"]["contentTypes"] == ["image", "text"]
     assert calls["browser_screenshot"]["imageMime"] == "image/png" and calls["browser_screenshot"]["imageBytes"] > 1000
     assert calls["browser_handle_dialog"]["errorType"] == "modal_state_blocked"

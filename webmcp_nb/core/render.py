@@ -76,6 +76,15 @@ class _Parts:
     image: _Image | None = None
     lists: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     snapshot: str | None = None
+    saved: dict[str, Any] | None = None  # save=true: the file holding the result
+
+
+def _saved_line(saved: dict[str, Any]) -> str:
+    count = len(str(saved.get("head", "")).splitlines())
+    return (
+        f"saved: {saved.get('path')} ({saved.get('size_bytes', 0):,} bytes, {saved.get('lines')} lines); "
+        f"the first {count} lines:"
+    )
 
 
 def _split(envelope: Envelope) -> _Parts:
@@ -88,6 +97,10 @@ def _split(envelope: Envelope) -> _Parts:
         data["modal_state"] = modal
     if envelope.tool == "browser_snapshot" and isinstance(data.get("snapshot"), str):
         parts.snapshot = data.pop("snapshot")
+    if isinstance(data.get("saved"), dict):
+        parts.saved = data.pop("saved")
+        if data.get("result", "") is None:
+            del data["result"]  # it is in the file
     image = data.get("image")
     if isinstance(image, (bytes, bytearray)) and isinstance(data.get("mime_type"), str):
         values = {key: data.pop(key, None) for key in _IMAGE_KEYS}
@@ -275,6 +288,8 @@ def render_text(envelope: Envelope) -> str:
             lines += [_item_line(kind, item, current=current) for item in items]
         if parts.snapshot is not None:
             lines.append(parts.snapshot)
+        if parts.saved is not None:
+            lines += [_saved_line(parts.saved), str(parts.saved.get("head", ""))]
     lines += [f"artifact: {path}" for path in op.artifacts]
     if op.references_omitted:
         lines.append("artifact references omitted (too large)")
@@ -546,6 +561,8 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
         body += [_list_html(kind, items, current) for kind, items in parts.lists]
         if parts.snapshot is not None:
             body.append(_snapshot_html(parts.snapshot))
+        if parts.saved is not None:
+            body.append(f"<div>{_e(_saved_line(parts.saved))}</div>" + _pre(str(parts.saved.get("head", ""))))
     if op.artifacts:
         body.append(
             '<div style="margin: 4px 0;">artifacts: ' + ", ".join(_code(path) for path in op.artifacts) + "</div>"

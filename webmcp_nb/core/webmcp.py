@@ -31,6 +31,7 @@ Interface for front ends and mirrors (everything runs on the runtime loop):
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import json
 from collections import deque
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["native", "page", "polyfill", "off"]
 MODES: tuple[str, ...] = ("native", "page", "polyfill", "off")
-EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused"]
+EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused", "warning"]
 HISTORY_SIZE = 500
 # CDP annotation names -> the WebMCP (getTools) names.
 HINTS = {"readOnly": "readOnlyHint", "consequential": "consequentialHint", "untrustedContent": "untrustedContentHint"}
@@ -68,6 +69,12 @@ class PageTool:
     @property
     def read_only(self) -> bool:
         return bool(self.annotations.get("readOnlyHint"))
+
+    @property
+    def object_input(self) -> bool:
+        """Whether the input schema's root is an object (or unconstrained). WebMCP passes every
+        tool an object; a schema whose root is another type cannot describe that input."""
+        return self.input_schema.get("type", "object") == "object"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +109,8 @@ class WebMCPEvent:
 
     def summary(self) -> str:
         """One line for logs."""
+        if self.kind == "warning":
+            return f"warning: {self.reason}"
         if self.kind in ("added", "removed", "cleared"):
             names = ", ".join(tool.name for tool in self.tools) or "no tools"
             why = f" ({self.reason})" if self.reason else ""
@@ -260,8 +269,11 @@ class PageTools:
 def validate_input(tool: PageTool, arguments: dict[str, Any]) -> None:
     """Check `arguments` against the tool's inputSchema; `invalid_params` naming each problem.
 
-    A schema that is itself invalid cannot judge anything: the page then decides.
+    A schema that is itself invalid, or whose root is not an object (`PageTool.object_input`),
+    cannot judge an input object: the page then decides.
     """
+    if not tool.object_input:
+        return
     validator = _validator(json.dumps(tool.input_schema, sort_keys=True))
     if validator is None:
         return
@@ -317,7 +329,8 @@ def _jsonschema() -> Any:
 
 
 def map_result(result: Any) -> dict[str, Any]:
-    """The page's result as envelope data: `structured`, MCP `content`, or `text`.
+    """The page's result as envelope data: `structured`, MCP `content` (its image blocks
+    decoded into `images`), or `text`.
 
     The native API returns a string (JSON for objects); a polyfill may return the object.
     """
@@ -329,7 +342,10 @@ def map_result(result: Any) -> dict[str, Any]:
             return {"text": result}
     if isinstance(value, dict):
         if isinstance(value.get("content"), list):
-            mapped: dict[str, Any] = {"content": value["content"]}
+            content, images = _split_images(value["content"])
+            mapped: dict[str, Any] = {"content": content}
+            if images:
+                mapped["images"] = images
             if isinstance(value.get("structuredContent"), dict):
                 mapped["structured"] = value["structuredContent"]
             if isinstance(value.get("isError"), bool):
@@ -339,6 +355,41 @@ def map_result(result: Any) -> dict[str, Any]:
     if isinstance(result, str):
         return {"text": result}
     return {"text": json.dumps(value)}
+
+
+def _split_images(blocks: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """MCP content blocks without their image blocks, and those images decoded
+    (``{data: bytes, mime_type}``): binary travels as bytes, never as base64 text."""
+    content: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []
+    for block in blocks:
+        image = _decoded_image(block)
+        if image is not None:
+            images.append(image)
+        elif isinstance(block, dict):
+            content.append(block)
+        else:  # not a block at all: kept, as the JSON text it is
+            content.append({"type": "text", "text": json.dumps(block)})
+    return content, images
+
+
+def _decoded_image(block: Any) -> dict[str, Any] | None:
+    if not (isinstance(block, dict) and block.get("type") == "image"):
+        return None
+    data, mime = block.get("data"), block.get("mimeType")
+    if not (isinstance(data, str) and isinstance(mime, str) and mime.startswith("image/")):
+        return None
+    try:
+        return {"data": base64.b64decode(data, validate=True), "mime_type": mime}
+    except ValueError:
+        return None
+
+
+def content_text(blocks: list[Any]) -> str:
+    """The text of an MCP result's text blocks, one per line."""
+    return "\n".join(
+        block["text"] for block in blocks if isinstance(block, dict) and isinstance(block.get("text"), str)
+    )
 
 
 async def wait_answer(future: asyncio.Future[Any], timeout_s: float, what: str) -> Any:

@@ -64,8 +64,7 @@ class Mirror:
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        schema = self.tool.input_schema
-        return schema if schema.get("type") == "object" else {"type": "object"}
+        return {"type": "object", **self.tool.input_schema}  # an unconstrained root says it takes an object
 
     def call_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -123,6 +122,7 @@ class Mirrors:
             self._learn(record)
         self.pinned: list[tuple[str, str]] = []  # (instance, page_id)
         self.current: dict[str, Mirror] = {}
+        self._warned: set[tuple[str, ...]] = set()
         self._on_change = on_change
         self._removers = [engine.add_webmcp_listener(self._on_webmcp), self._listen_calls()]
         self.refresh(notify=False)
@@ -175,6 +175,19 @@ class Mirrors:
         if changed and notify:
             self._on_change()
 
+    def _warn_not_mirrored(self, instance: str, page_id: str, tool: PageTool) -> None:
+        """Say once, in the call log (a WebMCP ``warning`` event), why a page tool is not mirrored."""
+        key = (instance, page_id, str(tool.frame_id), tool.name, repr(tool.input_schema))
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        self.engine.webmcp.emit(WebMCPEvent(
+            "warning", instance, page_id, tools=(tool,), tool_name=tool.name, frame_id=tool.frame_id,
+            reason=f"page tool {tool.name!r} is not offered to agents as an MCP tool: the root of its input "
+            f"schema is {tool.input_schema.get('type')!r}, not an object (MCP tools take an object). "
+            f"It stays callable with {CALL_TOOL}.",
+        ))
+
     def _pages(self) -> Iterable[tuple[str, str]]:
         manager = self.engine.manager
         instance = manager.instances.get(self.engine.current_instance)
@@ -196,6 +209,9 @@ class Mirrors:
             main_frame_id = state.frame_id(state.page.main_frame)
             for tool in state.webmcp.tools:
                 if tool.origin.rstrip("/") not in allowed:
+                    continue
+                if not tool.object_input:
+                    self._warn_not_mirrored(instance_name, page_id, tool)
                     continue
                 base = name = sanitise(tool.name)
                 count = 1

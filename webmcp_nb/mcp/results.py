@@ -1,10 +1,21 @@
 """Envelopes as MCP tool results, and the output schemas that describe them.
 
-Every result carries the envelope twice, in the two forms clients read: as
+A result carries the envelope twice, in the two forms clients read: as
 `structuredContent` and as one text block from the notebook's own renderer
-(`render_text`). A tool whose data holds an image also returns it as an image
-block and declares no output schema (clients that validate schemas would
-otherwise insist on structured content alone).
+(`render_text`). `BROWSER_MCP_MAX_RESULT_BYTES` bounds the envelope, as on every
+front end; carrying it twice is the protocol's shape, not a reason to refuse it.
+
+Images (``bytes`` in the data, next to a ``mime_type``) travel only as image
+blocks, never as base64 in structured content or text:
+
+- a tool that declares no output schema (its data holds an image at the top,
+  see `carries_image`) sends the image blocks and a text block with the
+  envelope's facts, and no structured content (`image_result`);
+- a tool with an output schema (a page tool's result) keeps its structured
+  content, in which each image is replaced by a short note naming its block.
+
+Every schema here is portable: no type arrays (nullable fields are ``anyOf``
+of single types) and every enumeration says its type.
 """
 
 from __future__ import annotations
@@ -12,8 +23,9 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from collections.abc import Iterator
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 
@@ -21,7 +33,12 @@ from ..core.envelope import ERROR_TYPES, Envelope, enforce_size_limit
 from ..core.registry import ToolSpec
 from ..core.render import render_text
 
-_NULLABLE_STRING = {"type": ["string", "null"]}
+
+def _enum(*values: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+_NULLABLE_STRING: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
 
 OPERATION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -34,8 +51,8 @@ OPERATION_SCHEMA: dict[str, Any] = {
         "started_at": {"type": "string"},
         "finished_at": {"type": "string"},
         "duration_ms": {"type": "number"},
-        "outcome": {"enum": ["completed", "not_started", "unknown"]},
-        "retry": {"enum": ["not_needed", "after_correction", "read_only", "inspect_state"]},
+        "outcome": _enum("completed", "not_started", "unknown"),
+        "retry": _enum("not_needed", "after_correction", "read_only", "inspect_state"),
         "artifacts": {"type": "array", "items": {"type": "string"}},
         "references_omitted": {"type": "boolean"},
     },
@@ -48,9 +65,9 @@ OPERATION_SCHEMA: dict[str, Any] = {
 _ERROR_BRANCH: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "status": {"const": "error"},
+        "status": _enum("error"),
         "instance": _NULLABLE_STRING,
-        "error_type": {"enum": list(ERROR_TYPES)},
+        "error_type": _enum(*ERROR_TYPES),
         "message": {"type": "string"},
         "operation": {"$ref": "#/$defs/Operation"},
     },
@@ -60,8 +77,11 @@ _ERROR_BRANCH: dict[str, Any] = {
 
 
 def carries_image(spec: ToolSpec) -> bool:
-    """Whether the tool's data holds binary image data (`bytes` fields)."""
-    return any(field.annotation is bytes for field in spec.data.model_fields.values())
+    """Whether the tool's data holds binary image data at the top (`bytes` or `bytes | None` fields):
+    such a tool declares no output schema and its images go out through `image_result`."""
+    return any(
+        bytes in (field.annotation, *get_args(field.annotation)) for field in spec.data.model_fields.values()
+    )
 
 
 @cache
@@ -74,7 +94,7 @@ def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
     success = {
         "type": "object",
         "properties": {
-            "status": {"const": "success"},
+            "status": _enum("success"),
             "instance": _NULLABLE_STRING,
             "data": data,
             "operation": {"$ref": "#/$defs/Operation"},
@@ -89,53 +109,78 @@ def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
     }
 
 
-def _image_blocks(envelope: Envelope) -> list[types.ImageContent]:
-    data = envelope.data or {}
+# --------------------------------------------------------------------------- #
+# Images
+# --------------------------------------------------------------------------- #
+
+
+def _images(value: Any) -> Iterator[tuple[bytes, str]]:
+    """Every image in `value`: the `bytes` of an object that names its `mime_type`."""
+    if isinstance(value, dict):
+        mime = value.get("mime_type")
+        for item in value.values():
+            if isinstance(item, (bytes, bytearray)) and isinstance(mime, str):
+                yield bytes(item), mime
+            elif isinstance(item, (dict, list)):
+                yield from _images(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _images(item)
+
+
+def image_blocks(envelope: Envelope) -> list[types.ImageContent]:
+    """The envelope's images as MCP image blocks (none for errors and image-free data)."""
     return [
-        types.ImageContent(type="image", data=base64.b64encode(value).decode("ascii"), mime_type=data["mime_type"])
-        for value in data.values()
-        if isinstance(value, bytes) and "mime_type" in data
+        types.ImageContent(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime)
+        for data, mime in _images(envelope.data)
     ]
 
 
-# Bytes of result JSON beyond its parts (keys, content types, mime types), with room to spare.
-_FRAMING_BYTES = 512
+def facts_text(envelope: Envelope) -> str:
+    """The text block of a result without structured content: the rendering (images appear
+    as their type, size and dimensions, never as base64) plus the operation id."""
+    return f"{render_text(envelope)}\noperation: {envelope.operation.id}"
 
 
-def _result(envelope: Envelope) -> tuple[types.CallToolResult, int]:
-    """The result and an upper bound of its JSON size."""
-    images = _image_blocks(envelope)
-    text = render_text(envelope)
-    envelope_json = envelope.to_json_bytes()
-    bound = (
-        len(envelope_json) + len(json.dumps(text).encode()) + sum(len(i.data) for i in images) + _FRAMING_BYTES
-    )
-    content: list[Any] = [*images, types.TextContent(type="text", text=text)]
-    result = types.CallToolResult(content=content, structured_content=json.loads(envelope_json), is_error=not envelope.ok)
-    return result, bound
+def image_result(envelope: Envelope) -> types.CallToolResult:
+    """A successful envelope whose data holds images, for a tool without an output schema:
+    the image blocks and a text block with the envelope's facts, no structured content.
+    (`browser_screenshot`; any tool whose data holds ``bytes`` next to a ``mime_type``.)"""
+    content: list[Any] = [*image_blocks(envelope), types.TextContent(type="text", text=facts_text(envelope))]
+    return types.CallToolResult(content=content, is_error=not envelope.ok)
 
 
-def result_size(result: types.CallToolResult) -> int:
-    return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+def _without_bytes(value: Any) -> Any:
+    """`value` with each binary value replaced by a note (its bytes travel as an image block)."""
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes: sent as an image block>"
+    if isinstance(value, dict):
+        return {key: _without_bytes(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_bytes(item) for item in value]
+    return value
+
+
+# --------------------------------------------------------------------------- #
+# Results
+# --------------------------------------------------------------------------- #
 
 
 def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.CallToolResult:
-    """The MCP result for `envelope`, held to `limit` bytes of result JSON as the client receives it.
-
-    The exact size is measured only when a cheap upper bound exceeds the limit.
-    """
-    result, bound = _result(envelope)
-    if bound <= limit:
-        return result
-    size = result_size(result)
-    if size <= limit:
-        return result
-    limited = enforce_size_limit(
+    """The MCP result for `envelope`, whose JSON is held to `limit` bytes (`result_too_large`
+    otherwise). `spec` is None for a tool that does not exist (its envelope is an error)."""
+    envelope = enforce_size_limit(
         envelope,
         limit,
-        read_only=spec.read_only if spec else True,
-        hint=spec.too_large_hint if spec else "",
-        size=size,
-        what="MCP result (the envelope as structured content, its text rendering and any image)",
+        read_only=spec.read_only if spec is not None else False,
+        hint=spec.too_large_hint if spec is not None else "",
     )
-    return _result(limited)[0]
+    images = image_blocks(envelope)
+    if images and (spec is None or output_schema(spec) is None):
+        return image_result(envelope)
+    if images:
+        structured = json.loads(json.dumps(_without_bytes(envelope.to_dict()), default=list))
+    else:
+        structured = json.loads(envelope.to_json_bytes())
+    content: list[Any] = [*images, types.TextContent(type="text", text=render_text(envelope))]
+    return types.CallToolResult(content=content, structured_content=structured, is_error=not envelope.ok)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
@@ -9,6 +10,7 @@ from pydantic import Field, StringConstraints
 from ..registry import ToolFailure, tool
 from ..util import first_lines
 from .models import ActionData, FrameParams, Ref
+from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -20,10 +22,14 @@ class EvaluateParams(FrameParams):
         "a function that receives the element: 'el => el.textContent'."
     )
     ref: Ref | None = None
+    save: bool = Field(False, description=SAVE_DESCRIPTION + " A string is saved as text, anything else as JSON.")
 
 
 class EvaluateData(ActionData):
-    result: Any = Field(None, description="The JSON-serialisable result (functions and DOM nodes become null or {}).")
+    result: Any = Field(
+        None, description="The JSON-serialisable result (functions and DOM nodes become null or {}). Null with save=true."
+    )
+    saved: SavedFile | None = Field(None, description="With save=true: the file that holds the result.")
 
 
 @tool(
@@ -36,7 +42,8 @@ class EvaluateData(ActionData):
     group="js",
     destructive=True,  # arbitrary script can do anything the page can
     open_world=True,
-    too_large_hint="Return less from the expression.",
+    too_large_hint="Ways out: return less from the expression (one element with ref=), or save=true (the whole "
+    f"result to a file; returns its path and first {HEAD_LINES} lines).",
 )
 async def evaluate(ctx: CallContext, p: EvaluateParams) -> EvaluateData:
     from playwright.async_api import Error
@@ -49,4 +56,8 @@ async def evaluate(ctx: CallContext, p: EvaluateParams) -> EvaluateData:
         if ctx.page.is_closed():
             raise
         raise ToolFailure("evaluation_failed", f"The page raised: {first_lines(exc.message, 12)}") from None
+    if p.save:
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
+        saved = await save_text(ctx, "evaluate", ".txt" if isinstance(result, str) else ".json", text)
+        return EvaluateData(url=ctx.page.url, result=None, saved=saved)
     return EvaluateData(url=ctx.page.url, result=result)

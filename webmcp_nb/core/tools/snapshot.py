@@ -11,6 +11,7 @@ from ..aria import subtree
 from ..redaction import redact_snapshot
 from ..registry import ToolFailure, tool
 from .models import Data, FrameParams, Ref
+from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -19,12 +20,16 @@ if TYPE_CHECKING:
 class SnapshotParams(FrameParams):
     ref: Ref | None = Field(None, description="Return only the subtree of this element.")
     depth: int | None = Field(None, ge=1, le=1000, description="Limit how many levels deep the tree goes.")
+    save: bool = Field(False, description=SAVE_DESCRIPTION)
 
 
 class SnapshotData(Data):
     url: str
     title: str
-    snapshot: str = Field(description="YAML accessibility tree; [ref=...] marks elements tools can act on.")
+    snapshot: str | None = Field(
+        description="YAML accessibility tree; [ref=...] marks elements tools can act on. Null with save=true."
+    )
+    saved: SavedFile | None = Field(None, description="With save=true: the file that holds the snapshot.")
 
 
 @tool(
@@ -37,7 +42,8 @@ class SnapshotData(Data):
     target="page",
     read_only=True,
     idempotent=True,
-    too_large_hint="Narrow the snapshot with depth, ref or frame_id.",
+    too_large_hint="Ways out: ref= (one element's subtree), depth= (fewer levels), frame_id= (one frame), or "
+    f"save=true (the whole snapshot to a file; returns its path and first {HEAD_LINES} lines).",
 )
 async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     page_state = ctx.page_state
@@ -63,4 +69,7 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
         if yaml is None:
             await page_state.locate(p.ref)  # raises element_not_found or stale_ref
             raise ToolFailure("stale_ref", f"Ref {p.ref} is not in this frame's snapshot.", started=False)
+    if p.save:
+        saved = await save_text(ctx, "snapshot", ".yaml", yaml)
+        return SnapshotData(url=ctx.page.url, title=title, snapshot=None, saved=saved)
     return SnapshotData(url=ctx.page.url, title=title, snapshot=yaml)

@@ -10,7 +10,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from ..observe import Observe, ObserveField
 from ..registry import ToolFailure, tool
-from ..webmcp import CutOff, ToolError, map_result, validate_input
+from ..webmcp import CutOff, ToolError, content_text, map_result, validate_input
 from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
@@ -104,12 +104,21 @@ class WebMCPCallParams(FrameParams):
         return value
 
 
+class PageImage(Data):
+    data: bytes = Field(description="The image (base64 in JSON; an image block over MCP).")
+    mime_type: str
+
+
 class WebMCPCallData(ActionData):
     tool: str | None = None
     frame_id: str | None = None
     structured: dict[str, Any] | None = Field(None, description="The tool's result when it is a JSON object.")
-    content: list[Any] | None = Field(None, description="An MCP-style result's content blocks, passed through.")
-    is_error: bool | None = Field(None, description="An MCP-style result's isError.")
+    content: list[dict[str, Any]] | None = Field(
+        None, description="An MCP-style result's content blocks, passed through except its images."
+    )
+    images: list[PageImage] | None = Field(None, description="The image blocks of an MCP-style result, decoded.")
+    is_error: bool | None = Field(None, description="An MCP-style result's isError (always false here: "
+                                  "isError true gives an evaluation_failed error).")
     text: str | None = Field(None, description="The tool's result when it is not a JSON object.")
 
 
@@ -117,7 +126,8 @@ class WebMCPCallData(ActionData):
     name="browser_webmcp_call",
     title="Call a page tool (WebMCP)",
     description="Call one of the page's WebMCP tools with an input object (validated against its inputSchema "
-    "first). Returns its result as `structured` (a JSON object), `content` (the blocks of an MCP result) or `text`.",
+    "first). Returns its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP "
+    "result) or `text`; an MCP result with isError true is an evaluation_failed error with the page's text.",
     params=WebMCPCallParams,
     data=WebMCPCallData,
     target="page",
@@ -150,4 +160,10 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
             "may not have taken effect.",
             read_only=found.read_only,
         ) from None
-    return WebMCPCallData(url=ctx.page.url, tool=found.name, frame_id=found.frame_id, **map_result(result))
+    mapped = map_result(result)
+    if mapped.get("is_error"):
+        said = content_text(mapped["content"]) or "(no text)"
+        raise ToolFailure(
+            "evaluation_failed", f"Page tool {p.name!r} reported an error: {said}", read_only=found.read_only
+        )
+    return WebMCPCallData(url=ctx.page.url, tool=found.name, frame_id=found.frame_id, **mapped)

@@ -1,0 +1,46 @@
+"""`save=true`: a tool's whole result written to a file, with its first lines returned.
+
+The way out of `result_too_large` for results that can be big (a snapshot, a script's
+value): the file goes to the session's artifacts directory (`Engine.artifact_path`,
+listed in `operation.artifacts`) and the envelope stays small.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from .models import Data
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+
+HEAD_LINES = 40
+HEAD_MAX_CHARS = 8_000
+
+SAVE_DESCRIPTION = (
+    f"Write the whole result to a file in the session's artifacts directory and return its path, size and "
+    f"first {HEAD_LINES} lines instead (for results too large to return)."
+)
+
+
+class SavedFile(Data):
+    path: str
+    size_bytes: int
+    lines: int = Field(description="How many lines the file has.")
+    head: str = Field(
+        description=f"The first {HEAD_LINES} lines of the file (cut at {HEAD_MAX_CHARS:,} characters)."
+    )
+
+
+async def save_text(ctx: CallContext, kind: str, ending: str, text: str) -> SavedFile:
+    """Write `text` to a new artifact `<kind>-...<ending>` and describe it."""
+    path = ctx.engine.artifact_path(kind, ending)
+    encoded = text.encode()
+    await asyncio.to_thread(path.write_bytes, encoded)  # off the loop that serves every instance
+    ctx.artifacts.append(str(path))
+    lines = text.splitlines()
+    head = "\n".join(lines[:HEAD_LINES])[:HEAD_MAX_CHARS]
+    return SavedFile(path=str(path), size_bytes=len(encoded), lines=len(lines), head=head)
