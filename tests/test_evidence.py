@@ -116,7 +116,10 @@ def test_cursors_page_through_a_page_that_keeps_logging_without_loss_or_repeats(
         click(s, "Start logging")
         seen: list[dict[str, Any]] = []
         cursor = None
-        for _ in range(12):
+        reads = 0
+        while sum(e["text"].startswith("tick ") for e in seen) < 30:  # read while the page logs
+            reads += 1
+            assert reads < 2000, "the page stopped logging"
             data = ok(s.call("browser_console", after=cursor, limit=7) if cursor else s.call("browser_console", limit=7))
             assert data["retention_lost"] is False
             seen += data["entries"]
@@ -131,7 +134,7 @@ def test_cursors_page_through_a_page_that_keeps_logging_without_loss_or_repeats(
         seqs = [e["seq"] for e in seen]
         assert seqs == list(range(1, len(seqs) + 1))  # nothing lost, nothing repeated
         ticks = [int(e["text"].split()[1]) for e in seen if e["text"].startswith("tick ")]
-        assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) > 10
+        assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 30
         assert seen[-1]["text"] == f"stopped after {ticks[-1]}"
 
 
