@@ -275,3 +275,39 @@ def test_waterfall_is_static_svg_with_a_row_per_request(evidence_session: Checke
     out = Path(__file__).resolve().parents[1] / "build" / "evidence"
     out.mkdir(parents=True, exist_ok=True)
     (out / "network-waterfall.svg").write_text(svg, encoding="utf-8")  # the README's picture comes from here
+
+
+def test_agents_fetch_what_a_call_wrote_through_resource_links(demo: DemoServer, tmp_path: Path) -> None:
+    with CheckedSession(artifacts_dir=str(tmp_path), max_result_bytes=65536) as s:
+        server = s.serve_mcp()
+
+        async def agent() -> tuple[types.CallToolResult, list[Any], str]:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+            async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                await client.call_tool("browser_navigate", {"url": demo.url_for("evidence.html")})
+                exported = await client.call_tool("browser_events_export", {"stream": "console", "format": "jsonl"})
+                [link] = [block for block in exported.content if isinstance(block, types.ResourceLink)]
+                read = await client.read_resource(link.uri)
+                big = await client.call_tool("browser_network_body", {"request_id": "r1", "save": True})
+                await client.call_tool("browser_navigate", {"url": demo.url_for("api/large?kb=100")})
+                huge = await client.call_tool("browser_network_body", {"request_id": "r2", "save": True})
+                [huge_link] = [block for block in huge.content if isinstance(block, types.ResourceLink)]
+                outside = ""
+                for uri in ("webmcp-nb://artifacts/../secret", "webmcp-nb://artifacts/nothing.txt", huge_link.uri):
+                    try:
+                        await client.read_resource(uri)
+                    except Exception as exc:  # noqa: BLE001 - the protocol error is what is checked
+                        outside += f"{exc}\n"
+                return exported, [link, read, big], outside
+
+        exported, (link, read, big), refused = asyncio.run(agent())
+        path = Path(exported.structured_content["data"]["path"])
+        assert str(link.uri) == f"webmcp-nb://artifacts/{path.name}" and link.size == path.stat().st_size
+        assert link.mime_type == "application/jsonl"
+        [contents] = read.contents
+        assert contents.text == path.read_text() and "evidence page loaded" in contents.text
+        assert [block.uri for block in big.content if isinstance(block, types.ResourceLink)] == [
+            f"webmcp-nb://artifacts/{Path(big.structured_content['data']['path']).name}"
+        ]
+        assert refused.count("No artifact") == 2
+        assert "over what one read may return within BROWSER_MCP_MAX_RESULT_BYTES (65536)" in refused

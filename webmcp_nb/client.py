@@ -8,6 +8,7 @@ import dataclasses
 import threading
 import time
 import weakref
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -342,6 +343,11 @@ class Session:
             pages = [{"page_id": state.page_id, "url": state.page.url} for state in list(instance.pages.values())]
             instances[name] = {"state": instance.state, "current_page_id": instance.current_page_id, "pages": pages}
         return {"current_instance": engine.current_instance, "instances": instances}
+
+    def artifact(self, name: str) -> Path:
+        """A file a call wrote into the session's artifacts directory, by its file name
+        (`operation.artifacts` holds the full paths); FileNotFoundError when there is none."""
+        return self._ensure_engine().artifact(name)
 
     @property
     def history(self) -> list[CallRecord]:

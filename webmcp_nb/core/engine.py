@@ -204,6 +204,16 @@ class Engine:
         self._artifacts_dir.mkdir(parents=True, exist_ok=True)
         return self._artifacts_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}{ending}"
 
+    def artifact(self, name: str) -> Path:
+        """The file `name` in the session's artifacts directory (a bare file name: no directories);
+        FileNotFoundError when there is none."""
+        if self._artifacts_dir is None or not name or name != Path(name).name or name in (".", ".."):
+            raise FileNotFoundError(name)
+        path = self._artifacts_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(name)
+        return path
+
     def launch_options(self, name: str, **overrides: Any) -> LaunchOptions:
         defaults = self.launch_defaults
         values: dict[str, Any] = {

@@ -23,8 +23,10 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import mimetypes
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any, get_args
 
 import mcp_types as types
@@ -32,6 +34,9 @@ import mcp_types as types
 from ..core.envelope import ERROR_TYPES, Envelope, enforce_size_limit
 from ..core.registry import ToolSpec
 from ..core.render import render_text
+
+ARTIFACT_URI = "webmcp-nb://artifacts/"
+"""Files a call wrote are offered to agents as resource links under this URI."""
 
 
 def _enum(*values: str) -> dict[str, Any]:
@@ -146,8 +151,39 @@ def image_result(envelope: Envelope) -> types.CallToolResult:
     """A successful envelope whose data holds images, for a tool without an output schema:
     the image blocks and a text block with the envelope's facts, no structured content.
     (`browser_screenshot`; any tool whose data holds ``bytes`` next to a ``mime_type``.)"""
-    content: list[Any] = [*image_blocks(envelope), types.TextContent(type="text", text=facts_text(envelope))]
+    content: list[Any] = [
+        *image_blocks(envelope), types.TextContent(type="text", text=facts_text(envelope)), *artifact_links(envelope)
+    ]
     return types.CallToolResult(content=content, is_error=not envelope.ok)
+
+
+def artifact_uri(name: str) -> str:
+    return ARTIFACT_URI + name
+
+
+_TEXT_ENDINGS = {".har": "application/json", ".jsonl": "application/jsonl", ".yaml": "application/yaml"}
+
+
+def artifact_mime_type(name: str) -> str:
+    return _TEXT_ENDINGS.get(Path(name).suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def is_text(mime_type: str) -> bool:
+    return mime_type.startswith("text/") or mime_type in ("application/json", *_TEXT_ENDINGS.values())
+
+
+def artifact_links(envelope: Envelope) -> list[types.ResourceLink]:
+    """A resource link for each file the call wrote (`operation.artifacts`), so an agent on
+    another machine can fetch it with resources/read (see `AgentServer`)."""
+    links = []
+    for artifact in envelope.operation.artifacts:
+        path = Path(artifact)
+        size = path.stat().st_size if path.is_file() else None
+        links.append(types.ResourceLink(
+            type="resource_link", uri=artifact_uri(path.name), name=path.name, size=size,
+            mime_type=artifact_mime_type(path.name),
+        ))
+    return links
 
 
 def _without_bytes(value: Any) -> Any:
@@ -182,5 +218,7 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
         structured = json.loads(json.dumps(_without_bytes(envelope.to_dict()), default=list))
     else:
         structured = json.loads(envelope.to_json_bytes())
-    content: list[Any] = [*images, types.TextContent(type="text", text=render_text(envelope))]
+    content: list[Any] = [
+        *images, types.TextContent(type="text", text=render_text(envelope)), *artifact_links(envelope)
+    ]
     return types.CallToolResult(content=content, structured_content=structured, is_error=not envelope.ok)

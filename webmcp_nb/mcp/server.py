@@ -36,7 +36,7 @@ from ..core.engine import Approval
 from ..core.registry import Group, ToolSpec
 from ..published import Kind
 from .mirror import CALL_TOOL, Mirrors
-from .results import call_result, output_schema
+from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -277,19 +277,43 @@ class AgentServer:
     async def _read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        resource = self.session.published.resources.get(str(params.uri))
-        if resource is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!s}")
-        content = await asyncio.to_thread(resource.read)
         uri = str(params.uri)
+        if uri.startswith(ARTIFACT_URI):
+            content, mime_type = await asyncio.to_thread(self._artifact, uri.removeprefix(ARTIFACT_URI))
+        else:
+            resource = self.session.published.resources.get(uri)
+            if resource is None:
+                raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!s}")
+            content, mime_type = await asyncio.to_thread(resource.read), resource.mime_type
         if isinstance(content, bytes):
             blob = base64.b64encode(content).decode("ascii")
-            return types.ReadResourceResult(
-                contents=[types.BlobResourceContents(uri=uri, mime_type=resource.mime_type, blob=blob)]
-            )
+            return types.ReadResourceResult(contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)])
         return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=str(content))]
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=str(content))]
         )
+
+    def _artifact(self, name: str) -> tuple[str | bytes, str]:
+        """A file a call wrote (offered as a resource link in its result), within the byte limit."""
+        try:
+            path = self.session.artifact(name)
+        except FileNotFoundError:
+            raise MCPError(types.INVALID_PARAMS, f"No artifact {name[:200]!r} in this session") from None
+        limit = self.session.limits.max_result_bytes
+        size = path.stat().st_size
+        if size * 4 // 3 + 1024 > limit:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Artifact {name!r} is {size} bytes, over what one read may return within "
+                f"BROWSER_MCP_MAX_RESULT_BYTES ({limit}); read it on the notebook's machine.",
+            )
+        mime_type = artifact_mime_type(name)
+        data = path.read_bytes()
+        if is_text(mime_type):
+            try:
+                return data.decode("utf-8"), mime_type
+            except UnicodeDecodeError:
+                pass
+        return data, mime_type
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
