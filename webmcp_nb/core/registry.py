@@ -64,6 +64,9 @@ class ToolSpec:
     group: Group = "core"
     resolves_modal: bool = False
     too_large_hint: str = ""
+    positional: tuple[str, ...] | None = None
+    """Parameters the `Session` methods take by position, in this order (default: the
+    required ones, in schema order); the others are keyword-only."""
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

@@ -121,6 +121,7 @@ class WebMCPCallData(ActionData):
     target="page",
     open_world=True,
     too_large_hint="Ask the tool for less.",
+    positional=("name", "input"),
 )
 async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
     assert ctx.page_state is not None
