@@ -21,7 +21,7 @@ import sys
 import textwrap
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
@@ -256,16 +256,12 @@ def render_typed_dict(model: type[BaseModel], typed_dicts: dict[str, type[BaseMo
     return lines
 
 
-def tools() -> Iterator[ToolSpec]:
-    yield from sorted(tool_registry(), key=lambda spec: spec.name)
-
-
-def render() -> str:
-    """The module's source, from the registry as it is now."""
+def render(specs: Iterable[ToolSpec] | None = None) -> str:
+    """The module's source for `specs` (default: every tool of the registry), sorted by name."""
     typed_dicts: dict[str, type[BaseModel]] = {}
     methods: list[str] = []
     names: set[str] = set()
-    for spec in tools():
+    for spec in sorted(tool_registry() if specs is None else specs, key=lambda spec: spec.name):
         params = parameters(spec, typed_dicts)
         for awaitable in (False, True):
             name = async_method_name(spec.name) if awaitable else method_name(spec.name)
