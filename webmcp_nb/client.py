@@ -20,7 +20,7 @@ from .core.util import utc_now
 if TYPE_CHECKING:
     from .core.engine import Approval, CallRecord, Engine
     from .mcp import ServerHandle
-    from .published import Handle, Published
+    from .published import Published, PublishedHandle
     from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
     from .core.page_tools import PageToolRegistration
@@ -132,7 +132,7 @@ class Session(ToolMethods):
         withdraws it."""
         from .published import tool_spec
 
-        def publish(function: Callable[..., Any]) -> Handle:
+        def publish(function: Callable[..., Any]) -> PublishedHandle:
             return self.published.add_tool(tool_spec(function, **options), function)
 
         return publish if function is None else publish(function)
@@ -151,7 +151,7 @@ class Session(ToolMethods):
         request (also as a decorator: `@s.resource("notes://today")`)."""
         from .published import PublishedResource
 
-        def publish(source: str | bytes | Callable[[], str | bytes]) -> Handle:
+        def publish(source: str | bytes | Callable[[], str | bytes]) -> PublishedHandle:
             if callable(source):
                 read, label, about = source, name or source.__name__, description or (source.__doc__ or "").strip()
             else:
@@ -166,7 +166,7 @@ class Session(ToolMethods):
         description."""
         from .published import prompt_spec
 
-        def publish(function: Callable[..., Any]) -> Handle:
+        def publish(function: Callable[..., Any]) -> PublishedHandle:
             return self.published.add_prompt(prompt_spec(function, **options))
 
         return publish if function is None else publish(function)

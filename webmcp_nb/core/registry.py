@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .envelope import ErrorType
 
 Target = Literal["server", "instance", "page"]
 Group = Literal["core", "js", "code", "files", "pdf", "notebook"]
@@ -35,7 +36,9 @@ class ToolFailure(Exception):
     tool's own flag when what ran is known better (a page's read-only WebMCP tool).
     """
 
-    def __init__(self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None) -> None:
+    def __init__(
+        self, error_type: ErrorType, message: str, *, started: bool = True, read_only: bool | None = None
+    ) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.message = message

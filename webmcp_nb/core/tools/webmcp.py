@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from ..registry import ToolFailure, tool
-from ..webmcp import CutOff, ToolError, map_result, validate_input
+from ..webmcp import CutOff, Mode, ToolError, map_result, validate_input
 from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class PageToolInfo(Data):
 
 class WebMCPListData(Data):
     url: str
-    mode: Literal["native", "page", "polyfill"]
+    mode: Mode
     tools: list[PageToolInfo]
 
 
