@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import inspect
+import os
+import subprocess
 import sys
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, get_args, get_origin
@@ -19,6 +22,7 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 from pydantic import Field
 
+import webmcp_nb
 from tests.conftest import CheckedSession, error, ok, ref_for
 from webmcp_nb import Session
 from webmcp_nb._arguments import Default
@@ -182,3 +186,102 @@ def test_a_wrong_type_gives_an_invalid_params_envelope(session: CheckedSession, 
         session.click("e1", bogus=True)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'url'"):
         session.navigate()  # type: ignore[call-arg]
+
+
+# exported types --------------------------------------------------------------------
+def test_all_is_explicit_and_every_name_resolves_lazily() -> None:
+    assert set(webmcp_nb.__all__) == set(webmcp_nb._LAZY) | {"__version__", "session"}
+    assert len(webmcp_nb.__all__) == len(set(webmcp_nb.__all__))
+    code = (
+        "import sys, webmcp_nb\n"
+        "assert sorted(m for m in sys.modules if m.startswith(('webmcp_nb', 'pydantic'))) == ['webmcp_nb'], 'eager'\n"
+        "missing = [n for n in webmcp_nb.__all__ if getattr(webmcp_nb, n, None) is None]\n"
+        "assert not missing, missing\n"
+        "assert sorted(dir(webmcp_nb)) == sorted(webmcp_nb.__all__)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+PUBLIC_CLASSES = [
+    "Session", "NotebookSession", "Envelope", "Operation", "ToolCallError", "PageToolHandle",
+    "PublishedHandle", "ServerHandle", "LiveView", "DemoServer", "CallRecord",
+]  # fmt: skip
+
+
+def exported_classes(annotation: Any) -> Iterator[type]:
+    if isinstance(annotation, type):
+        yield annotation
+    for argument in get_args(annotation):
+        yield from exported_classes(argument)
+
+
+def public_annotations(cls: type) -> Iterator[tuple[str, Any, ModuleType]]:
+    """(name, annotation, module) of every public attribute and method return of `cls`."""
+    for name, annotation in inspect.get_annotations(cls).items():
+        if not name.startswith("_"):
+            yield name, annotation, sys.modules[cls.__module__]
+    for name, member in inspect.getmembers(cls):
+        function = member.fget if isinstance(member, property) else member
+        annotations = getattr(function, "__annotations__", {}) if callable(function) else {}
+        if not name.startswith("_") and "return" in annotations:
+            yield f"{name}()", annotations["return"], sys.modules[function.__module__]
+
+
+@pytest.mark.parametrize("class_name", PUBLIC_CLASSES)
+def test_every_type_a_public_method_returns_is_exported(class_name: str) -> None:
+    exports = {name: getattr(webmcp_nb, name) for name in webmcp_nb.__all__}
+    checked = 0
+    for name, annotation, module in public_annotations(exports[class_name]):
+        where = f"{class_name}.{name}: {annotation}"
+        try:  # resolved with the module's runtime names plus what webmcp_nb exports, nothing else
+            resolved = eval(annotation, vars(module), exports) if isinstance(annotation, str) else annotation
+        except NameError as exc:
+            raise AssertionError(f"{where}: {exc}; export it from webmcp_nb") from None
+        for returned in exported_classes(resolved):
+            if returned.__module__.startswith("webmcp_nb"):
+                assert returned in exports.values(), f"{where}: {returned} is not exported"
+        checked += 1
+    assert checked
+
+
+def test_error_types_outcomes_and_retries_have_one_source() -> None:
+    from webmcp_nb.core.envelope import ERROR_TYPES
+    from webmcp_nb.mcp import results
+
+    assert ERROR_TYPES == get_args(webmcp_nb.ErrorType) and len(ERROR_TYPES) == len(set(ERROR_TYPES))
+    assert results._ERROR_BRANCH["properties"]["error_type"]["enum"] == list(ERROR_TYPES)
+    operation = results.OPERATION_SCHEMA["properties"]
+    assert operation["outcome"]["enum"] == list(get_args(webmcp_nb.Outcome)) == ["completed", "not_started", "unknown"]
+    assert operation["retry"]["enum"] == list(get_args(webmcp_nb.Retry))
+    modes = get_args(webmcp_nb.WebMCPMode)
+    create = tool_registry().get("browser_create_instance")
+    assert create.input_schema["properties"]["webmcp"]["anyOf"][0]["enum"] == list(modes)
+    state = create.data_schema["$defs"]["InstanceInfo"]["properties"]["state"]["enum"]
+    assert state == list(get_args(webmcp_nb.InstanceState))
+
+
+def test_the_types_are_enforced_by_a_type_checker(tmp_path: Path) -> None:
+    # The Literal types are checked where failures are built and where the methods are called.
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(
+        "from webmcp_nb import Session\n"
+        "from webmcp_nb.core.registry import ToolFailure\n"
+        "ToolFailure('stale_ref', 'fine')\n"
+        "ToolFailure('no_such_error', 'refused')\n"
+        "s = Session()\n"
+        "s.click('e1', button='right', modifiers=['Shift'])\n"
+        "s.click('e1', button='centre')\n"
+        "s.fill_form([{'ref': 'e1', 'type': 'textbox', 'value': 'x'}])\n"
+        "s.fill_form([{'ref': 'e1', 'type': 'textarea', 'value': 'x'}])\n"
+        "async def main() -> None:\n"
+        "    envelope = await s.anavigate('https://example.org/', wait_until='commit')\n"
+        "    error_type: str | None = envelope.error_type\n"
+        "    await s.anavigate(url=1)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", str(snippet), "--follow-imports=silent", "--ignore-missing-imports",
+         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", "--hide-error-context"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    lines = sorted(int(line.split(":")[1]) for line in result.stdout.splitlines() if ": error:" in line)
+    assert lines == [4, 7, 9, 13], result.stdout + result.stderr
