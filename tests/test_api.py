@@ -84,7 +84,7 @@ def test_a_new_tool_gets_both_methods_from_its_params_model() -> None:
     assert 'return self.call("browser_frob_widget", **given(locals()))' in source
     assert 'return await self.acall("browser_frob_widget", **given(locals()))' in source
     assert "        Args:\n            target: What to frob.\n            instance: Instance to act on" in source
-    assert "            times: How often.\n        \"\"\"\n" in source
+    assert '            times: How often.\n        """\n' in source
 
 
 def test_the_generator_refuses_what_it_cannot_express() -> None:
@@ -159,14 +159,14 @@ def test_blocking_and_awaitable_methods_call_the_tool_with_the_arguments_given(
     ok(session.navigate(demo.url, wait_until="load", instance=None))
     assert last_call(session) == ("browser_navigate", {"url": demo.url, "wait_until": "load", "instance": None})
 
-    async def shop() -> tuple[str, str]:
+    async def shop() -> str:
         snapshot = ok(await session.asnapshot())["snapshot"]
         ref = ref_for(snapshot, 'button "Add Banana"')
         ok(await session.aclick(ref, button="left"))
         assert last_call(session) == ("browser_click", {"ref": ref, "button": "left"})
-        return ref, ok(await session.aevaluate("document.getElementById('cart').textContent"))["result"]
+        return ok(await session.aevaluate("document.getElementById('cart').textContent"))["result"]
 
-    ref, cart = asyncio.run(shop())
+    cart = asyncio.run(shop())
     assert cart == "Cart: 1 item: Banana"
     assert last_call(session) == ("browser_evaluate", {"expression": "document.getElementById('cart').textContent"})
     # The 5 tools that had no method before, through their generated ones.

@@ -70,11 +70,11 @@ _LAZY = {
 
 # Explicit, for readers and type checkers; tests/test_api.py checks it against _LAZY.
 __all__ = [
+    "ERROR_TYPES",
     "BrowserPanel",
     "CallLog",
     "CallRecord",
     "DemoServer",
-    "ERROR_TYPES",
     "Envelope",
     "ErrorType",
     "FormField",
@@ -123,7 +123,6 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module_name), attribute)
     globals()[name] = value
     return value
-
 
 
 def __dir__() -> list[str]:
