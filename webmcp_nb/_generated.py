@@ -6,6 +6,8 @@ exactly the arguments given (optional parameters default to `Default` markers, w
 tool's own default), so a call equals ``s.call("browser_X", ...)`` with the same arguments.
 """
 
+# ruff: noqa: B008 - a `default(...)` marker is made once, only shown, and never sent or changed.
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
