@@ -113,10 +113,33 @@ def parameters(spec: ToolSpec, typed_dicts: dict[str, type[BaseModel]]) -> list[
                 required=required,
                 positional=name in positional,
                 default=None if required else field_default(field),
-                description=field.description or "",
+                description=" ".join(
+                    part for part in (field.description or "", bounds(spec.input_schema["properties"][name])) if part
+                ),
             )
         )
     return result
+
+
+def bounds(schema: dict[str, Any]) -> str:
+    """The numeric range and item counts a parameter's schema allows, for its docstring ("1 to 1000.")."""
+    branch = next((b for b in schema.get("anyOf", []) if b.get("type") != "null"), schema)
+    low = [f">= {branch['minimum']}"] if "minimum" in branch else []
+    low += [f"> {branch['exclusiveMinimum']}"] if "exclusiveMinimum" in branch else []
+    high = [f"<= {branch['maximum']}"] if "maximum" in branch else []
+    high += [f"< {branch['exclusiveMaximum']}"] if "exclusiveMaximum" in branch else []
+    if "minimum" in branch and "maximum" in branch:
+        values = f"{branch['minimum']} to {branch['maximum']}"
+    else:
+        values = ", ".join(low + high)
+    items = ""
+    if "maxItems" in branch:
+        fewest = branch.get("minItems", 0)
+        items = f"{fewest} to {branch['maxItems']} items" if fewest else f"at most {branch['maxItems']} items"
+    elif "minItems" in branch:
+        items = f"at least {branch['minItems']} items"
+    note = "; ".join(part for part in (values, items) if part)
+    return f"({note})" if note else ""
 
 
 def annotation_source(annotation: Any, typed_dicts: dict[str, type[BaseModel]]) -> str:

@@ -64,7 +64,7 @@ def test_the_committed_module_is_what_the_registry_generates() -> None:
 def test_a_new_tool_gets_both_methods_from_its_params_model() -> None:
     class FrobParams(PageParams):
         target: str = Field(description="What to frob.")
-        times: int = Field(1, description="How often.")
+        times: int = Field(1, ge=1, le=9, description="How often.")
         style: Literal["gently", "firmly"] = "gently"
 
     async def handler(ctx: Any, p: FrobParams) -> ActionData:
@@ -84,7 +84,7 @@ def test_a_new_tool_gets_both_methods_from_its_params_model() -> None:
     assert 'return self.call("browser_frob_widget", **given(locals()))' in source
     assert 'return await self.acall("browser_frob_widget", **given(locals()))' in source
     assert "        Args:\n            target: What to frob.\n            instance: Instance to act on" in source
-    assert '            times: How often.\n        """\n' in source
+    assert '            times: How often. (1 to 9)\n        """\n' in source
 
 
 def test_the_generator_refuses_what_it_cannot_express() -> None:

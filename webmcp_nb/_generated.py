@@ -58,7 +58,7 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             double: Double-click.
-            modifiers: Keys held during the click.
+            modifiers: Keys held during the click. (at most 5 items)
         """
         return self.call("browser_click", **given(locals()))
 
@@ -83,7 +83,7 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             double: Double-click.
-            modifiers: Keys held during the click.
+            modifiers: Keys held during the click. (at most 5 items)
         """
         return await self.acall("browser_click", **given(locals()))
 
@@ -113,7 +113,7 @@ class ToolMethods:
             profile_dir: A persistent profile directory; default: a fresh temporary profile.
             viewport: Page size in CSS pixels; default 1280x720.
             executable_path: The Chromium binary; default: resolved (see browser_health).
-            args: Extra browser flags.
+            args: Extra browser flags. (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
                 pages see) or 'off'.
@@ -146,7 +146,7 @@ class ToolMethods:
             profile_dir: A persistent profile directory; default: a fresh temporary profile.
             viewport: Page size in CSS pixels; default 1280x720.
             executable_path: The Chromium binary; default: resolved (see browser_health).
-            args: Extra browser flags.
+            args: Extra browser flags. (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
                 pages see) or 'off'.
@@ -194,7 +194,7 @@ class ToolMethods:
                 'default').
             download_id: Only this download (from an earlier list).
             wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
-                already) and for the downloads to finish.
+                already) and for the downloads to finish. (0 to 30)
         """
         return self.call("browser_downloads", **given(locals()))
 
@@ -217,7 +217,7 @@ class ToolMethods:
                 'default').
             download_id: Only this download (from an earlier list).
             wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
-                already) and for the downloads to finish.
+                already) and for the downloads to finish. (0 to 30)
         """
         return await self.acall("browser_downloads", **given(locals()))
 
@@ -321,7 +321,7 @@ class ToolMethods:
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable form is ``afile_upload``.
 
         Args:
-            paths: Files to choose; an empty list cancels the chooser.
+            paths: Files to choose; an empty list cancels the chooser. (at most 100 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -340,7 +340,7 @@ class ToolMethods:
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the blocking form is ``file_upload``.
 
         Args:
-            paths: Files to choose; an empty list cancels the chooser.
+            paths: Files to choose; an empty list cancels the chooser. (at most 100 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -359,6 +359,7 @@ class ToolMethods:
         Calls the ``browser_fill_form`` tool and returns its `Envelope`; the awaitable form is ``afill_form``.
 
         Args:
+            fields: (1 to 100 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -377,6 +378,7 @@ class ToolMethods:
         Calls the ``browser_fill_form`` tool and returns its `Envelope`; the blocking form is ``fill_form``.
 
         Args:
+            fields: (1 to 100 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -586,8 +588,8 @@ class ToolMethods:
         ``amouse_click_xy``.
 
         Args:
-            x: CSS pixels from the viewport's left edge.
-            y: CSS pixels from the viewport's top edge.
+            x: CSS pixels from the viewport's left edge. (0 to 100000)
+            y: CSS pixels from the viewport's top edge. (0 to 100000)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -611,8 +613,8 @@ class ToolMethods:
         ``mouse_click_xy``.
 
         Args:
-            x: CSS pixels from the viewport's left edge.
-            y: CSS pixels from the viewport's top edge.
+            x: CSS pixels from the viewport's left edge. (0 to 100000)
+            y: CSS pixels from the viewport's top edge. (0 to 100000)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -880,7 +882,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            quality: JPEG quality (default 80).
+            quality: JPEG quality (default 80). (1 to 100)
             full_page: The whole scrollable page, not just the viewport.
             ref: Only this element.
             original: Keep the original size (by default the longest side is at most 1568 px).
@@ -910,7 +912,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            quality: JPEG quality (default 80).
+            quality: JPEG quality (default 80). (1 to 100)
             full_page: The whole scrollable page, not just the viewport.
             ref: Only this element.
             original: Keep the original size (by default the longest side is at most 1568 px).
@@ -931,10 +933,11 @@ class ToolMethods:
         Calls the ``browser_scroll`` tool and returns its `Envelope`; the awaitable form is ``ascroll``.
 
         Args:
-            delta_y: Pixels to scroll down (negative: up).
+            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_x: (-100000 to 100000)
         """
         return self.call("browser_scroll", **given(locals()))
 
@@ -951,10 +954,11 @@ class ToolMethods:
         Calls the ``browser_scroll`` tool and returns its `Envelope`; the blocking form is ``scroll``.
 
         Args:
-            delta_y: Pixels to scroll down (negative: up).
+            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_x: (-100000 to 100000)
         """
         return await self.acall("browser_scroll", **given(locals()))
 
@@ -973,7 +977,7 @@ class ToolMethods:
 
         Args:
             ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            values: Option values or visible labels.
+            values: Option values or visible labels. (1 to 1000 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -994,7 +998,7 @@ class ToolMethods:
 
         Args:
             ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            values: Option values or visible labels.
+            values: Option values or visible labels. (1 to 1000 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1021,7 +1025,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
             ref: Return only the subtree of this element.
-            depth: Limit how many levels deep the tree goes.
+            depth: Limit how many levels deep the tree goes. (1 to 1000)
         """
         return self.call("browser_snapshot", **given(locals()))
 
@@ -1045,7 +1049,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
             ref: Return only the subtree of this element.
-            depth: Limit how many levels deep the tree goes.
+            depth: Limit how many levels deep the tree goes. (1 to 1000)
         """
         return await self.acall("browser_snapshot", **given(locals()))
 
@@ -1160,7 +1164,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             text: Wait until this text is visible.
             text_gone: Wait until this text is no longer visible.
-            time_s: Alone: wait this long. With text/text_gone: the time limit (default 10).
+            time_s: Alone: wait this long. With text/text_gone: the time limit (default 10). (> 0, <= 30)
         """
         return self.call("browser_wait_for", **given(locals()))
 
@@ -1183,7 +1187,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             text: Wait until this text is visible.
             text_gone: Wait until this text is no longer visible.
-            time_s: Alone: wait this long. With text/text_gone: the time limit (default 10).
+            time_s: Alone: wait this long. With text/text_gone: the time limit (default 10). (> 0, <= 30)
         """
         return await self.acall("browser_wait_for", **given(locals()))
 
@@ -1209,7 +1213,7 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
-            timeout_s: How long to wait for the tool's answer; default: the operation timeout.
+            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
         """
         return self.call("browser_webmcp_call", **given(locals()))
 
@@ -1235,7 +1239,7 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
-            timeout_s: How long to wait for the tool's answer; default: the operation timeout.
+            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
         """
         return await self.acall("browser_webmcp_call", **given(locals()))
 
