@@ -12,6 +12,7 @@ from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._generated import ToolMethods
 from .core.config import LaunchDefaults, Limits
 from .core.envelope import Envelope
 from .core.runtime import Runtime
@@ -20,7 +21,7 @@ from .core.util import utc_now
 if TYPE_CHECKING:
     from .core.engine import Approval, CallRecord, Engine
     from .mcp import ServerHandle
-    from .published import Handle, Published
+    from .published import Published, PublishedHandle
     from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
     from .core.page_tools import PageToolRegistration
@@ -29,15 +30,17 @@ if TYPE_CHECKING:
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
 
-class Session:
+class Session(ToolMethods):
     """A browser workbench: tool calls from any thread or event loop.
 
     >>> with Session() as s:
     ...     s.navigate("http://127.0.0.1:8000/").raise_for_status()
     ...     print(s.snapshot().data["snapshot"])
 
-    Nothing starts until the first call. Calls on one instance run one at a
-    time in arrival order; instances run in parallel.
+    Every tool ``browser_X`` has a typed method ``s.X(...)`` that blocks and an awaitable
+    ``await s.aX(...)`` (generated from the registry into `ToolMethods`), as `call` has
+    `acall` and `close` has `aclose`. Nothing starts until the first call. Calls on one
+    instance run one at a time in arrival order; instances run in parallel.
     """
 
     def __init__(
@@ -132,7 +135,7 @@ class Session:
         withdraws it."""
         from .published import tool_spec
 
-        def publish(function: Callable[..., Any]) -> Handle:
+        def publish(function: Callable[..., Any]) -> PublishedHandle:
             return self.published.add_tool(tool_spec(function, **options), function)
 
         return publish if function is None else publish(function)
@@ -151,7 +154,7 @@ class Session:
         request (also as a decorator: `@s.resource("notes://today")`)."""
         from .published import PublishedResource
 
-        def publish(source: str | bytes | Callable[[], str | bytes]) -> Handle:
+        def publish(source: str | bytes | Callable[[], str | bytes]) -> PublishedHandle:
             if callable(source):
                 read, label, about = source, name or source.__name__, description or (source.__doc__ or "").strip()
             else:
@@ -166,7 +169,7 @@ class Session:
         description."""
         from .published import prompt_spec
 
-        def publish(function: Callable[..., Any]) -> Handle:
+        def publish(function: Callable[..., Any]) -> PublishedHandle:
             return self.published.add_prompt(prompt_spec(function, **options))
 
         return publish if function is None else publish(function)
@@ -396,82 +399,6 @@ class Session:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self._engine else "idle")
         return f"<webmcp_nb.Session {state}>"
-
-    # friendly methods: sugar over `call`, nothing more --------------------------
-    def navigate(self, url: str, **args: Any) -> Envelope:
-        return self.call("browser_navigate", url=url, **args)
-
-    def navigate_back(self, **args: Any) -> Envelope:
-        return self.call("browser_navigate_back", **args)
-
-    def navigate_forward(self, **args: Any) -> Envelope:
-        return self.call("browser_navigate_forward", **args)
-
-    def reload(self, **args: Any) -> Envelope:
-        return self.call("browser_reload", **args)
-
-    def snapshot(self, **args: Any) -> Envelope:
-        return self.call("browser_snapshot", **args)
-
-    def click(self, ref: str, **args: Any) -> Envelope:
-        return self.call("browser_click", ref=ref, **args)
-
-    def type(self, ref: str, text: str, **args: Any) -> Envelope:
-        return self.call("browser_type", ref=ref, text=text, **args)
-
-    def fill_form(self, fields: list[dict[str, Any]], **args: Any) -> Envelope:
-        return self.call("browser_fill_form", fields=fields, **args)
-
-    def select_option(self, ref: str, values: list[str], **args: Any) -> Envelope:
-        return self.call("browser_select_option", ref=ref, values=values, **args)
-
-    def hover(self, ref: str, **args: Any) -> Envelope:
-        return self.call("browser_hover", ref=ref, **args)
-
-    def press_key(self, key: str, **args: Any) -> Envelope:
-        return self.call("browser_press_key", key=key, **args)
-
-    def drag(self, source_ref: str, target_ref: str, **args: Any) -> Envelope:
-        return self.call("browser_drag", source_ref=source_ref, target_ref=target_ref, **args)
-
-    def wait_for(self, **args: Any) -> Envelope:
-        return self.call("browser_wait_for", **args)
-
-    def screenshot(self, **args: Any) -> Envelope:
-        return self.call("browser_screenshot", **args)
-
-    def evaluate(self, expression: str, **args: Any) -> Envelope:
-        return self.call("browser_evaluate", expression=expression, **args)
-
-    def handle_dialog(self, accept: bool, **args: Any) -> Envelope:
-        return self.call("browser_handle_dialog", accept=accept, **args)
-
-    def file_upload(self, paths: list[str], **args: Any) -> Envelope:
-        return self.call("browser_file_upload", paths=paths, **args)
-
-    def tabs(self, action: str = "list", **args: Any) -> Envelope:
-        return self.call("browser_tabs", action=action, **args)
-
-    def frames(self, **args: Any) -> Envelope:
-        return self.call("browser_frames", **args)
-
-    def create_instance(self, name: str, **args: Any) -> Envelope:
-        return self.call("browser_create_instance", name=name, **args)
-
-    def destroy_instance(self, name: str, **args: Any) -> Envelope:
-        return self.call("browser_destroy_instance", name=name, **args)
-
-    def webmcp_list(self, **args: Any) -> Envelope:
-        return self.call("browser_webmcp_list", **args)
-
-    def webmcp_call(self, name: str, input: dict[str, Any] | None = None, **args: Any) -> Envelope:
-        return self.call("browser_webmcp_call", name=name, input=input or {}, **args)
-
-    def list_instances(self) -> Envelope:
-        return self.call("browser_list_instances")
-
-    def health(self) -> Envelope:
-        return self.call("browser_health")
 
 
 class PageToolHandle:

@@ -17,7 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from .config import LaunchDefaults, Limits
 from .context import CallContext
-from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
+from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
 from .instances import Instance, InstanceManager, LaunchOptions
 from .observe import Observer
 from .pages import PageState
@@ -339,7 +339,10 @@ class Engine:
         started_at: str,
         outcome: Outcome,
         retry: Retry,
-        **body: Any,
+        *,
+        data: dict[str, Any] | None = None,
+        error_type: ErrorType | None = None,
+        message: str | None = None,
     ) -> Envelope:
         instance_name = instance_id = page_id = frame_id = None
         artifacts: tuple[str, ...] = ()
@@ -368,8 +371,8 @@ class Engine:
             retry=retry,
             artifacts=artifacts,
         )
-        status = "error" if "error_type" in body else "success"
-        return Envelope(status=status, instance=instance_name, operation=operation, **body)
+        status: Status = "success" if error_type is None else "error"
+        return Envelope(status, instance_name, operation, data=data, error_type=error_type, message=message)
 
     def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:
         """Map an unexpected exception to a failure, conservatively."""

@@ -17,12 +17,15 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+Status = Literal["success", "error"]
 Outcome = Literal["completed", "not_started", "unknown"]
+"""Whether the tool acted: it did, it did not start, or it may have acted (unknown)."""
 Retry = Literal["not_needed", "after_correction", "read_only", "inspect_state"]
+"""What a caller may do next (see `RETRY_ADVICE`)."""
 
-ERROR_TYPES: tuple[str, ...] = (
+ErrorType = Literal[
     "instance_not_found",
     "instance_already_exists",
     "instance_limit_exceeded",
@@ -50,9 +53,12 @@ ERROR_TYPES: tuple[str, ...] = (
     "download_failed",
     # Added for agents (MCP): the notebook user denied the call, or did not answer in time.
     "approval_denied",
-)
+]
+"""Every `error_type` an envelope can carry: the contract's list, declared once."""
 
-RETRY_ADVICE: dict[str, str] = {
+ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
+
+RETRY_ADVICE: dict[Retry, str] = {
     "not_needed": "nothing to retry",
     "after_correction": "nothing was done; correct the call before retrying",
     "read_only": "the tool changes nothing; it is safe to call again",
@@ -104,7 +110,7 @@ class ToolCallError(Exception):
         self.envelope = envelope
 
     @property
-    def error_type(self) -> str:
+    def error_type(self) -> ErrorType:
         return self.envelope.error_type or "internal_error"
 
 
@@ -112,11 +118,11 @@ class ToolCallError(Exception):
 class Envelope:
     """The typed result of one tool call."""
 
-    status: Literal["success", "error"]
+    status: Status
     instance: str | None
     operation: Operation
     data: dict[str, Any] | None = None
-    error_type: str | None = None
+    error_type: ErrorType | None = None
     message: str | None = None
     _json: bytes | None = field(default=None, repr=False, compare=False)
 

@@ -9,7 +9,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import chromium
 from .downloads import Downloads
@@ -17,7 +17,7 @@ from .evidence import Evidence
 from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
-from .webmcp import PageTools, WebMCPHub
+from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
 from .webmcp_script import POLYFILL_JS, ScriptTools
 
@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
     from .config import Limits
+    from .envelope import ErrorType
+
+
+InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
+"""Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ class LaunchOptions:
     user_agent: str | None = None
     executable_path: str | None = None
     args: tuple[str, ...] = ()
-    webmcp: str = "native"  # native | page | polyfill | off (see webmcp_nb.core.webmcp)
+    webmcp: Mode = "native"
 
 
 @dataclass
@@ -47,7 +52,7 @@ class Instance:
 
     options: LaunchOptions
     instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    state: str = "launching"  # launching | live | closing | crashed | closed
+    state: InstanceState = "launching"
     browser: Browser | None = None
     context: BrowserContext | None = None
     executable: str | None = None
@@ -342,7 +347,7 @@ class InstanceManager:
         if not context.pages:
             await context.new_page()
 
-    def _record_failed_launch(self, options: LaunchOptions, error_type: str, message: str) -> None:
+    def _record_failed_launch(self, options: LaunchOptions, error_type: ErrorType, message: str) -> None:
         self.failed_launches.append(
             {"name": options.name, "at": utc_now(), "error_type": error_type, "message": message}
         )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .envelope import ErrorType
 
 Target = Literal["server", "instance", "page"]
 Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
@@ -38,7 +39,7 @@ class ToolFailure(Exception):
     """
 
     def __init__(
-        self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None,
+        self, error_type: ErrorType, message: str, *, started: bool = True, read_only: bool | None = None,
         completed: bool = False,
     ) -> None:
         super().__init__(message)
@@ -73,6 +74,9 @@ class ToolSpec:
     # Argument paths ("text", "fields.*.value") that carry text typed into a page field: recorded
     # as [redacted] unless the handler found the field ordinary (see webmcp_nb.core.redaction).
     typed_text: tuple[str, ...] = ()
+    positional: tuple[str, ...] | None = None
+    """Parameters the `Session` methods take by position, in this order (default: the
+    required ones, in schema order); the others are keyword-only."""
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

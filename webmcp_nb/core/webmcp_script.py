@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Frame
 
     from .pages import PageState
+    from .webmcp import Mode
 
 LIST_TIMEOUT_S = 5.0
 
@@ -99,7 +100,7 @@ CUT_OFF = ("Execution context was destroyed", "Frame was detached", "has been cl
 
 
 class ScriptTools(PageTools):
-    def __init__(self, state: PageState, instance: str, hub: WebMCPHub, mode: str) -> None:
+    def __init__(self, state: PageState, instance: str, hub: WebMCPHub, mode: Mode) -> None:
         super().__init__(state, instance, hub)
         self.mode = mode
         self._documents: dict[str, float] = {}  # frame id -> performance.timeOrigin of the document read

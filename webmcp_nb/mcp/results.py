@@ -31,7 +31,7 @@ from typing import Any, get_args
 
 import mcp_types as types
 
-from ..core.envelope import ERROR_TYPES, Envelope, enforce_size_limit
+from ..core.envelope import ERROR_TYPES, Envelope, Outcome, Retry, enforce_size_limit
 from ..core.registry import ToolSpec
 from ..core.render import render_text
 
@@ -56,8 +56,8 @@ OPERATION_SCHEMA: dict[str, Any] = {
         "started_at": {"type": "string"},
         "finished_at": {"type": "string"},
         "duration_ms": {"type": "number"},
-        "outcome": _enum("completed", "not_started", "unknown"),
-        "retry": _enum("not_needed", "after_correction", "read_only", "inspect_state"),
+        "outcome": _enum(*get_args(Outcome)),
+        "retry": _enum(*get_args(Retry)),
         "artifacts": {"type": "array", "items": {"type": "string"}},
         "references_omitted": {"type": "boolean"},
     },

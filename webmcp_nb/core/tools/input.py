@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from playwright.async_api import FileChooser, Locator
 
     from ..context import CallContext
+    from ..envelope import ErrorType
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Text = Annotated[str, StringConstraints(max_length=100_000)]
@@ -27,7 +28,7 @@ Text = Annotated[str, StringConstraints(max_length=100_000)]
 
 # Playwright refuses these before it touches the element, so nothing was done:
 # (fragment of its message, error type, what to tell the caller).
-_REFUSALS = (
+_REFUSALS: tuple[tuple[str, ErrorType, str], ...] = (
     ("Element is not an <input>", "element_not_found", "the element is not an editable field"),
     ("cannot be filled", "element_not_found", "the element is an input that does not take text"),
     ("Not a checkbox or radio button", "element_not_found", "the element is not a checkbox or radio button"),

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from .. import chromium
+from ..instances import InstanceState
 from ..registry import tool
+from ..webmcp import Mode
 from .models import Data, InstanceName, Params
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ class CreateParams(Params):
         None, description="The Chromium binary; default: resolved (see browser_health)."
     )
     args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Extra browser flags.")
-    webmcp: Literal["native", "page", "polyfill", "off"] | None = Field(
+    webmcp: Mode | None = Field(
         None,
         description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
         "page brings itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it "
@@ -49,7 +51,7 @@ class CreateParams(Params):
 class InstanceInfo(Data):
     name: str
     instance_id: str
-    state: str
+    state: InstanceState
     backend: str
     headless: bool
     profile_dir: str | None
@@ -57,7 +59,7 @@ class InstanceInfo(Data):
     browser_pid: int | None
     pages: int
     current_page_id: str | None
-    webmcp: Literal["native", "page", "polyfill", "off"]
+    webmcp: Mode
 
 
 class CreateData(Data):

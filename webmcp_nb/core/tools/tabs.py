@@ -72,6 +72,7 @@ async def _tabs(instance: Instance) -> TabsData:
     params=TabsParams,
     data=TabsData,
     target="instance",
+    positional=("action",),
 )
 async def tabs(ctx: CallContext, p: TabsParams) -> TabsData:
     instance = ctx.instance
