@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
     from .engine import Approval, Engine
+    from .grants import Grant
     from .instances import Instance
     from .pages import PageState
     from .registry import ToolSpec
@@ -29,6 +30,7 @@ class CallContext:
     deadline: float
     caller: str = "python"
     approval: Approval | None = None
+    grant: Grant | None = None  # what the caller may pass; None: full power (see grants)
     instance: Instance | None = None
     page_state: PageState | None = None
     frame: Frame | None = None

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
     from .config import Limits
+    from .grants import Grant
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Instance:
     python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
     python_binding: bool = False  # the binding Python page tools call (exposed on first use)
     downloads: Downloads = field(default_factory=Downloads)
+    grant: Grant | None = None  # the latest caller's grant, judging file: loads (see file_guard)
+    file_guard: bool = False  # whether the file: route is installed
 
     @property
     def name(self) -> str:

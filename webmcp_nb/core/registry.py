@@ -24,6 +24,9 @@ Group = Literal["core", "js", "code", "files", "pdf", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
+Check = Callable[["CallContext", Any], None]
+"""Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
+approval and queueing: nothing has happened yet."""
 
 
 class ToolFailure(Exception):
@@ -64,6 +67,7 @@ class ToolSpec:
     group: Group = "core"
     resolves_modal: bool = False
     too_large_hint: str = ""
+    check: Check | None = None
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
