@@ -113,8 +113,6 @@ class Grant:
                     f"`--allow-scheme {scheme}` (serve_mcp(allow_schemes=[{scheme!r}]))."
                 )
             return self.refusal(url[len(scheme) + 1:]) if scheme == "view-source" else None
-        if scheme == "javascript":
-            return "javascript: URLs run script; that is browser_evaluate, with the `js` capability."
         return f"{url[:60]!r}: agents may load http:, https: and about:blank URLs, and the schemes the operator granted."
 
     def _file_refusal(self, url: str) -> str | None:
