@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
 from webmcp_nb.core.engine import ApprovalRequest
+from webmcp_nb.core.grants import Grant
 from webmcp_nb.demo import DemoServer
 
 from .conftest import ref_for
@@ -79,7 +80,7 @@ class Pages(BaseHTTPRequestHandler):
 
     secret_url = ""
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         if self.path == "/ua":
             body = f"<title>UA</title><p>UA: {html.escape(self.headers.get('User-Agent', ''))}</p>"
         else:
@@ -223,6 +224,27 @@ def test_a_profile_name_stays_in_the_session_profiles_directory(plain: Served) -
 # --------------------------------------------------------------------------- #
 # URL schemes
 # --------------------------------------------------------------------------- #
+
+
+def test_file_urls_are_judged_as_the_browser_reads_them(files: Files) -> None:
+    grant = Grant.build(file_root=files.root, allow_schemes=["view-source"])
+    (files.root / "link.html").symlink_to(files.secret)
+    root = files.root.as_uri()
+    allowed = [f"{root}/index.html", f"FILE://{files.root}/index.html", f"file://localhost{files.root}/", f"{root}/x/../index.html",
+               f"view-source:{root}/index.html", "about:blank", "https://example.org/"]
+    refused_urls = [
+        f"{root}/../outside/secret.html",
+        f"{root}/%2e%2e/outside/secret.html",
+        f"{root}/a\\..\\..\\outside/secret.html",
+        f"{root}/link.html",  # a symlink out of the root
+        f"fi\tle://{files.secret}",
+        f"file://otherhost{files.root}/index.html",
+        f"view-source:{files.secret.as_uri()}",
+        "about:version",
+        "data:text/html,x",
+    ]
+    assert [url for url in allowed if not grant.allows_url(url)] == []
+    assert [url for url in refused_urls if grant.allows_url(url)] == []
 
 
 @pytest.mark.parametrize(
