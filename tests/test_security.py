@@ -289,6 +289,23 @@ def test_a_clicked_link_to_a_local_file_loads_nothing(plain: Served, web: str) -
     assert succeeded(after)["url"] == f"{web}/links"
 
 
+def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(plain: Served, files: Files) -> None:
+    plain.session.navigate((files.root / "index.html").as_uri()).raise_for_status()  # full power
+
+    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with plain.client() as client:
+            page = text_of(await client.call_tool("browser_snapshot", {}))
+            click = await client.call_tool("browser_click", {"ref": ref_for(page, "Leave the root")})
+            return click, await client.call_tool("browser_snapshot", {})
+
+    click, after = asyncio.run(scenario())
+    succeeded(click)
+    assert SECRET not in text_of(after)
+    assert not succeeded(after)["url"].startswith(files.secret.as_uri())
+    plain.session.navigate(files.secret.as_uri()).raise_for_status()  # the notebook keeps full power
+    assert SECRET in plain.session.snapshot().data["snapshot"]
+
+
 # --------------------------------------------------------------------------- #
 # The operator's grants, through `webmcp-nb serve` options
 # --------------------------------------------------------------------------- #

@@ -63,6 +63,7 @@ class Instance:
     downloads: Downloads = field(default_factory=Downloads)
     grant: Grant | None = None  # the latest caller's grant, judging file: loads (see file_guard)
     file_guard: bool = False  # whether the file: route is installed
+    file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
 
     @property
     def name(self) -> str:
@@ -85,7 +86,14 @@ class Instance:
         self.current_page_id = state.page_id
         page.on("close", lambda _page: self.forget(state))
         page.on("download", lambda download: self.downloads.add(download, state.page_id))
+        page.on("framenavigated", lambda frame: self._note_document(frame.url))
+        for frame in page.frames:
+            self._note_document(frame.url)
         return state
+
+    def _note_document(self, url: str) -> None:
+        if url.startswith("file:"):
+            self.file_seen = True
 
     def _page_tools(self, state: PageState) -> PageTools | None:
         mode = self.options.webmcp
