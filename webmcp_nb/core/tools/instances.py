@@ -31,8 +31,8 @@ class CreateParams(Params):
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
-        description="A persistent profile: for agents, a name (kept in the session's profiles directory); "
-        "a directory path needs the `browser` capability. Default: a fresh temporary profile.",
+        description="A persistent profile: for agents, a name (a directory in the session's profiles "
+        "directory), or a directory path with the `browser` capability. Default: a fresh temporary profile.",
     )
     viewport: Viewport | None = Field(None, description="Page size in CSS pixels; default 1280x720.")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = None
@@ -106,11 +106,10 @@ def _check_launch(ctx: CallContext, p: CreateParams) -> None:
 
 
 def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
-    """A profile directory: a path as given, or for a restricted agent's name, a directory
-    in the session's profiles directory."""
-    if value is None or ctx.grant is None or ctx.grant.browser:
+    """A profile directory: for an agent, a name is a directory in the session's profiles
+    directory (a path needs the `browser` cap, see `_check_launch`); else a path as given."""
+    if value is None or ctx.grant is None or not is_profile_name(value):
         return value
-    assert is_profile_name(value)  # checked by _check_launch
     return str(ctx.engine.artifacts_dir / "profiles" / value)
 
 
