@@ -289,7 +289,9 @@ def test_a_clicked_link_to_a_local_file_loads_nothing(plain: Served, web: str) -
     assert succeeded(after)["url"] == f"{web}/links"
 
 
-def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(plain: Served, files: Files) -> None:
+def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(
+    plain: Served, files: Files, web: str
+) -> None:
     plain.session.navigate((files.root / "index.html").as_uri()).raise_for_status()  # full power
 
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
@@ -304,6 +306,12 @@ def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(plain: Se
     assert not succeeded(after)["url"].startswith(files.secret.as_uri())
     plain.session.navigate(files.secret.as_uri()).raise_for_status()  # the notebook keeps full power
     assert SECRET in plain.session.snapshot().data["snapshot"]
+    plain.session.navigate(f"{web}/ua").raise_for_status()
+    back, page = plain.calls(("browser_navigate_back", {}), ("browser_snapshot", {}))  # into the history
+    failed = envelope(back)
+    assert (failed["error_type"], failed["operation"]["outcome"]) == ("navigation_failed", "unknown")
+    assert "ERR_ACCESS_DENIED" in failed["message"]
+    assert SECRET not in text_of(page)
 
 
 # --------------------------------------------------------------------------- #
