@@ -191,10 +191,11 @@ class ToolMethods:
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
             headless: Run without a window; default: the session's setting.
-            profile_dir: A persistent profile directory; default: a fresh temporary profile.
+            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
+                or a directory path with the `browser` capability. Default: a fresh temporary profile.
             viewport: Page size in CSS pixels; default 1280x720.
             executable_path: The Chromium binary; default: resolved (see browser_health).
-            args: Extra browser flags. (at most 64 items)
+            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
                 pages see) or 'off'.
@@ -224,10 +225,11 @@ class ToolMethods:
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
             headless: Run without a window; default: the session's setting.
-            profile_dir: A persistent profile directory; default: a fresh temporary profile.
+            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
+                or a directory path with the `browser` capability. Default: a fresh temporary profile.
             viewport: Page size in CSS pixels; default 1280x720.
             executable_path: The Chromium binary; default: resolved (see browser_health).
-            args: Extra browser flags. (at most 64 items)
+            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
                 pages see) or 'off'.
@@ -463,7 +465,8 @@ class ToolMethods:
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable form is ``afile_upload``.
 
         Args:
-            paths: Files to choose; an empty list cancels the chooser. (at most 100 items)
+            paths: Files to choose (for agents: under the directories the operator named, by default the session's
+                artifacts directory); an empty list cancels the chooser. (at most 100 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -482,7 +485,8 @@ class ToolMethods:
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the blocking form is ``file_upload``.
 
         Args:
-            paths: Files to choose; an empty list cancels the chooser. (at most 100 items)
+            paths: Files to choose (for agents: under the directories the operator named, by default the session's
+                artifacts directory); an empty list cancels the chooser. (at most 100 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -794,7 +798,8 @@ class ToolMethods:
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable form is ``anavigate``.
 
         Args:
-            url: Absolute URL, including its scheme (https://, http://, file://, about:, data:).
+            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
+                others only where the operator granted them).
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -820,7 +825,8 @@ class ToolMethods:
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the blocking form is ``navigate``.
 
         Args:
-            url: Absolute URL, including its scheme (https://, http://, file://, about:, data:).
+            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
+                others only where the operator granted them).
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.

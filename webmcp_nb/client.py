@@ -20,6 +20,7 @@ from .core.util import utc_now
 
 if TYPE_CHECKING:
     from .core.engine import Approval, CallRecord, Engine
+    from .core.grants import Grant
     from .mcp import ServerHandle
     from .published import Published, PublishedHandle
     from .core.registry import Registry, ToolSpec
@@ -190,15 +191,26 @@ class Session(ToolMethods):
         allow_remote: bool = False,
         token: str | None = None,
         allowed_origins: Sequence[str] | None = None,
+        file_root: str | None = None,
+        upload_roots: Sequence[str] = (),
+        allow_schemes: Sequence[str] = (),
+        chromium_args: Sequence[str] = (),
     ) -> ServerHandle:
         """Serve this session to agents over MCP (streamable HTTP at `handle.url`,
         bearer `handle.token`) on the runtime thread; `handle.stop()` ends it.
 
-        caps: extra tool groups for agents ("js", "code", "files", "pdf").
+        caps: extra tool groups for agents ("js", "code", "files", "pdf"), and "browser"
+        (any launch option: Chromium flags, binary, profile path, a visible window).
         approve: "consequential" (destructive tools), "all" (every tool that is not
         read-only) or "none"; `approver` decides (None approves, a string denies).
         allowed_origins: whose WebMCP page tools are mirrored to agents (default: the
         origins this session's own callers navigated to; agents' navigations do not count).
+        file_root: the one directory whose file: URLs agents may load (default: none).
+        upload_roots: where agents may upload files from (default: the artifacts directory).
+        allow_schemes: more URL schemes for agents: "data", "blob", "view-source", "chrome",
+        "devtools" (default: http, https and about:blank only).
+        chromium_args: Chromium flags the operator adds to every browser an agent launches.
+        See the README's threat model before granting anything to an agent you do not trust.
         """
         from .mcp import serve_http
 
@@ -206,6 +218,8 @@ class Session(ToolMethods):
             serve_http(
                 self, port=port, host=host, caps=caps, approve=approve, approver=approver,
                 allow_remote=allow_remote, token=token, allowed_origins=allowed_origins,
+                file_root=file_root, upload_roots=upload_roots, allow_schemes=allow_schemes,
+                chromium_args=chromium_args,
             )
         )
 
@@ -230,12 +244,12 @@ class Session(ToolMethods):
         args: dict[str, Any],
         *,
         approval: Approval | None = None,
-        groups: frozenset[str] | None = None,
+        grant: Grant | None = None,
     ) -> Envelope:
         """`acall` on behalf of another front end: `approval` gates calls that change
-        things; `groups` limits the tools it may call (see `Engine.execute`)."""
+        things; `grant` limits what it may call and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
-            self._execute(tool, args, time.monotonic(), utc_now(), caller, approval=approval, groups=groups)
+            self._execute(tool, args, time.monotonic(), utc_now(), caller, approval=approval, grant=grant)
         )
 
     async def _execute(

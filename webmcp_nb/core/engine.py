@@ -18,6 +18,8 @@ from playwright.async_api import Error as PlaywrightError
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .file_guard import judge_by
+from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
 from .observe import Observer
 from .pages import PageState
@@ -99,13 +101,13 @@ class Engine:
         started_at: str | None = None,
         caller: str = "python",
         approval: Approval | None = None,
-        groups: frozenset[str] | None = None,
+        grant: Grant | None = None,
     ) -> Envelope:
         """Run `tool` with `args`; always returns an envelope, never raises.
 
-        `groups` limits the callable tools to those capability groups (an agent's
-        grant). With `approval`, a tool that needs it (see `needs_approval`) waits for
-        that decision after validation and before queueing on its instance.
+        `grant` limits what the caller may call and pass (an agent's; None: everything).
+        With `approval`, a tool that needs it (see `needs_approval`) waits for that
+        decision after validation and before queueing on its instance.
         """
         submitted = time.monotonic() if submitted is None else submitted
         started_at = started_at or utc_now()
@@ -113,7 +115,7 @@ class Engine:
         ctx: CallContext | None = None
         try:
             spec = self.registry.get(tool)
-            if groups is not None and spec.group not in groups:
+            if grant is not None and spec.group not in grant.groups:
                 ungranted, spec = spec, None
                 raise ToolFailure(
                     "invalid_params",
@@ -126,8 +128,10 @@ class Engine:
             params = spec.validate(args)
             ctx = CallContext(
                 self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
-                groups=groups,
+                grant=grant,
             )
+            if spec.check is not None:
+                spec.check(ctx, params)
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
                     data = await self._run(spec, params, ctx)
@@ -196,25 +200,32 @@ class Engine:
                 raise self.manager.unavailable(target)
             return await register(target, target.page(page_id), tool, exposed_to)
 
-    def artifact_path(self, kind: str, ending: str) -> Path:
-        """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's
-        artifacts directory (the random part: two files in the same second must not collide)."""
+    @property
+    def artifacts_dir(self) -> Path:
+        """The session's artifacts directory (created on first use)."""
         if self._artifacts_dir is None:
             self._artifacts_dir = Path(tempfile.mkdtemp(prefix="webmcp_nb-artifacts-"))
         self._artifacts_dir.mkdir(parents=True, exist_ok=True)
-        return self._artifacts_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}{ending}"
+        return self._artifacts_dir
+
+    def artifact_path(self, kind: str, ending: str) -> Path:
+        """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's
+        artifacts directory (the random part: two files in the same second must not collide)."""
+        return self.artifacts_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}{ending}"
 
     def artifact(self, name: str) -> Path:
         """The file `name` in the session's artifacts directory (a bare file name: no directories);
         FileNotFoundError when there is none."""
-        if self._artifacts_dir is None or not name or name != Path(name).name or name in (".", ".."):
+        if not name or name != Path(name).name or name in (".", ".."):
             raise FileNotFoundError(name)
-        path = self._artifacts_dir / name
+        path = self.artifacts_dir / name
         if not path.is_file():
             raise FileNotFoundError(name)
         return path
 
-    def launch_options(self, name: str, **overrides: Any) -> LaunchOptions:
+    def launch_options(self, name: str, grant: Grant | None = None, **overrides: Any) -> LaunchOptions:
+        """Options for launching `name`: the session's defaults, `overrides`, and the Chromium
+        arguments the operator added to `grant` (launches an agent causes)."""
         defaults = self.launch_defaults
         values: dict[str, Any] = {
             "name": name,
@@ -224,6 +235,8 @@ class Engine:
             "webmcp": defaults.webmcp,
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
+        if grant is not None:
+            values["args"] = (*values["args"], *grant.chromium_args)
         return LaunchOptions(**values)
 
     # running ----------------------------------------------------------------
@@ -233,7 +246,7 @@ class Engine:
             ctx.phase = "running"
             return await spec.handler(ctx, params)
         ctx.phase = "launching"
-        instance = await self._resolve_instance(getattr(params, "instance", None))
+        instance = await self._resolve_instance(getattr(params, "instance", None), ctx.grant)
         ctx.instance = instance
         await self._await_approval(ctx, params, instance)
         ctx.phase = "queued"
@@ -241,6 +254,8 @@ class Engine:
         async with lock:
             if instance.state != "live":
                 raise self.manager.unavailable(instance)
+            if not spec.resolves_modal:
+                await judge_by(instance, ctx.grant)
             if spec.target == "instance":
                 ctx.phase = "running"
                 return await spec.handler(ctx, params)
@@ -314,7 +329,7 @@ class Engine:
         data = work.result().model_dump() if finished else {"url": page_state.page.url}
         return spec.data.model_validate({**data, "modal_state": modal.describe()})
 
-    async def _resolve_instance(self, name: str | None) -> Instance:
+    async def _resolve_instance(self, name: str | None, grant: Grant | None = None) -> Instance:
         explicit = name is not None
         name = name or self.current_instance
         instance = self.manager.instances.get(name)
@@ -328,7 +343,7 @@ class Engine:
             failure = self.manager.missing(name)
             del self.manager.crashes[name]  # reported once; the next implicit call starts afresh
             raise failure
-        return await self.manager.launch(self.launch_options(name))
+        return await self.manager.launch(self.launch_options(name, grant))
 
     # envelopes --------------------------------------------------------------
     def _envelope(

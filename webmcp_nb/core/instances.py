@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from .config import Limits
     from .envelope import ErrorType
+    from .grants import Grant
 
 
 InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
@@ -66,6 +67,9 @@ class Instance:
     python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
     python_binding: bool = False  # the binding Python page tools call (exposed on first use)
     downloads: Downloads = field(default_factory=Downloads)
+    grant: Grant | None = None  # the latest caller's grant, judging file: loads (see file_guard)
+    file_guard: bool = False  # whether the file: route is installed
+    file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
     event_buffer_size: int = 1000
@@ -95,7 +99,14 @@ class Instance:
         self.current_page_id = state.page_id
         page.on("close", lambda _page: self.forget(state))
         page.on("download", lambda download: self.downloads.add(download, state.page_id))
+        page.on("framenavigated", lambda frame: self._note_document(frame.url))
+        for frame in page.frames:
+            self._note_document(frame.url)
         return state
+
+    def _note_document(self, url: str) -> None:
+        if url.startswith("file:"):
+            self.file_seen = True
 
     def _page_tools(self, state: PageState) -> PageTools | None:
         mode = self.options.webmcp

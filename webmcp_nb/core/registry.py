@@ -25,6 +25,9 @@ Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
+Check = Callable[["CallContext", Any], None]
+"""Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
+approval and queueing: nothing has happened yet."""
 
 
 class ToolFailure(Exception):
@@ -77,6 +80,7 @@ class ToolSpec:
     positional: tuple[str, ...] | None = None
     """Parameters the `Session` methods take by position, in this order (default: the
     required ones, in schema order); the others are keyword-only."""
+    check: Check | None = None
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

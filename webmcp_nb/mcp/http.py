@@ -102,6 +102,7 @@ class ServerHandle:
     token: str
     caps: tuple[str, ...]
     approve: str
+    grants: str  # what else agents may reach (URLs, uploads): `Grant.describe`
     _server: AgentServer = field(repr=False)
     _uvicorn: uvicorn.Server = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
@@ -173,6 +174,7 @@ class ServerHandle:
             f"MCP server: {self.url}",
             f"token:      {self.token}",
             f"caps:       {grant}; approval: {self.approve}",
+            f"grants:     {self.grants}",
             "",
             "Claude Code:",
             f"  {configs['claude_code']}",
@@ -208,8 +210,10 @@ async def serve_http(
     allow_remote: bool = False,
     token: str | None = None,
     allowed_origins: Sequence[str] | None = None,
+    **grant_options: Any,
 ) -> ServerHandle:
-    """Start serving `session` over streamable HTTP; runs on the runtime loop."""
+    """Start serving `session` over streamable HTTP; runs on the runtime loop.
+    `grant_options` go to `Grant.build` (file_root, upload_roots, ...)."""
     if host not in LOOPBACK:
         if not allow_remote:
             raise ValueError(
@@ -222,7 +226,7 @@ async def serve_http(
             stacklevel=2,
         )
     agent_server = AgentServer(
-        session, caps=caps, approve=approve, approver=approver, allowed_origins=allowed_origins
+        session, caps=caps, approve=approve, approver=approver, allowed_origins=allowed_origins, **grant_options
     )
     token = token or secrets.token_urlsafe(32)
     app = agent_server.server.streamable_http_app(
@@ -251,8 +255,9 @@ async def serve_http(
     handle = ServerHandle(
         url=f"http://{shown_host}:{bound_port}{MCP_PATH}",
         token=token,
-        caps=tuple(sorted(agent_server.groups - {"core", "notebook"})),
+        caps=agent_server.grant.caps,
         approve=agent_server.approve,
+        grants=agent_server.grant.describe(),
         _server=agent_server,
         _uvicorn=server,
         _task=task,

@@ -26,6 +26,7 @@ from traitlets.config import Configurable
 
 from ..core.config import Limits
 from ..core.live import DEFAULT_MAX_FPS
+from ..cli import add_grant_options
 from ..client import tool_registry
 from . import session as shared
 
@@ -723,8 +724,10 @@ def _serve_parser() -> argparse.ArgumentParser:
         formatter_class=_formatter,
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
-    parser.add_argument("--caps", nargs="+", default=[], metavar="GROUP",
-                        help="extra tool groups for agents: js, code, files, pdf (default: core tools only)")
+    parser.add_argument("--caps", nargs="+", default=[], metavar="CAP",
+                        help="extra grants for agents: tool groups js, code, files, pdf, and browser (any launch "
+                        "option) (default: core tools only)")
+    add_grant_options(parser)
     parser.add_argument("--approve", choices=["consequential", "all", "none"], default="consequential",
                         help="which agent calls wait for your approval (default: consequential)")
     parser.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",

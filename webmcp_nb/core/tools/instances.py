@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from .. import chromium
+from ..grants import is_profile_name
 from ..instances import InstanceState
 from ..registry import tool
 from ..webmcp import Mode
@@ -31,7 +32,9 @@ class CreateParams(Params):
     backend: Literal["chromium"] = "chromium"
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        None, description="A persistent profile directory; default: a fresh temporary profile."
+        None,
+        description="A persistent profile: for agents, a name (a directory in the session's profiles "
+        "directory), or a directory path with the `browser` capability. Default: a fresh temporary profile.",
     )
     viewport: Viewport | None = Field(None, description="Page size in CSS pixels; default 1280x720.")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = None
@@ -39,7 +42,9 @@ class CreateParams(Params):
     executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None, description="The Chromium binary; default: resolved (see browser_health)."
     )
-    args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Extra browser flags.")
+    args: list[LaunchArg] = Field(
+        default_factory=list, max_length=64, description="Extra browser flags (agents: `browser` capability)."
+    )
     webmcp: Mode | None = Field(
         None,
         description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
@@ -74,13 +79,15 @@ class CreateData(Data):
     params=CreateParams,
     data=CreateData,
     target="server",
+    check=lambda ctx, p: _check_launch(ctx, p),
 )
 async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     options = ctx.engine.launch_options(
         p.name,
+        ctx.grant,
         backend=p.backend,
         headless=p.headless,
-        profile_dir=p.profile_dir,
+        profile_dir=_profile_dir(ctx, p.profile_dir),
         viewport=p.viewport.model_dump() if p.viewport else None,
         locale=p.locale,
         user_agent=p.user_agent,
@@ -93,6 +100,19 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     ctx.instance_id = instance.instance_id
     ctx.engine.current_instance = p.name
     return CreateData(instance=InstanceInfo(**instance.describe()))
+
+
+def _check_launch(ctx: CallContext, p: CreateParams) -> None:
+    if ctx.grant is not None:
+        ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
+
+
+def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
+    """A profile directory: for an agent, a name is a directory in the session's profiles
+    directory (a path needs the `browser` cap, see `_check_launch`); else a path as given."""
+    if value is None or ctx.grant is None or not is_profile_name(value):
+        return value
+    return str(ctx.engine.artifacts_dir / "profiles" / value)
 
 
 class DestroyParams(Params):

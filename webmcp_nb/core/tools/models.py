@@ -16,7 +16,7 @@ Ref = Annotated[
 ]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
 
-_SCHEME = re.compile(r"^(https?|file|about|data|blob|view-source|chrome|ftp|wss?):", re.IGNORECASE)
+_SCHEME = re.compile(r"^(https?|file|about|data|blob|view-source|chrome|devtools|ftp|wss?):", re.IGNORECASE)
 _LOCAL_HOST = re.compile(r"^(localhost|127\.|\[::1\])", re.IGNORECASE)
 
 

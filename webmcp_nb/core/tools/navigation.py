@@ -21,7 +21,8 @@ WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 
 class NavigateParams(PageParams):
     url: AbsoluteUrl = Field(
-        description="Absolute URL, including its scheme (https://, http://, file://, about:, data:)."
+        description="Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, "
+        "data: and others only where the operator granted them)."
     )
     wait_until: WaitUntil = Field("load", description="When the navigation counts as done.")
     observe: Observe | None = ObserveField
@@ -35,6 +36,12 @@ class PageData(ActionData):
     title: str | None = None
     status: int | None = Field(None, description="HTTP status of the main document, if any.")
     moved: bool | None = Field(None, description="For back/forward: whether there was history to move through.")
+
+
+def check_url(ctx: CallContext, url: str | None) -> None:
+    """Refuse a URL the caller's grant does not allow (before anything is done)."""
+    if url is not None and ctx.grant is not None:
+        ctx.grant.check_url(url)
 
 
 async def _page_data(ctx: CallContext, response: Response | None, moved: bool | None = None) -> PageData:
@@ -75,6 +82,7 @@ async def _navigation(
     data=PageData,
     target="page",
     open_world=True,
+    check=lambda ctx, p: check_url(ctx, p.url),
 )
 async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
     response = await _navigation(ctx, f"Navigation to {p.url}", ctx.page.goto, p.url, wait_until=p.wait_until)

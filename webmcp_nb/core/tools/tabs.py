@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from ..registry import tool
 from .models import AbsoluteUrl, Data, Identifier, InstanceParams, PageParams
+from .navigation import check_url
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -73,6 +74,7 @@ async def _tabs(instance: Instance) -> TabsData:
     data=TabsData,
     target="instance",
     positional=("action",),
+    check=lambda ctx, p: check_url(ctx, p.url),
 )
 async def tabs(ctx: CallContext, p: TabsParams) -> TabsData:
     instance = ctx.instance
