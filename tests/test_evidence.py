@@ -311,3 +311,37 @@ def test_agents_fetch_what_a_call_wrote_through_resource_links(demo: DemoServer,
         ]
         assert refused.count("No artifact") == 2
         assert "over what one read may return within BROWSER_MCP_MAX_RESULT_BYTES (65536)" in refused
+
+
+def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_session: CheckedSession) -> None:
+    from webmcp_nb.core.render import ERROR_COLOUR, render_html
+
+    s = evidence_session
+    wait_for_entry(s, "browser_network", lambda e: e["state"] == "failed")
+    network = s.network(limit=500)
+    text = str(network)
+    failed = [line for line in text.splitlines() if "unreachable" in line]
+    assert failed == [f"- #{failed[0].split('#')[1].split()[0]} {failed[0].split()[2]} GET failed "
+                      "net::ERR_CONNECTION_REFUSED http://127.0.0.1:2/unreachable fetch"]
+    assert "request headers: " in text and '"authorization": "[redacted]"' in text
+    html = render_html(network)
+    rows = html.split("<tr")
+    red = [row for row in rows if ERROR_COLOUR in row.split(">")[0]]
+    assert any("unreachable" in row for row in red) and any("code=404" in row for row in red)
+    assert not any("code=200" in row for row in red)
+    console = s.console(limit=500)
+    assert "- #" in str(console) and "error (uncaught): " in str(console)
+    assert any("boom from the demo page" in row for row in render_html(console).split("<tr")
+               if ERROR_COLOUR in row.split(">")[0])
+
+    rows_ = network.rows()
+    assert rows_ == network.data["entries"]
+    frame = network.to_pandas()
+    assert list(frame["request_id"]) == [entry["request_id"] for entry in rows_]
+    picture = network.plot()
+    bundle, _ = picture._repr_mimebundle_()
+    assert bundle["image/svg+xml"].startswith("<svg") and bundle["text/plain"] == f"<network waterfall: {len(rows_)} requests>"
+    with pytest.raises(ValueError, match="plot\\(\\) draws browser_network results"):
+        console.plot()
+    with pytest.raises(ValueError, match="lists nothing"):
+        s.health().rows()

@@ -58,6 +58,9 @@ ErrorType = Literal[
 
 ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
 
+LIST_KEYS = ("entries", "tabs", "frames", "instances", "tools", "downloads")
+"""Data keys that hold a result's listed items (see `Envelope.rows`)."""
+
 RETRY_ADVICE: dict[Retry, str] = {
     "not_needed": "nothing to retry",
     "after_correction": "nothing was done; correct the call before retrying",
@@ -182,6 +185,30 @@ class Envelope:
         from .render import mimebundle
 
         return mimebundle(self, include=include, exclude=exclude)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The listed items of a successful result (network or console entries, tabs, frames,
+        instances, tools, downloads); ValueError for a result that lists nothing."""
+        self.raise_for_status()
+        for key in LIST_KEYS:
+            items = (self.data or {}).get(key)
+            if isinstance(items, list):
+                return items
+        raise ValueError(f"{self.tool} lists nothing: its data has none of {', '.join(LIST_KEYS)}")
+
+    def to_pandas(self) -> Any:
+        """The listed items as a pandas DataFrame (pandas must be installed)."""
+        import pandas
+
+        return pandas.DataFrame(self.rows())
+
+    def plot(self) -> Any:
+        """A `browser_network` result as a waterfall (static SVG; displays inline in a notebook)."""
+        if self.tool != "browser_network":
+            raise ValueError(f"plot() draws browser_network results, not {self.tool}")
+        from .waterfall import Waterfall
+
+        return Waterfall(self.rows())
 
 
 def _json_default(value: Any) -> Any:
