@@ -60,6 +60,7 @@ class Instance:
     python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
     python_binding: bool = False  # the binding Python page tools call (exposed on first use)
     downloads: Downloads = field(default_factory=Downloads)
+    code_state: dict[str, Any] = field(default_factory=dict)  # browser_execute's `state`
 
     @property
     def name(self) -> str:

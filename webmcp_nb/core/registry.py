@@ -64,6 +64,9 @@ class ToolSpec:
     group: Group = "core"
     resolves_modal: bool = False
     too_large_hint: str = ""
+    # False: the tool declares no output schema to agents, and its results carry structured
+    # content only on a success without an image (its data has no fixed shape: browser_execute).
+    structured_output: bool = True
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

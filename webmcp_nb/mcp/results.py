@@ -66,8 +66,9 @@ def carries_image(spec: ToolSpec) -> bool:
 
 @cache
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
-    """The envelope of `spec` (success with its data schema, or error), or None for image tools."""
-    if carries_image(spec):
+    """The envelope of `spec` (success with its data schema, or error), or None for image tools
+    and tools without structured output."""
+    if carries_image(spec) or not spec.structured_output:
         return None
     data = copy.deepcopy(spec.data_schema)
     defs = data.pop("$defs", {})
@@ -102,7 +103,14 @@ def _image_blocks(envelope: Envelope) -> list[types.ImageContent]:
 _FRAMING_BYTES = 512
 
 
-def _result(envelope: Envelope) -> tuple[types.CallToolResult, int]:
+def _sends_structured(envelope: Envelope, spec: ToolSpec | None, images: list[types.ImageContent]) -> bool:
+    """Whether the result carries `structuredContent`. A tool without structured output
+    (`ToolSpec.structured_output`) sends it only on a success without an image: its
+    failures are text only, its images an image block and text."""
+    return spec is None or spec.structured_output or (envelope.ok and not images)
+
+
+def _result(envelope: Envelope, spec: ToolSpec | None) -> tuple[types.CallToolResult, int]:
     """The result and an upper bound of its JSON size."""
     images = _image_blocks(envelope)
     text = render_text(envelope)
@@ -111,7 +119,8 @@ def _result(envelope: Envelope) -> tuple[types.CallToolResult, int]:
         len(envelope_json) + len(json.dumps(text).encode()) + sum(len(i.data) for i in images) + _FRAMING_BYTES
     )
     content: list[Any] = [*images, types.TextContent(type="text", text=text)]
-    result = types.CallToolResult(content=content, structured_content=json.loads(envelope_json), is_error=not envelope.ok)
+    structured = json.loads(envelope_json) if _sends_structured(envelope, spec, images) else None
+    result = types.CallToolResult(content=content, structured_content=structured, is_error=not envelope.ok)
     return result, bound
 
 
@@ -124,7 +133,7 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
 
     The exact size is measured only when a cheap upper bound exceeds the limit.
     """
-    result, bound = _result(envelope)
+    result, bound = _result(envelope, spec)
     if bound <= limit:
         return result
     size = result_size(result)
@@ -138,4 +147,4 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
         size=size,
         what="MCP result (the envelope as structured content, its text rendering and any image)",
     )
-    return _result(limited)[0]
+    return _result(limited, spec)[0]
