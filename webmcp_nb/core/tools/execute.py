@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import asyncio
 import builtins
+import functools
 import inspect
 import io
 import json
 import re
 import traceback
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+import weakref
+from types import CodeType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, StringConstraints
 
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from playwright.async_api import ConsoleMessage, Locator
 
     from ..context import CallContext
+    from ..pages import PageState
 
 FILENAME = "<execute>"
 _RESULT = "__execute_result__"
@@ -81,17 +85,18 @@ async def execute(ctx: CallContext, p: ExecuteParams) -> ExecuteData:
             f"timeout_s={p.timeout_s:g} is over the operation timeout of {limit:g} s "
             "(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS); give at most that."
         )
-    program = compile_snippet(p.code)
+    snippet = compile_snippet(p.code)
     logs = Logs()
     page = ctx.page
     page.set_default_timeout(ctx.engine.limits.action_timeout_s * 1000)
     page.set_default_navigation_timeout(ctx.engine.limits.navigation_timeout_s * 1000)
     namespace = snippet_globals(ctx, logs)
     timer = asyncio.timeout(p.timeout_s)  # without timeout_s, the engine's operation deadline applies
-    page.on("console", logs.console)
+    tap = console_tap(ctx.page_state)
+    tap.logs = logs
     try:
         async with timer:
-            await run_snippet(program, namespace, p.code)
+            value = await run_snippet(snippet, namespace, p.code)
     except TimeoutError:
         if not timer.expired():
             raise
@@ -101,36 +106,47 @@ async def execute(ctx: CallContext, p: ExecuteParams) -> ExecuteData:
             "what it did until then stays done.",
         ) from None
     finally:
-        page.remove_listener("console", logs.console)
-    return ExecuteData(url=page.url, logs=logs.finish(), **result_fields(namespace.get(_RESULT)))
+        tap.logs = None
+    return ExecuteData(url=page.url, logs=logs.finish(), **result_fields(value))
 
 
-async def run_snippet(program: Any, namespace: dict[str, Any], code: str) -> None:
-    """Run the compiled snippet; anything it raises becomes `evaluation_failed`."""
+class Snippet(NamedTuple):
+    program: CodeType
+    statements: bool  # a module of statements (its value is left in `_RESULT`), not a lone expression
+
+
+async def run_snippet(snippet: Snippet, namespace: dict[str, Any], code: str) -> Any:
+    """Run the compiled snippet and return its value; anything it raises becomes `evaluation_failed`."""
     try:
-        result = eval(program, namespace)  # noqa: S307 - running the caller's code is this tool's job
-        if program.co_flags & inspect.CO_COROUTINE:
-            await result
+        value = eval(snippet.program, namespace)  # noqa: S307 - running the caller's code is this tool's job
+        if snippet.program.co_flags & inspect.CO_COROUTINE:
+            value = await value
     except asyncio.CancelledError as exc:
         if asyncio.current_task().cancelling():  # type: ignore[union-attr]
             raise  # stopped from outside (timeout_s, the operation deadline)
         raise ToolFailure("evaluation_failed", snippet_error(exc, code)) from None
     except BaseException as exc:  # noqa: BLE001 - even SystemExit in a snippet must not end the runtime
         raise ToolFailure("evaluation_failed", snippet_error(exc, code)) from None
+    return namespace.pop(_RESULT, None) if snippet.statements else value
 
 
-def compile_snippet(code: str) -> Any:
-    """The snippet as one code object whose last expression statement is stored in `_RESULT`;
-    `invalid_params` (nothing run) for a syntax error, with its line and column."""
+@functools.lru_cache(maxsize=64)  # agents repeat snippets (polling); a code object runs any number of times
+def compile_snippet(code: str) -> Snippet:
+    """The snippet as one code object that gives its value: a lone expression is compiled as such
+    (the common one-liner, in a fifth of the time); statements as a module whose last expression
+    statement is stored in `_RESULT`. A syntax error is `invalid_params` (nothing run), at its line
+    and column."""
+    try:
+        return Snippet(compile(code, FILENAME, "eval", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), statements=False)
+    except SyntaxError:
+        pass  # not a lone expression
     try:
         tree = ast.parse(code, FILENAME, "exec")
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = tree.body[-1]
-            tree.body[-1] = ast.copy_location(
-                ast.Assign(targets=[ast.Name(id=_RESULT, ctx=ast.Store())], value=last.value), last
-            )
-            ast.fix_missing_locations(tree)
-        return compile(tree, FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            target = ast.copy_location(ast.Name(id=_RESULT, ctx=ast.Store()), last)
+            tree.body[-1] = ast.copy_location(ast.Assign(targets=[target], value=last.value), last)
+        return Snippet(compile(tree, FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), statements=True)
     except SyntaxError as exc:
         where = f"{FILENAME}:{exc.lineno or '?'}:{exc.offset or '?'}"
         line = f": {exc.text.strip()}" if exc.text and exc.text.strip() else ""
@@ -172,6 +188,30 @@ def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
         "ref": ref,
         "print": print,
     }
+
+
+class ConsoleTap:
+    """A page's console listener, added once: subscribing anew on every call costs two messages
+    to Playwright's driver, more than the rest of a one-line snippet."""
+
+    def __init__(self) -> None:
+        self.logs: Logs | None = None
+
+    def __call__(self, message: ConsoleMessage) -> None:
+        if self.logs is not None:
+            self.logs.console(message)
+
+
+_taps: weakref.WeakKeyDictionary[PageState, ConsoleTap] = weakref.WeakKeyDictionary()
+
+
+def console_tap(page_state: PageState | None) -> ConsoleTap:
+    assert page_state is not None
+    tap = _taps.get(page_state)
+    if tap is None:
+        tap = _taps[page_state] = ConsoleTap()
+        page_state.page.on("console", tap)
+    return tap
 
 
 class Logs:
