@@ -53,6 +53,7 @@ def test_the_last_expression_is_the_value_and_print_and_console_are_the_logs(sho
         "print('hello', 42)\n"
         "await page.evaluate(\"console.log('from the page'); console.error('page error')\")\n"
         "print('a', 'b', sep='-', end='')\n"
+        "print('', 'c', sep=None, end=None)\n"
         "print('!')\n"
         "{'title': await page.title(), 'pair': (1, 2)}"
     )
@@ -63,7 +64,8 @@ def test_the_last_expression_is_the_value_and_print_and_console_are_the_logs(sho
         "print: hello 42",
         "console.log: from the page",
         "console.error: page error",
-        "print: a-b!",
+        "print: a-b c",
+        "print: !",
     ]
     assert data["url"].endswith("/index.html")
     # Statements only: no value; the console listener is gone after the call.
@@ -85,6 +87,7 @@ def test_a_value_that_is_not_json_comes_back_as_its_repr(shop: CheckedSession) -
     assert data["value"] is None and data["repr"].startswith("<Page url='http") and "index.html" in data["repr"]
     assert ok(run(shop, "float('nan')"))["repr"] == "nan"  # not JSON
     assert ok(run(shop, "b'not an image'"))["repr"] == "b'not an image'"
+    assert ok(run(shop, "b'\\x89PNG\\r\\n\\x1a\\n but no image'"))["repr"] == "b'\\x89PNG\\r\\n\\x1a\\n but no image'"
     assert "repr: <Page url=" in render_text(run(shop, "page"))
 
 
@@ -360,6 +363,9 @@ def test_cell_magic_runs_the_cell_body_as_a_snippet(demo: DemoServer) -> None:
         (result,) = [o for o in kernel.run("%%browser execute\nstate['x'] = 1\nstate['x'] +") if o["type"] == "execute_result"]
         assert result["data"][ENVELOPE_MIME]["error_type"] == "invalid_params"
         assert "<execute>:2:13" in result["data"]["text/plain"]
+
+        outputs = kernel.run("%%browser execute --help\nraise SystemExit")
+        assert [o["type"] for o in outputs] == ["stream"] and "usage: %browser execute" in outputs[0]["text"]
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=False)

@@ -4,7 +4,9 @@ Every result carries the envelope twice, in the two forms clients read: as
 `structuredContent` and as one text block from the notebook's own renderer
 (`render_text`). A tool whose data holds an image also returns it as an image
 block and declares no output schema (clients that validate schemas would
-otherwise insist on structured content alone).
+otherwise insist on structured content alone). A tool without structured output
+(`ToolSpec.structured_output`: browser_execute) declares none either; it sends
+structured content only with a success that holds no image.
 """
 
 from __future__ import annotations

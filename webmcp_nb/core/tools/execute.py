@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, StringConstraints
 
-from .. import aria
 from ..registry import InvalidParams, ToolFailure, tool
 from ..util import first_lines
-from .models import ActionData, PageParams
+from .models import REF_PATTERN, ActionData, PageParams
 from .snapshot import SnapshotParams, snapshot as snapshot_tool
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 
 FILENAME = "<execute>"
 _RESULT = "__execute_result__"
-_REF = re.compile(r"^(f\d{1,6})?e\d{1,9}$")
+_REF = re.compile(REF_PATTERN)
 _IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
 _HELPERS = (
     "`page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict kept per instance), "
@@ -175,7 +174,7 @@ def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
         if file is not None:
             builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
             return
-        logs.printed(("" if sep is None else sep).join(map(str, values)) + ("\n" if end is None else end))
+        logs.printed((" " if sep is None else sep).join(map(str, values)) + ("\n" if end is None else end))
 
     return {
         "__name__": "__execute__",
@@ -255,13 +254,13 @@ def result_fields(value: Any) -> dict[str, Any]:
 
 
 def _image_size(image: bytes) -> tuple[int, int] | None:
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     try:
         with Image.open(io.BytesIO(image)) as picture:
             return picture.size
-    except (UnidentifiedImageError, OSError):
-        return None  # the magic bytes, but not a readable image: shown as bytes
+    except Exception:  # noqa: BLE001 - the magic bytes, but not an image PIL reads: shown as bytes
+        return None
 
 
 def snippet_error(exc: BaseException, code: str) -> str:
