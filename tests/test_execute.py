@@ -142,6 +142,24 @@ def test_an_image_result_is_an_image(shop: CheckedSession) -> None:
     assert data["image"].startswith(b"\xff\xd8\xff") and data["mime_type"] == "image/jpeg"
 
 
+def test_a_dialog_the_snippet_opens_is_reported_and_the_snippet_finishes_once_it_is_handled(
+    shop: CheckedSession, demo: DemoServer
+) -> None:
+    ok(shop.navigate(demo.url_for("dialog.html")))
+    code = "await page.click('#confirm')\nstate['after_dialog'] = await page.locator('#dialog-status').text_content()"
+    data = ok(run(shop, code))
+    assert data["modal_state"]["kind"] == "dialog" and data["modal_state"]["message"] == "Proceed?"
+    assert data["modal_state"]["resolved_by"] == "browser_handle_dialog"
+    ok(shop.handle_dialog(accept=True))
+    assert ok(run(shop, "state.pop('after_dialog')"))["value"] == "Confirm: true"
+
+
+def test_a_result_over_the_limit_is_result_too_large(shop: CheckedSession) -> None:
+    message = error(run(shop, "'x' * 2_000_000"), "result_too_large", "completed", "inspect_state")
+    assert "Return or print less." in message
+    assert ok(run(shop, "len('x' * 2_000_000)"))["value"] == 2_000_000
+
+
 def test_an_exception_names_the_line_and_column_in_the_snippet(shop: CheckedSession) -> None:
     code = "state['before'] = 'ran'\nif True:\n    raise ValueError('boom ' + str(1))\n"
     envelope = run(shop, code)
