@@ -20,7 +20,8 @@ from pydantic import Field, StringConstraints
 from ..registry import InvalidParams, ToolFailure, tool
 from ..util import first_lines
 from .models import REF_PATTERN, ActionData, PageParams
-from .snapshot import SnapshotParams, snapshot as snapshot_tool
+from .snapshot import SnapshotData, SnapshotParams
+from .snapshot import snapshot as snapshot_tool
 
 if TYPE_CHECKING:
     from playwright.async_api import ConsoleMessage, Locator
@@ -117,7 +118,7 @@ class Snippet(NamedTuple):
 async def run_snippet(snippet: Snippet, namespace: dict[str, Any], code: str) -> Any:
     """Run the compiled snippet and return its value; anything it raises becomes `evaluation_failed`."""
     try:
-        value = eval(snippet.program, namespace)  # noqa: S307 - running the caller's code is this tool's job
+        value = eval(snippet.program, namespace)  # running the caller's code is this tool's job
         if snippet.program.co_flags & inspect.CO_COROUTINE:
             value = await value
     except asyncio.CancelledError as exc:
@@ -159,7 +160,9 @@ def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
 
     async def snapshot(ref: str | None = None, depth: int | None = None) -> str:
         """The page's AI snapshot with refs, as browser_snapshot returns it (and makes its refs current)."""
-        return (await snapshot_tool(ctx, SnapshotParams(ref=ref, depth=depth))).snapshot
+        data = await snapshot_tool(ctx, SnapshotParams.model_validate({"ref": ref, "depth": depth}))
+        assert isinstance(data, SnapshotData)
+        return data.snapshot
 
     def ref(target: str, role: str | None = None, exact: bool = False) -> Locator:
         """A Locator: for a snapshot ref ('e12'), or for the element with this accessible name and role."""
@@ -170,7 +173,7 @@ def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
         raise ValueError(f"ref({target!r}) is not a snapshot ref such as 'e12'; to find it by name, give its role: "
                          f"ref({target!r}, role='button')")
 
-    def print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:  # noqa: A001
+    def print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
         if file is not None:
             builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
             return
@@ -276,7 +279,8 @@ def snippet_error(exc: BaseException, code: str) -> str:
     frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == FILENAME]
     if frames:
         frame = frames[-1]
-        column = f":{frame.colno + 1}" if getattr(frame, "colno", None) is not None else ""
+        colno = getattr(frame, "colno", None)
+        column = f":{colno + 1}" if colno is not None else ""
         lines = code.splitlines()
         source = lines[frame.lineno - 1].strip() if frame.lineno and frame.lineno <= len(lines) else ""
         text += f"\n  at {FILENAME}:{frame.lineno}{column}" + (f": {source}" if source else "")
