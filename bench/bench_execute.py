@@ -5,7 +5,7 @@ Raw Playwright and `Session` each drive their own Chromium on the demo shop; the
 first alternates too), in one run. Prints medians and the ratio; with --write, replaces the
 execute section of BENCHMARKS.md.
 
-    python bench/bench_execute.py [--rounds 150] [--write BENCHMARKS.md]
+    python bench/bench_execute.py [--rounds 500] [--write BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def report(raw_ms: float, session_ms: float, rounds: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=500)
     parser.add_argument("--write", type=Path, help="update this Markdown file")
     options = parser.parse_args()
     section = report(*run(options.rounds), options.rounds)
