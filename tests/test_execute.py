@@ -67,7 +67,7 @@ def test_the_last_expression_is_the_value_and_print_and_console_are_the_logs(sho
         "print: !",
     ]
     assert data["url"].endswith("/index.html")
-    # Statements only: no value; the console listener is gone after the call.
+    # Statements only: no value; what the page logs between calls belongs to no call.
     data = ok(run(shop, "x = 1"))
     assert data["value"] is None and data["logs"] == []
     ok(shop.evaluate("console.log('after the call')"))
@@ -101,6 +101,17 @@ def test_state_persists_per_instance_across_calls(shop: CheckedSession) -> None:
         assert ok(run(shop, count, instance="default"))["value"] == 3
     finally:
         ok(shop.destroy_instance("other"))
+
+
+def test_page_id_picks_the_tab_the_snippet_sees(shop: CheckedSession) -> None:
+    shop_page = run(shop, "page.url").operation.page_id
+    ok(shop.tabs("new"))
+    try:
+        assert ok(run(shop, "page.url"))["value"] == "about:blank"  # the new tab is current
+        envelope = run(shop, "page.url", page_id=shop_page)
+        assert ok(envelope)["value"].endswith("/index.html") and envelope.operation.page_id == shop_page
+    finally:
+        ok(shop.tabs("close"))
 
 
 def test_the_snapshot_and_ref_helpers_act_on_the_page(shop: CheckedSession) -> None:
