@@ -43,6 +43,7 @@ bench: install chromium
 	$(PY) bench/bench_core.py --write BENCHMARKS.md
 	$(PY) bench/bench_notebook.py --write BENCHMARKS.md
 	$(PY) bench/bench_webmcp.py --write BENCHMARKS.md
+	$(PY) bench/bench_execute.py --write BENCHMARKS.md
 	$(PY) bench/bench_mcp.py --write BENCHMARKS.md
 	$(PY) bench/bench_results.py --write BENCHMARKS.md
 

@@ -453,6 +453,62 @@ class ToolMethods:
         """
         return await self.acall("browser_events_export", **given(locals()))
 
+    def execute(
+        self,
+        code: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        timeout_s: float | None = default(None),
+    ) -> Envelope:
+        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
+        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
+        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
+        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
+        (navigation: the navigation timeout) unless given their own.
+
+        Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable form is ``aexecute``.
+
+        Args:
+            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
+                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
+                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
+                the last expression is the result. Do not block (time.sleep): await instead.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+        """
+        return self.call("browser_execute", **given(locals()))
+
+    async def aexecute(
+        self,
+        code: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        timeout_s: float | None = default(None),
+    ) -> Envelope:
+        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
+        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
+        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
+        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
+        (navigation: the navigation timeout) unless given their own.
+
+        Calls the ``browser_execute`` tool and returns its `Envelope`; the blocking form is ``execute``.
+
+        Args:
+            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
+                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
+                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
+                the last expression is the result. Do not block (time.sleep): await instead.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+        """
+        return await self.acall("browser_execute", **given(locals()))
+
     def file_upload(
         self,
         paths: list[str],

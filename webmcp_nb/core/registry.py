@@ -81,6 +81,9 @@ class ToolSpec:
     """Parameters the `Session` methods take by position, in this order (default: the
     required ones, in schema order); the others are keyword-only."""
     check: Check | None = None
+    # False: the tool declares no output schema to agents, and its results carry structured
+    # content only on a success without an image (its data has no fixed shape: browser_execute).
+    structured_output: bool = True
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

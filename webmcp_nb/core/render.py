@@ -64,8 +64,8 @@ class _Image:
 
     def summary(self) -> str:
         size = f"{self.width}x{self.height}"
-        source = f"{self.source_width}x{self.source_height}"
-        return f"{self.mime_type} {size} (source {source}), {len(self.data):,} bytes"
+        source = f" (source {self.source_width}x{self.source_height})" if self.source_width is not None else ""
+        return f"{self.mime_type} {size}{source}, {len(self.data):,} bytes"
 
 
 @dataclass

@@ -14,6 +14,10 @@ blocks, never as base64 in structured content or text:
 - a tool with an output schema (a page tool's result) keeps its structured
   content, in which each image is replaced by a short note naming its block.
 
+A tool without structured output (`ToolSpec.structured_output`: browser_execute,
+whose data has no fixed shape) declares no output schema either; its failures are
+text only, and its successes carry structured content unless they hold an image.
+
 Every schema here is portable: no type arrays (nullable fields are ``anyOf``
 of single types) and every enumeration says its type.
 """
@@ -91,8 +95,9 @@ def carries_image(spec: ToolSpec) -> bool:
 
 @cache
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
-    """The envelope of `spec` (success with its data schema, or error), or None for image tools."""
-    if carries_image(spec):
+    """The envelope of `spec` (success with its data schema, or error), or None for image tools
+    and tools without structured output."""
+    if carries_image(spec) or not spec.structured_output:
         return None
     data = copy.deepcopy(spec.data_schema)
     defs = data.pop("$defs", {})
@@ -221,4 +226,6 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
     content: list[Any] = [
         *images, types.TextContent(type="text", text=render_text(envelope)), *artifact_links(envelope)
     ]
+    if spec is not None and not spec.structured_output and not envelope.ok:
+        return types.CallToolResult(content=content, is_error=True)  # no shape to validate against
     return types.CallToolResult(content=content, structured_content=structured, is_error=not envelope.ok)

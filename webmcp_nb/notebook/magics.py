@@ -369,6 +369,8 @@ EXTRAS = {
 }
 
 HELP_WORDS = ("help", "-h", "--help")
+CELL_BODY = ("execute",)
+"""Subcommands whose ``%%browser NAME`` cell body is their positional argument (browser_execute's code)."""
 
 _commands: dict[str, ToolCommand] = {}
 _commands_lock = threading.Lock()
@@ -442,6 +444,8 @@ def overview(options: str = "") -> str:
         "  %browser TOOL [ARGS]          call one tool; returns its result Envelope (env = %browser snapshot)",
         "  %%browser                     one call per line (# comments and blank lines allowed); stops at",
         "                                the first error, which is displayed; the value is the list of envelopes",
+        "  %%browser execute [options]   run the cell body as a browser_execute Python snippet (page, context,",
+        "                                browser, state, snapshot(), ref(); top-level await); returns its envelope",
         "  %browser TOOL --help          the tool's arguments",
         "  %browser tools | panel | log  the tool table, the live browser panel, the call log",
         "  %browser webmcp               the page's own WebMCP tools (call one: %browser webmcp_call NAME --input JSON)",
@@ -587,9 +591,26 @@ class BrowserMagics(Magics, Configurable):
     def browser(self, line: str, cell: str | None = None) -> Any:
         if cell is None:
             return self._run_line(line)
-        if line.strip():
-            raise UsageError("%%browser takes no arguments on its first line; write one call per line below it.")
+        words = split_words(line)
+        if words and words[0] in CELL_BODY:
+            return self._run_body(words, cell)
+        if words:
+            raise UsageError(
+                "%%browser takes no arguments on its first line (except "
+                + ", ".join(f"`%%browser {name}`" for name in CELL_BODY)
+                + "); write one call per line below it."
+            )
         return self._run_cell(cell)
+
+    def _run_body(self, words: list[str], cell: str) -> Envelope | None:
+        """``%%browser execute [flags]``: the cell body, as written, is the positional argument."""
+        tool = command(words[0])
+        try:
+            args = tool.parse([*words[1:], "--", cell])
+        except _HelpRequested as request:
+            print(request.text.rstrip())
+            return None
+        return self._call(tool.spec, args)
 
     def _run_line(self, line: str) -> Any:
         words = split_words(line)
