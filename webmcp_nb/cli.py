@@ -63,7 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             from .mcp.server import serve_stdio
 
-            session._runtime.run(serve_stdio(
+            session.runtime.run(serve_stdio(
                 session, caps=args.caps, allowed_origins=args.allowed_origins, **grant_options(args)
             ))
             return 0

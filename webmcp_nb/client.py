@@ -178,7 +178,8 @@ class Session(ToolMethods):
     @property
     def servers(self) -> list[ServerHandle]:
         """The MCP servers this session runs (`serve_mcp`)."""
-        return [server for server in self._servers if server.running]
+        self._servers = {server for server in self._servers if server.running}
+        return list(self._servers)
 
     def serve_mcp(
         self,
@@ -214,7 +215,7 @@ class Session(ToolMethods):
         """
         from .mcp import serve_http
 
-        return self._runtime.run(
+        handle = self._runtime.run(
             serve_http(
                 self, port=port, host=host, caps=caps, approve=approve, approver=approver,
                 allow_remote=allow_remote, token=token, allowed_origins=allowed_origins,
@@ -222,6 +223,8 @@ class Session(ToolMethods):
                 chromium_args=chromium_args,
             )
         )
+        self._servers.add(handle)
+        return handle
 
     # calling ----------------------------------------------------------------
     def call(self, tool: str, /, **args: Any) -> Envelope:
@@ -261,10 +264,27 @@ class Session(ToolMethods):
         caller: str,
         **policy: Any,
     ) -> Envelope:
-        engine = self._ensure_engine()
+        engine = self.engine
         return await engine.execute(tool, args, submitted=submitted, started_at=started_at, caller=caller, **policy)
 
-    def _ensure_engine(self) -> Engine:
+    @property
+    def runtime(self) -> Runtime:
+        """The thread and event loop that own every browser object (`Runtime.run`, `arun`, `submit`)."""
+        return self._runtime
+
+    @property
+    def started(self) -> bool:
+        """Whether the first call has started the tool core (its limits are then live)."""
+        return self._engine is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def engine(self) -> Engine:
+        """The tool core behind this session, started on first use (for front ends: the public
+        hooks of `webmcp_nb.core.engine.Engine`)."""
         engine = self._engine
         if engine is not None:
             return engine
@@ -291,19 +311,19 @@ class Session(ToolMethods):
 
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
-        engine = self._ensure_engine()
+        engine = self.engine
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every WebMCP event of every page: tool-list
         changes and invocations, including calls made inside the page; returns a remover."""
-        return self._ensure_engine().add_webmcp_listener(listener)
+        return self.engine.add_webmcp_listener(listener)
 
     @property
     def webmcp_history(self) -> list[WebMCPEvent]:
         """The latest WebMCP events (at most 500), oldest first."""
-        return self._ensure_engine().webmcp_history
+        return self.engine.webmcp_history
 
     def page_tool(
         self,
@@ -331,7 +351,7 @@ class Session(ToolMethods):
             from .core.page_tools import PythonTool
 
             tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
-            engine = self._ensure_engine()
+            engine = self.engine
             registration = self._runtime.run(
                 engine.register_page_tool(tool, instance=instance, page_id=page_id, exposed_to=exposed_to or ())
             )
@@ -347,14 +367,14 @@ class Session(ToolMethods):
         """
         from .core.live import LiveView
 
-        view = LiveView(self._ensure_engine(), on_frame, **options)
+        view = LiveView(self.engine, on_frame, **options)
         self._runtime.run(view.start())
         return view
 
     def overview(self) -> dict[str, Any]:
         """Instances and their tabs as the core knows them, read without a tool call
         (so without waiting behind other calls). Titles are not included."""
-        engine = self._ensure_engine()
+        engine = self.engine
         instances = {}
         for name, instance in list(engine.manager.instances.items()):
             pages = [{"page_id": state.page_id, "url": state.page.url} for state in list(instance.pages.values())]
@@ -364,12 +384,12 @@ class Session(ToolMethods):
     def artifact(self, name: str) -> Path:
         """A file a call wrote into the session's artifacts directory, by its file name
         (`operation.artifacts` holds the full paths); FileNotFoundError when there is none."""
-        return self._ensure_engine().artifact(name)
+        return self.engine.artifact(name)
 
     @property
     def history(self) -> list[CallRecord]:
         """The most recent calls (at most 500), oldest first."""
-        return list(self._ensure_engine().history)
+        return list(self.engine.history)
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:
@@ -411,7 +431,7 @@ class Session(ToolMethods):
         await self.aclose()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("running" if self._engine else "idle")
+        state = "closed" if self.closed else ("running" if self.started else "idle")
         return f"<webmcp_nb.Session {state}>"
 
 
@@ -438,7 +458,7 @@ class PageToolHandle:
 
     def unregister(self) -> None:
         """Abort the registration: the page's tool list loses it."""
-        self._session._runtime.run(self.registration.unregister())
+        self._session.runtime.run(self.registration.unregister())
 
     def __repr__(self) -> str:
         state = "registered" if self.active else "unregistered"

@@ -26,7 +26,7 @@ from .pages import PageState
 from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
-from .webmcp import WebMCPEvent
+from .webmcp import PageTool, WebMCPEvent
 
 if TYPE_CHECKING:
     from .page_tools import PageToolRegistration, PythonTool
@@ -207,6 +207,28 @@ class Engine:
             self._artifacts_dir = Path(tempfile.mkdtemp(prefix="webmcp_nb-artifacts-"))
         self._artifacts_dir.mkdir(parents=True, exist_ok=True)
         return self._artifacts_dir
+
+    # pages, for front ends ------------------------------------------------------
+    def locate_page(self, instance: str | None, page_id: str | None) -> tuple[str, str]:
+        """(instance name, page id) of a tab: default the current instance and its current tab;
+        ToolFailure (instance_not_found, page_not_found) when there is none."""
+        name = instance or self.current_instance
+        return name, self.manager.get(name).page(page_id).page_id
+
+    def current_page(self) -> tuple[str, str] | None:
+        """(instance name, page id) of the current instance's current tab, if there is one."""
+        instance = self.manager.instances.get(self.current_instance)
+        if instance is None or instance.current_page_id is None:
+            return None
+        return instance.name, instance.current_page_id
+
+    def page_tools(self, instance: str, page_id: str) -> tuple[str, list[PageTool]] | None:
+        """The main frame id and the WebMCP tools of a live tab, or None (gone, or WebMCP off)."""
+        live = self.manager.instances.get(instance)
+        state = live.pages.get(page_id) if live is not None and live.state == "live" else None
+        if state is None or state.webmcp is None:
+            return None
+        return state.frame_id(state.page.main_frame), list(state.webmcp.tools)
 
     def artifact_path(self, kind: str, ending: str) -> Path:
         """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's

@@ -404,8 +404,3 @@ async def wait_answer(future: asyncio.Future[Any], timeout_s: float, what: str) 
         ) from None
 
 
-def origin_of(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else parts.scheme + ":"

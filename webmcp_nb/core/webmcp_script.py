@@ -17,7 +17,8 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .registry import ToolFailure
-from .webmcp import CutOff, PageTool, PageTools, ToolError, WebMCPHub, origin_of, wait_answer
+from .util import origin_label
+from .webmcp import CutOff, PageTool, PageTools, ToolError, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -140,7 +141,7 @@ class ScriptTools(PageTools):
                 description=tool["description"],
                 input_schema=tool["inputSchema"] or {"type": "object", "properties": {}},
                 annotations=tool["annotations"],
-                origin=tool["origin"] or origin_of(frame.url),
+                origin=tool["origin"] or origin_label(frame.url),
                 frame_id=key,
                 kind="declarative" if tool["declarative"] else "imperative",
             )

@@ -29,6 +29,8 @@ from .server import AgentServer
 
 if TYPE_CHECKING:
     from ..client import Session
+    from ..core.engine import Engine
+    from ..core.runtime import Runtime
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
@@ -106,7 +108,8 @@ class ServerHandle:
     _server: AgentServer = field(repr=False)
     _uvicorn: uvicorn.Server = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
-    _session: Session = field(repr=False)
+    _runtime: Runtime = field(repr=False)
+    _engine: Engine = field(repr=False)
     approvals: Any = None  # where a notebook shows approval prompts (`ApprovalPanel`)
 
     @property
@@ -117,11 +120,10 @@ class ServerHandle:
         """Stop serving (idempotent); open client connections are closed."""
         if self._task.done():
             return
-        runtime = self._session._runtime
-        if runtime.in_runtime_thread():
+        if self._runtime.in_runtime_thread():
             self._request_stop()
         else:
-            runtime.run(self.astop())
+            self._runtime.run(self.astop())
 
     def _request_stop(self) -> None:
         self._server.close()
@@ -134,21 +136,18 @@ class ServerHandle:
         except (TimeoutError, asyncio.CancelledError):
             self._uvicorn.force_exit = True
             self._task.cancel()
-        self._session._servers.discard(self)
 
     def pin(self, page_id: str | None = None, instance: str | None = None) -> None:
         """Also mirror the WebMCP tools of this page (default: the current one) to agents,
         wherever the notebook goes next."""
-        self._session._runtime.run(self._pin(page_id, instance, True))
+        self._runtime.run(self._pin(page_id, instance, True))
 
     def unpin(self, page_id: str | None = None, instance: str | None = None) -> None:
-        self._session._runtime.run(self._pin(page_id, instance, False))
+        self._runtime.run(self._pin(page_id, instance, False))
 
     async def _pin(self, page_id: str | None, instance: str | None, pin: bool) -> None:
-        engine = self._session._ensure_engine()
-        name = instance or engine.current_instance
-        target = engine.manager.get(name).page(page_id)
-        (self._server.mirrors.pin if pin else self._server.mirrors.unpin)(name, target.page_id)
+        name, page = self._engine.locate_page(instance, page_id)
+        (self._server.mirrors.pin if pin else self._server.mirrors.unpin)(name, page)
 
     @property
     def mirrored(self) -> list[str]:
@@ -261,7 +260,7 @@ async def serve_http(
         _server=agent_server,
         _uvicorn=server,
         _task=task,
-        _session=session,
+        _runtime=session.runtime,
+        _engine=session.engine,
     )
-    session._servers.add(handle)
     return handle

@@ -171,7 +171,7 @@ class AgentServer:
         """`grant_options`: see `Grant.build`; uploads default to the session's artifacts directory."""
         self.session = session
         if not upload_roots:
-            upload_roots = [str(session._ensure_engine().artifacts_dir)]
+            upload_roots = [str(session.engine.artifacts_dir)]
         self.grant, self.approve = check_options(caps, approve, upload_roots=upload_roots, **grant_options)
         if self.approve != "none" and approver is None:
             raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
@@ -179,7 +179,7 @@ class AgentServer:
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
-            session._ensure_engine(), allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
+            session.engine, allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
         )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
