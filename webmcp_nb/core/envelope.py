@@ -50,6 +50,11 @@ ERROR_TYPES: tuple[str, ...] = (
     "download_failed",
     # Added for agents (MCP): the notebook user denied the call, or did not answer in time.
     "approval_denied",
+    # A tab's renderer crashed (killed, out of memory): reload it (a fresh renderer) or close it.
+    "page_crashed",
+    # The caller went away before the call finished (MCP cancellation or disconnect,
+    # KeyboardInterrupt); seen in call logs only, as nobody waits for the envelope.
+    "cancelled",
 )
 
 RETRY_ADVICE: dict[str, str] = {

@@ -24,6 +24,8 @@ Group = Literal["core", "js", "code", "files", "pdf", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
+RESERVED_PARAMS = frozenset({"call_timeout_s"})
+"""Keywords `Session.call` takes for itself, so no tool may declare them."""
 
 
 class ToolFailure(Exception):
@@ -63,6 +65,7 @@ class ToolSpec:
     open_world: bool = False
     group: Group = "core"
     resolves_modal: bool = False
+    recovers_page: bool = False  # runs on a crashed or unresponsive tab (which fails other tools fast)
     too_large_hint: str = ""
 
     @cached_property
@@ -152,6 +155,9 @@ class Registry:
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self:
             raise ValueError(f"tool {spec.name!r} is already registered")
+        reserved = RESERVED_PARAMS & set(spec.params.model_fields)
+        if reserved:
+            raise ValueError(f"{spec.name}: parameter {', '.join(sorted(reserved))} is reserved (Session.call's own)")
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
