@@ -4,14 +4,18 @@ session recovers."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable
 
+import httpx2
 import psutil
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Envelope
 
@@ -256,3 +260,30 @@ def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_ses
         ("cancelled", "not_started", "after_correction")
     ]
     assert "nothing was done" in (clicks[0].message or "")
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 (closes its stream) and 2025 (notifies)
+def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, demo, mode: str) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')
+    server = s.serve_mcp()
+    lock = s._engine.manager.instances["default"].lock
+
+    async def scenario() -> None:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=http), mode=mode) as client:
+            slow = asyncio.ensure_future(client.call_tool("browser_wait_for", {"time_s": 3}))
+            while not lock.locked():
+                await asyncio.sleep(0.02)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.call_tool("browser_click", {"ref": banana}), 0.5)
+            assert (await slow).is_error is False
+
+    asyncio.run(scenario())
+    time.sleep(0.5)
+    assert cart(s) == "Cart: 0 items"
+    clicks = [r for r in s.history if r.tool == "browser_click"]
+    assert [(r.caller.startswith("agent:"), r.envelope.error_type, r.envelope.operation.outcome) for r in clicks] == [
+        (True, "cancelled", "not_started")
+    ]

@@ -178,6 +178,8 @@ def _item_line(kind: str, item: dict[str, Any], *, current: str | None = None) -
     if kind == "tabs":
         mark = "*" if rest.pop("current", False) else "-"
         line = f"{mark} {rest.pop('page_id', '?')} {_json(rest.pop('title', ''))} {rest.pop('url', '')}"
+        status = rest.pop("status", "ok")
+        line += f" [{status}]" if status != "ok" else ""
     elif kind == "frames":
         frame_id = rest.pop("frame_id", "?")
         is_main = rest.pop("is_main", False)
@@ -348,12 +350,12 @@ def _code(value: Any) -> str:
 def _list_html(kind: str, items: list[dict[str, Any]], current: str | None) -> str:
     if kind == "tabs":
         headers = ["", "page_id", "title", "url"]
-        known = {"current", "page_id", "title", "url"}
+        known = {"current", "page_id", "title", "url", "status"}
         rows = [
             [
                 "●" if item.get("current") else "",
                 _code(item.get("page_id")),
-                _e(item.get("title", "")),
+                _e(item.get("title", "")) + (f" <b>[{_e(item['status'])}]</b>" if item.get("status", "ok") != "ok" else ""),
                 _code(item.get("url")),
             ]
             for item in items
