@@ -13,7 +13,7 @@ from .registry import ToolFailure
 from .util import utc_now
 
 if TYPE_CHECKING:
-    from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page
+    from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page, Request
 
     from .webmcp import PageTools
 
@@ -78,7 +78,14 @@ class PageState:
         self.crashed_at: str | None = None
         self.unresponsive: dict[str, str] | None = None
         self._probe: asyncio.Future[None] | None = None
+        # The main frame's navigation request in flight: while it is, DevTools holds back
+        # commands for the renderer, so a probe's silence means nothing.
+        self._navigation: Request | None = None
         page.on("crash", self._on_crash)
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_done)
+        page.on("requestfailed", self._on_request_done)
+        page.on("framenavigated", lambda frame: frame.parent_frame is None and self._on_request_done(None))
         for frame in page.frames:
             self.frame_id(frame)
         page.on("frameattached", self.frame_id)
@@ -103,6 +110,14 @@ class PageState:
         self.crashed_at = utc_now()
         self.unresponsive = None
 
+    def _on_request(self, request: Request) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self._navigation = request
+
+    def _on_request_done(self, request: Request | None) -> None:
+        if request is None or request is self._navigation:
+            self._navigation = None
+
     async def answers(self, timeout_s: float) -> bool:
         """Whether the renderer evaluates `0` within `timeout_s` (a stuck script blocks it)."""
         from playwright.async_api import Error
@@ -123,7 +138,7 @@ class PageState:
             self._probe = asyncio.ensure_future(self._check(after))
 
     async def _check(self, after: str) -> None:
-        if not await self.answers(PROBE_S) and not (self.closed or self.crashed_at):
+        if not await self.answers(PROBE_S) and not (self.closed or self.crashed_at or self._navigation):
             self.unresponsive = {"since": utc_now(), "after": after}
 
     async def healthy(self) -> bool:
