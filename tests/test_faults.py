@@ -85,7 +85,7 @@ def test_a_dead_driver_is_reported_and_replaced_on_the_next_call(fresh_session, 
     assert time.monotonic() - started < 2.0
     assert health["status"] == "degraded"
     assert health["driver"]["last_exit"]["pid"] == driver["pid"]
-    assert "killed by signal 9" in health["driver"]["last_exit"]["detail"]
+    assert f"(pid {driver['pid']}) exited unexpectedly" in health["driver"]["last_exit"]["detail"]
     assert any("Playwright driver" in problem for problem in health["problems"])
     assert sorted(c["name"] for c in health["crashes"]) == ["default", "second"]
     assert ok(s.list_instances())["instances"] == []
@@ -103,6 +103,19 @@ def test_a_dead_driver_is_reported_and_replaced_on_the_next_call(fresh_session, 
     assert health["driver"]["state"] == "running" and health["driver"]["restarts"] == 1
     assert health["driver"]["pid"] != driver["pid"]
     wait_until(lambda: gone(browsers), 10.0, "the old browsers to exit")
+
+
+def test_a_call_running_when_the_driver_dies_ends_with_instance_crashed(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    node = psutil.Process(ok(s.health())["driver"]["pid"])
+    waiting = s.submit("browser_wait_for", {"text": "never on this page", "time_s": 20})
+    time.sleep(0.5)
+    node.kill()
+    message = error(waiting.result(timeout=20), "instance_crashed", "unknown", "read_only")
+    assert "Playwright driver" in message
+    error(s.snapshot(), "instance_crashed", "not_started")  # as after a browser crash, then it is forgotten
+    assert ok(s.navigate(demo.url))["title"] == "Demo Shop"
 
 
 # a hung page ------------------------------------------------------------------------------------
