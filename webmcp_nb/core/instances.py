@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import chromium
 from .downloads import Downloads
-from .driver import Driver
+from .driver import Driver, start_playwright
 from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
@@ -190,8 +190,6 @@ class InstanceManager:
         async with self._driver_lock:
             self.check_driver()
             if self._driver is None:
-                from .driver import start_playwright
-
                 self._driver = await start_playwright(on_exit=self.check_driver)
                 if self.driver_lost:
                     self.driver_lost = False
