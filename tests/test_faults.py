@@ -56,6 +56,19 @@ def cart(s, **target: str) -> str:
     return ok(s.evaluate("document.querySelector('#cart').textContent", **target))["result"]
 
 
+def renderer_pids(s) -> set[int]:
+    """The live renderer processes of the session's first instance."""
+    browser_pid = ok(s.list_instances())["instances"][0]["browser_pid"]
+    found = set()
+    for process in psutil.Process(browser_pid).children(recursive=True):
+        try:
+            if "--type=renderer" in process.cmdline() and process.status() != psutil.STATUS_ZOMBIE:
+                found.add(process.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
 def gone(pids: list[int]) -> bool:
     for pid in pids:
         try:
@@ -144,6 +157,7 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     message = error(s.reload(page_id=hung), "operation_timeout", "not_started")
     assert "force=true" in message
 
+    renderers_before = renderer_pids(s)
     reloaded = s.reload(page_id=hung, force=True)
     assert ok(reloaded)["title"] == "Demo Shop" and ok(reloaded)["url"] == demo.url
     assert reloaded.operation.page_id == hung  # the same tab id, a fresh renderer
@@ -151,6 +165,7 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     assert 'button "Add Banana"' in ok(s.snapshot(page_id=hung))["snapshot"]
     assert [tab["page_id"] for tab in ok(s.tabs())["tabs"]] == [hung, other]
     assert ok(s.health())["status"] == "ok"
+    wait_until(lambda: renderers_before - renderer_pids(s), 10.0, "the stuck renderer to be gone")
 
 
 def test_a_script_that_ends_clears_the_mark(fresh_session, demo) -> None:
@@ -168,13 +183,10 @@ def test_a_killed_renderer_is_page_crashed_and_reload_brings_the_tab_back(fresh_
     s = fresh_session()
     ok(s.navigate(demo.url))
     page = ok(s.tabs())["current_page_id"]
-    browser_pid = ok(s.list_instances())["instances"][0]["browser_pid"]
-    renderers = [
-        p for p in psutil.Process(browser_pid).children(recursive=True) if "--type=renderer" in p.cmdline()
-    ]
+    renderers = renderer_pids(s)
     assert renderers
-    for renderer in renderers:
-        renderer.kill()
+    for pid in renderers:
+        os.kill(pid, signal.SIGKILL)
     wait_until(lambda: tab_status(s, page) == "crashed", 10.0, "the crash to be seen")
     message = error(s.snapshot(), "page_crashed", "not_started", "after_correction")
     assert "crashed" in message and "browser_reload" in message and 'browser_tabs(action="close"' in message
