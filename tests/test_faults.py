@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Envelope
 
-from tests.conftest import browser_processes, error, ok, ref_for
+from .conftest import browser_processes, error, ok, ref_for
 
 HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
 
@@ -311,7 +311,9 @@ def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, de
                 await slow
 
     asyncio.run(scenario())
-    agents = lambda: [r for r in s.history if r.caller.startswith("agent:")]  # noqa: E731
+    def agents() -> list:
+        return [r for r in s.history if r.caller.startswith("agent:")]
+
     wait_until(lambda: len(agents()) == 2, 10.0, "both calls to be logged")
     assert cart(s) == "Cart: 0 items"
     logged = [(r.tool, r.envelope.error_type, r.envelope.operation.outcome, r.envelope.operation.retry) for r in agents()]

@@ -450,14 +450,12 @@ async def _crash_renderer(state: PageState) -> None:
     """Terminate the tab's renderer (even one stuck in script) and wait for the crash."""
     crashed = asyncio.get_running_loop().create_future()
     state.page.once("crash", lambda _page: crashed.done() or crashed.set_result(None))
-    try:
+    with contextlib.suppress(Exception):  # closing the tab ends the renderer anyway
         cdp = await asyncio.wait_for(state.cdp(), 5)
         # The renderer dies before it can answer: the command itself fails.
         request = asyncio.ensure_future(cdp.send("Page.crash"))
         request.add_done_callback(lambda done: done.cancelled() or done.exception())
         await asyncio.wait_for(crashed, 5)
-    except Exception:  # noqa: BLE001 - closing the tab ends the renderer anyway
-        pass
 
 
 async def _browser_pid(browser: Browser) -> int | None:
