@@ -269,6 +269,13 @@ def test_a_queued_click_whose_caller_gives_up_never_runs(fresh_session, demo) ->
     assert [(e.error_type, e.operation.outcome) for e in clicks] == [("operation_timeout", "not_started")]
 
 
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), "2", True])
+def test_a_bad_call_timeout_is_invalid_params(fresh_session, seconds: object) -> None:
+    s = fresh_session()
+    message = error(s.call("browser_list_instances", call_timeout_s=seconds), "invalid_params", "not_started")
+    assert "positive number of seconds" in message
+
+
 def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_session, demo) -> None:
     s = fresh_session()
     ok(s.navigate(demo.url))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import tempfile
 import time
 import uuid
@@ -129,8 +130,14 @@ class Engine:
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
             budget, source = self.limits.operation_timeout_s, "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS"
-            if timeout_s is not None and timeout_s < budget:
-                budget, source = timeout_s, "the call's own timeout"
+            if timeout_s is not None:
+                if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+                    raise ToolFailure(
+                        "invalid_params", f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
+                        started=False,
+                    )
+                if timeout_s < budget:
+                    budget, source = timeout_s, "the call's own timeout"
             ctx = CallContext(self, spec, deadline=submitted + budget, caller=caller, approval=approval)
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
