@@ -52,8 +52,8 @@ def tab_status(s, page_id: str) -> str:
     return next(tab["status"] for tab in ok(s.tabs())["tabs"] if tab["page_id"] == page_id)
 
 
-def cart(s, **target: str) -> str:
-    return ok(s.evaluate("document.querySelector('#cart').textContent", **target))["result"]
+def cart(s) -> str:
+    return ok(s.evaluate("document.querySelector('#cart').textContent"))["result"]
 
 
 def renderer_pids(s) -> set[int]:
