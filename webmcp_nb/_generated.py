@@ -1176,8 +1176,10 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+        force: bool = default(False),
     ) -> Envelope:
-        """Reload the current tab.
+        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
+        a tab marked unresponsive (a script stuck in a loop).
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable form is ``areload``.
 
@@ -1185,6 +1187,8 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
+            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
+                the page_id stays. A crashed tab is reloaded this way without it.
         """
         return self.call("browser_reload", **given(locals()))
 
@@ -1194,8 +1198,10 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+        force: bool = default(False),
     ) -> Envelope:
-        """Reload the current tab.
+        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
+        a tab marked unresponsive (a script stuck in a loop).
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the blocking form is ``reload``.
 
@@ -1203,6 +1209,8 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
+            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
+                the page_id stays. A crashed tab is reloaded this way without it.
         """
         return await self.acall("browser_reload", **given(locals()))
 

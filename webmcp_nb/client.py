@@ -227,14 +227,21 @@ class Session(ToolMethods):
         return handle
 
     # calling ----------------------------------------------------------------
-    def call(self, tool: str, /, **args: Any) -> Envelope:
+    def call(self, tool: str, /, *, call_timeout_s: float | None = None, **args: Any) -> Envelope:
         """Call `tool` and block until its envelope is ready. Safe from any thread
-        except the runtime's own (use `acall` there)."""
-        return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
+        except the runtime's own (use `acall` there).
 
-    async def acall(self, tool: str, /, **args: Any) -> Envelope:
-        """Call `tool` from any event loop."""
-        return await self._runtime.arun(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
+        `call_timeout_s` gives up sooner than the operation timeout (`operation_timeout`; a call
+        still queued then never runs). KeyboardInterrupt cancels the call the same way."""
+        return self._runtime.run(
+            self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
+        )
+
+    async def acall(self, tool: str, /, *, call_timeout_s: float | None = None, **args: Any) -> Envelope:
+        """Call `tool` from any event loop (`call_timeout_s` as in `call`)."""
+        return await self._runtime.arun(
+            self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
+        )
 
     def call_as(self, caller: str, tool: str, args: dict[str, Any]) -> Envelope:
         """`call` on behalf of another front end (a widget, an agent), for the call log."""

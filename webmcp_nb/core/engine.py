@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import tempfile
 import time
 import uuid
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 
 DEFAULT_INSTANCE = "default"
 HISTORY_SIZE = 500  # calls kept for call logs that open later
+
+# Errors after which a tab is checked for a renderer stuck in script (see PageState.suspect).
+SLOW_ERRORS = frozenset({"operation_timeout", "observation_timeout", "navigation_timeout", "wait_timeout"})
 
 TIMEOUT_PHASES = {
     "queued": "it was still waiting for earlier calls on this instance, and nothing was done.",
@@ -102,12 +106,15 @@ class Engine:
         caller: str = "python",
         approval: Approval | None = None,
         grant: Grant | None = None,
+        timeout_s: float | None = None,
     ) -> Envelope:
         """Run `tool` with `args`; always returns an envelope, never raises.
 
         `grant` limits what the caller may call and pass (an agent's; None: everything).
         With `approval`, a tool that needs it (see `needs_approval`) waits for that
-        decision after validation and before queueing on its instance.
+        decision after validation and before queueing on its instance. `timeout_s`
+        shortens the operation timeout for this call. If the caller cancels (or goes
+        away), the call is recorded as `cancelled` and a call still queued never runs.
         """
         submitted = time.monotonic() if submitted is None else submitted
         started_at = started_at or utc_now()
@@ -126,9 +133,17 @@ class Engine:
             if not isinstance(args, dict):
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
+            budget, source = self.limits.operation_timeout_s, "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS"
+            if timeout_s is not None:
+                if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+                    raise ToolFailure(
+                        "invalid_params", f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
+                        started=False,
+                    )
+                if timeout_s < budget:
+                    budget, source = timeout_s, "the call's own timeout"
             ctx = CallContext(
-                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
-                grant=grant,
+                self, spec, deadline=submitted + budget, caller=caller, approval=approval, grant=grant,
             )
             if spec.check is not None:
                 spec.check(ctx, params)
@@ -138,8 +153,8 @@ class Engine:
             except TimeoutError:
                 raise ToolFailure(
                     "operation_timeout",
-                    f"{tool} did not finish within {self.limits.operation_timeout_s:g} s "
-                    f"(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS, queue wait included); {TIMEOUT_PHASES[ctx.phase]}",
+                    f"{tool} did not finish within {budget:g} s ({source}, queue wait included); "
+                    f"{TIMEOUT_PHASES[ctx.phase]}",
                     started=ctx.phase == "running",
                 ) from None
             envelope = self._envelope(
@@ -147,6 +162,7 @@ class Engine:
                 data=data.model_dump(mode="python"),
             )
         except ToolFailure as failure:
+            self._suspect_page(ctx, failure)
             outcome, retry = classify(spec, failure.started, failure.read_only)
             if failure.completed:
                 outcome = "completed"
@@ -155,6 +171,7 @@ class Engine:
                 error_type=failure.error_type, message=failure.message,
             )
         except asyncio.CancelledError:
+            self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
             failure = self._translate(exc, ctx)
@@ -283,6 +300,11 @@ class Engine:
                 return await spec.handler(ctx, params)
             page_state = instance.page(params.page_id)
             ctx.page_state = page_state
+            if not await page_state.healthy():  # crashed or stuck: fail fast, or recover it
+                if not spec.recovers_page:
+                    raise page_state.unhealthy_error(spec.name)
+                ctx.phase = "running"
+                return await spec.handler(ctx, params)
             if page_state.webmcp is not None:
                 await page_state.webmcp.ready()
             ctx.frame = page_state.frame(getattr(params, "frame_id", None))
@@ -352,6 +374,7 @@ class Engine:
         return spec.data.model_validate({**data, "modal_state": modal.describe()})
 
     async def _resolve_instance(self, name: str | None, grant: Grant | None = None) -> Instance:
+        self.manager.check_driver()
         explicit = name is not None
         name = name or self.current_instance
         instance = self.manager.instances.get(name)
@@ -414,16 +437,40 @@ class Engine:
     def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:
         """Map an unexpected exception to a failure, conservatively."""
         instance = ctx.instance if ctx else None
+        self.manager.check_driver()  # a dead driver fails calls before its exit is seen
+        if instance is not None and instance.lost():
+            crash = self.manager.crashes.get(instance.name)
+            detail = crash.detail if crash is not None else "the browser process exited"
+            return ToolFailure("instance_crashed", f"Instance {instance.name!r} crashed during the call: {detail}.")
         if isinstance(exc, PlaywrightError):
-            if instance is not None and instance.lost():
-                return ToolFailure(
-                    "instance_crashed",
-                    f"Instance {instance.name!r} crashed during the call: the browser process exited.",
-                )
+            if ctx and ctx.page_state is not None and ctx.page_state.crashed_at:
+                failure = ctx.page_state.unhealthy_error(ctx.spec.name)
+                failure.started = True
+                failure.message = failure.message.replace("was not started", "was interrupted", 1)
+                return failure
             if ctx and ctx.page_state is not None and ctx.page_state.closed:
                 return ToolFailure("page_not_found", f"Page {ctx.page_state.page_id} was closed during the call.")
             return ToolFailure("internal_error", f"Playwright error: {first_lines(exc.message)}")
         return ToolFailure("internal_error", f"{type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _suspect_page(ctx: CallContext | None, failure: ToolFailure) -> None:
+        """After a call timed out on a tab, check (in the background) that its renderer answers."""
+        if ctx is not None and ctx.page_state is not None and failure.started and failure.error_type in SLOW_ERRORS:
+            ctx.page_state.suspect(ctx.spec.name)
+
+    def _record_cancelled(
+        self, tool: str, args: Any, caller: str, spec: ToolSpec | None, ctx: CallContext | None,
+        submitted: float, started_at: str,
+    ) -> None:
+        """Log a call whose caller went away: what it had done by then (nobody gets this envelope)."""
+        phase = ctx.phase if ctx is not None else "queued"
+        outcome, retry = classify(spec, phase == "running")
+        envelope = self._envelope(
+            tool, ctx, submitted, started_at, outcome, retry, error_type="cancelled",
+            message=f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}",
+        )
+        self._notify(tool, args, caller, envelope)
 
     def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
         record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)

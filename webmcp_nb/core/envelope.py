@@ -53,6 +53,11 @@ ErrorType = Literal[
     "download_failed",
     # Added for agents (MCP): the notebook user denied the call, or did not answer in time.
     "approval_denied",
+    # A tab's renderer crashed (killed, out of memory): reload it (a fresh renderer) or close it.
+    "page_crashed",
+    # The caller went away before the call finished (MCP cancellation or disconnect,
+    # KeyboardInterrupt); seen in call logs only, as nobody waits for the envelope.
+    "cancelled",
 ]
 """Every `error_type` an envelope can carry: the contract's list, declared once."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import uuid
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import chromium
 from .downloads import Downloads
+from .driver import Driver, start_playwright
 from .evidence import Evidence
 from .registry import ToolFailure
 from .pages import PageState
@@ -121,11 +123,33 @@ class Instance:
         state.closed = True
         if state.webmcp is not None:
             state.webmcp.close()
+        if self.pages.get(state.page_id) is not state:
+            return  # forgotten already (the tab that replaced it may carry its page_id now)
         for key in [key for key in self.python_tools if key[0] == state.page_id]:
             self.python_tools[key].end()
         self.pages.pop(state.page_id, None)
         if self.current_page_id == state.page_id:
             self.current_page_id = next(reversed(self.pages), None)
+
+    async def reopen(self, state: PageState) -> PageState:
+        """Replace a crashed or stuck tab by a new one under the same page_id (and place): its
+        renderer is terminated (CDP `Page.crash`), the tab closed, a blank one opened. The caller
+        loads the URL again."""
+        assert self.context is not None
+        old_id, order = state.page_id, list(self.pages)
+        current = self.current_page_id
+        if state.crashed_at is None:
+            await _crash_renderer(state)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(state.page.close(), 10)
+        self.forget(state)
+        fresh = self.track(await self.context.new_page())
+        del self.pages[fresh.page_id]
+        fresh.page_id = old_id
+        self.pages[old_id] = fresh
+        self.pages = {page_id: self.pages[page_id] for page_id in order + list(self.pages) if page_id in self.pages}
+        self.current_page_id = current if current in self.pages else old_id
+        return fresh
 
     def page(self, page_id: str | None) -> PageState:
         """The page with `page_id` (strict), or the current page."""
@@ -180,24 +204,54 @@ class InstanceManager:
         self.crash_log: deque[Crash] = deque(maxlen=20)
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
         self.webmcp = WebMCPHub()
-        self._playwright: Playwright | None = None
-        self._playwright_lock = asyncio.Lock()
+        self._driver: Driver | None = None
+        self._driver_lock = asyncio.Lock()
+        self.driver_restarts = 0
+        self.driver_exit: dict[str, Any] | None = None  # the latest unexpected exit of the driver
+        self.driver_lost = False  # it exited, and no new one has started yet
 
     async def playwright(self) -> Playwright:
-        async with self._playwright_lock:
-            if self._playwright is None:
-                from playwright.async_api import async_playwright
+        """The running Playwright; a driver that died is replaced by a new one here."""
+        async with self._driver_lock:
+            self.check_driver()
+            if self._driver is None:
+                self._driver = await start_playwright(on_exit=self.check_driver)
+                if self.driver_lost:
+                    self.driver_lost = False
+                    self.driver_restarts += 1
+            return self._driver.playwright
 
-                from .driver import start_driver_in_own_session
+    def check_driver(self) -> None:
+        """If the driver died under us: its instances are lost (each reported as crashed),
+        and the next call that needs a browser starts a new driver. Cheap; idempotent."""
+        driver = self._driver
+        if driver is None or not driver.exited():
+            return
+        self._driver = None
+        detail = driver.describe_exit()
+        self.driver_exit = {"pid": driver.pid, "at": utc_now(), "detail": detail}
+        self.driver_lost = True
+        for instance in list(self.instances.values()):
+            if instance.state == "live":
+                self._on_disconnected(instance, detail)
+        asyncio.get_running_loop().create_task(driver.stop())
 
-                start_driver_in_own_session()
-                self._playwright = await async_playwright().start()
-            return self._playwright
+    def driver_status(self) -> dict[str, Any]:
+        """For health: `running`, `not_started` or `exited` (lost, replaced on the next call)."""
+        self.check_driver()
+        driver = self._driver
+        state = "running" if driver is not None else "exited" if self.driver_lost else "not_started"
+        return {
+            "state": state,
+            "pid": driver.pid if driver is not None else None,
+            "restarts": self.driver_restarts,
+            "last_exit": self.driver_exit,
+        }
 
     def playwright_managed_chromium(self) -> str | None:
         """The Chromium `playwright install chromium` put in place, if any."""
-        if self._playwright is not None:
-            path = self._playwright.chromium.executable_path
+        if self._driver is not None:
+            path = self._driver.playwright.chromium.executable_path
             if Path(path).exists():
                 return path
         return chromium.playwright_cache_chromium()
@@ -365,11 +419,11 @@ class InstanceManager:
         )
 
     # crash and close ----------------------------------------------------------
-    def _on_disconnected(self, instance: Instance) -> None:
+    def _on_disconnected(self, instance: Instance, detail: str = "the browser process exited unexpectedly") -> None:
         if instance.state in ("closing", "closed", "crashed"):
             return
         instance.state = "crashed"
-        crash = Crash(instance.name, instance.instance_id, utc_now(), "the browser process exited unexpectedly")
+        crash = Crash(instance.name, instance.instance_id, utc_now(), detail)
         self.crashes[instance.name] = crash
         self.crash_log.append(crash)
         if self.instances.get(instance.name) is instance:
@@ -413,9 +467,21 @@ class InstanceManager:
                 await self.close(name)
             except Exception:  # noqa: BLE001 - shutting down: keep closing the rest
                 pass
-        if self._playwright is not None:
-            await self._playwright.stop()
-            self._playwright = None
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            await driver.stop()
+
+
+async def _crash_renderer(state: PageState) -> None:
+    """Terminate the tab's renderer (even one stuck in script) and wait for the crash."""
+    crashed = asyncio.get_running_loop().create_future()
+    state.page.once("crash", lambda _page: crashed.done() or crashed.set_result(None))
+    with contextlib.suppress(Exception):  # closing the tab ends the renderer anyway
+        cdp = await asyncio.wait_for(state.cdp(), 5)
+        # The renderer dies before it can answer: the command itself fails.
+        request = asyncio.ensure_future(cdp.send("Page.crash"))
+        request.add_done_callback(lambda done: done.cancelled() or done.exception())
+        await asyncio.wait_for(crashed, 5)
 
 
 async def _browser_pid(browser: Browser) -> int | None:

@@ -28,6 +28,8 @@ Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
 Check = Callable[["CallContext", Any], None]
 """Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
 approval and queueing: nothing has happened yet."""
+RESERVED_PARAMS = frozenset({"call_timeout_s"})
+"""Keywords `Session.call` takes for itself, so no tool may declare them."""
 
 
 class ToolFailure(Exception):
@@ -73,6 +75,7 @@ class ToolSpec:
     open_world: bool = False
     group: Group = "core"
     resolves_modal: bool = False
+    recovers_page: bool = False  # runs on a crashed or unresponsive tab (which fails other tools fast)
     too_large_hint: str = ""
     # Argument paths ("text", "fields.*.value") that carry text typed into a page field: recorded
     # as [redacted] unless the handler found the field ordinary (see webmcp_nb.core.redaction).
@@ -172,6 +175,9 @@ class Registry:
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self:
             raise ValueError(f"tool {spec.name!r} is already registered")
+        reserved = RESERVED_PARAMS & set(spec.params.model_fields)
+        if reserved:
+            raise ValueError(f"{spec.name}: parameter {', '.join(sorted(reserved))} is reserved (Session.call's own)")
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec

@@ -375,6 +375,12 @@ class ListKind:
         return frozenset(key for _, keys, _ in self.columns for key in keys) | self.hidden
 
 
+def _tab_status(item: dict[str, Any]) -> str:
+    """A tab's status when it is not ok (`unresponsive`, `crashed`)."""
+    status = item.get("status", "ok")
+    return f" [{status}]" if status != "ok" else ""
+
+
 def _text_cell(key: str) -> Cell:
     return lambda item, current: _e(item.get(key) if item.get(key) is not None else "")
 
@@ -450,14 +456,15 @@ def _network_line(item: dict[str, Any], current: str | None) -> str:
 LIST_KINDS: dict[str, ListKind] = {
     "tabs": ListKind(
         line=lambda item, current: f"{'*' if item.get('current') else '-'} {item.get('page_id', '?')} "
-        f"{_json(item.get('title', ''))} {item.get('url', '')}",
+        f"{_json(item.get('title', ''))} {item.get('url', '')}" + _tab_status(item),
         columns=(
             ("", ("current",), lambda item, current: "●" if item.get("current") else ""),
             ("page_id", ("page_id",), _code_cell("page_id")),
-            ("title", ("title",), _text_cell("title")),
+            ("title", ("title", "status"), lambda item, current: _e(item.get("title", "")) + _tab_status(item)),
             ("url", ("url",), _code_cell("url")),
         ),
         legend=" (* = current)",
+        alert=lambda item: item.get("status", "ok") != "ok",
     ),
     "frames": ListKind(
         line=_frame_line,

@@ -63,6 +63,61 @@ class BearerToken:
         await self.app(scope, receive, send)
 
 
+class CancelOnDisconnect:
+    """ASGI wrapper: a POST whose client goes away before the answer starts is cancelled.
+
+    The SDK watches for that only on SSE responses, and this server answers JSON; without it
+    a call an agent gave up on (a 2026-07-28 client cancels by closing its request) would
+    still run later. The engine then logs it as cancelled (a queued call never runs)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:  # the body first, so that afterwards `receive` can only report a disconnect
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body: list[dict[str, Any]] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+        gone = asyncio.Event()
+        answering = False
+
+        async def replay() -> dict[str, Any]:
+            if body:
+                return body.pop()
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def tracked_send(message: dict[str, Any]) -> None:
+            nonlocal answering
+            answering = True
+            await send(message)
+
+        handler = asyncio.ensure_future(self.app(scope, replay, tracked_send))
+        watcher = asyncio.ensure_future(receive())
+        dropped = False
+        try:
+            await asyncio.wait({handler, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if watcher.done():
+                gone.set()
+                if not (handler.done() or answering):
+                    dropped = handler.cancel()
+            try:
+                await handler
+            except asyncio.CancelledError:
+                if not dropped:
+                    raise
+        finally:
+            watcher.cancel()
+            handler.cancel()
+
+
 def _security(host: str) -> TransportSecuritySettings:
     if host in LOOPBACK:
         return TransportSecuritySettings(
@@ -233,7 +288,7 @@ async def serve_http(
     )
     sock = bind(host, port)
     config = uvicorn.Config(
-        BearerToken(app, token),
+        BearerToken(CancelOnDisconnect(app), token),
         log_config=None,
         log_level="warning",
         access_log=False,

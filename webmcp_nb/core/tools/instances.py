@@ -184,6 +184,14 @@ class HealthData(Data):
     chromium: str | None
     failed_launches: list[dict[str, Any]]
     crashes: list[dict[str, Any]]
+    driver: dict[str, Any] = Field(
+        description="Playwright's driver process: state running, not_started or exited (it died; the next "
+        "call starts a new one), its pid, how often it was restarted, and its last unexpected exit."
+    )
+    unhealthy_pages: list[dict[str, Any]] = Field(
+        description="Tabs whose renderer crashed or stopped answering (status crashed / unresponsive)."
+    )
+    problems: list[str] = Field(description="Why status is degraded (empty when ok).")
     versions: dict[str, str]
 
 
@@ -208,8 +216,23 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
     for instance in manager.instances.values():
         counts[instance.state] = counts.get(instance.state, 0) + 1
     counts["total"] = len(manager.instances)
+    driver = manager.driver_status()
+    unhealthy = [
+        {"instance": instance.name, "page_id": state.page_id, "url": state.page.url, "status": state.condition,
+         "since": state.crashed_at or (state.unresponsive or {}).get("since")}
+        for instance in manager.instances.values()
+        for state in list(instance.pages.values())
+        if state.condition != "ok"
+    ]
+    problems = [] if executable else ["no Chromium was found (see browsers)"]
+    if driver["state"] == "exited":
+        problems.append(f"{driver['last_exit']['detail']}; the next call starts a new one")
+    problems += [f"page {page['page_id']} of instance {page['instance']!r} is {page['status']}" for page in unhealthy]
     return HealthData(
-        status="ok" if executable else "degraded",
+        status="degraded" if problems else "ok",
+        driver=driver,
+        unhealthy_pages=unhealthy,
+        problems=problems,
         instances=counts,
         limits={
             "max_instances": limits.max_instances,

@@ -32,6 +32,14 @@ class WaitParams(PageParams):
     wait_until: WaitUntil = "load"
 
 
+class ReloadParams(WaitParams):
+    force: bool = Field(
+        False,
+        description="Terminate the tab's renderer first (for a page stuck in script) and load its URL in a "
+        "fresh one; the page_id stays. A crashed tab is reloaded this way without it.",
+    )
+
+
 class PageData(ActionData):
     title: str | None = None
     status: int | None = Field(None, description="HTTP status of the main document, if any.")
@@ -129,12 +137,26 @@ def _position(ctx: CallContext) -> tuple[str, int]:
 @tool(
     name="browser_reload",
     title="Reload",
-    description="Reload the current tab.",
-    params=WaitParams,
+    description="Reload the current tab. force=true terminates its renderer and loads the URL in a fresh "
+    "one: the way out for a tab marked unresponsive (a script stuck in a loop).",
+    params=ReloadParams,
     data=PageData,
     target="page",
     open_world=True,
+    recovers_page=True,
 )
-async def reload(ctx: CallContext, p: WaitParams) -> PageData:
-    response = await _navigation(ctx, "Reload", ctx.page.reload, wait_until=p.wait_until)
+async def reload(ctx: CallContext, p: ReloadParams) -> PageData:
+    state, instance = ctx.page_state, ctx.instance
+    assert state is not None and instance is not None
+    if not (p.force or state.crashed_at):
+        if state.unresponsive:
+            raise state.unhealthy_error("browser_reload without force=true")
+        response = await _navigation(ctx, "Reload", ctx.page.reload, wait_until=p.wait_until)
+        return await _page_data(ctx, response)
+    url = state.page.url
+    ctx.page_state = await instance.reopen(state)
+    ctx.frame = ctx.page.main_frame
+    response = None
+    if url and url != "about:blank":
+        response = await _navigation(ctx, f"Loading {url} again", ctx.page.goto, url, wait_until=p.wait_until)
     return await _page_data(ctx, response)
