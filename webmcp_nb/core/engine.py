@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
@@ -109,7 +110,12 @@ class Engine:
         started_at = started_at or utc_now()
         spec: ToolSpec | None = None
         ctx: CallContext | None = None
+        refusal = screen(tool, args)
+        tool = tool_label(tool)
+        logged_args = {} if refusal is not None else args
         try:
+            if refusal is not None:
+                raise refusal
             spec = self.registry.get(tool)
             if groups is not None and spec.group not in groups:
                 ungranted, spec = spec, None
@@ -154,11 +160,13 @@ class Engine:
                 tool, ctx, submitted, started_at, outcome, retry,
                 error_type=failure.error_type, message=failure.message,
             )
-        if spec is not None:
-            envelope = enforce_size_limit(
-                envelope, self.limits.max_result_bytes, read_only=spec.read_only, hint=spec.too_large_hint
-            )
-        self._notify(tool, args, caller, envelope)
+        envelope = enforce_size_limit(
+            envelope,
+            self.limits.max_result_bytes,
+            read_only=spec is not None and spec.read_only,
+            hint=spec.too_large_hint if spec is not None else "",
+        )
+        self._notify(tool, logged_args, caller, envelope)
         return envelope
 
     async def close(self) -> None:
