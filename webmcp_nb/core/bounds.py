@@ -20,6 +20,9 @@ Built-in tools need 3 (`browser_fill_form`); the rest is room for page tools' in
 MAX_ARGUMENT_BYTES = 1_048_576
 """Largest arguments, counted as their JSON would be: strings and keys in UTF-8, numbers
 and punctuation."""
+MAX_INTEGER_BITS = 1024
+"""Largest integer magnitude (below 2**1024, about 1.8e308): beyond it no browser reads the
+number (JavaScript's largest is about 1.8e308) and Python would not print it."""
 INVALID_TOOL_NAME = "(invalid tool name)"
 """`operation.tool` of a call whose tool name is not a string or is too long."""
 
@@ -66,6 +69,11 @@ def _measure(args: object) -> InvalidParams | None:
                     stack.append((item, depth + 1, (*path, key)))
             else:
                 stack.extend((item, depth + 1, (*path, index)) for index, item in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INTEGER_BITS:
+            return InvalidParams(
+                f"The integer at '{_where(path)}' has about {value.bit_length() * 30103 // 100000:,} digits, "
+                f"beyond what a JSON number can hold (magnitude below 2**{MAX_INTEGER_BITS})."
+            )
         else:
             budget -= _scalar_size(value, budget)
         if budget < 0:
@@ -82,7 +90,7 @@ def _scalar_size(value: Any, budget: int) -> int:
     if isinstance(value, bool) or value is None:
         return 5
     if isinstance(value, int):
-        return value.bit_length() * 30103 // 100000 + 2  # decimal digits, without building them
+        return value.bit_length() * 30103 // 100000 + 2  # decimal digits, without printing them
     if isinstance(value, float):
         return len(repr(value))
     if isinstance(value, (bytes, bytearray)):

@@ -35,6 +35,7 @@ from .. import __version__
 from ..core.engine import Approval
 from ..core.registry import Group, ToolSpec
 from ..published import Kind
+from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
 from .results import call_result, output_schema
 
@@ -187,6 +188,7 @@ class AgentServer:
             on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
         )
+        self.server.middleware.append(keep_malformed_calls)
 
     # change notifications ---------------------------------------------------
     def _follow(self, listeners: list[Any]) -> Any:
@@ -240,11 +242,12 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self.notifier.seen(ctx)
+        name, arguments = as_sent(params)
         mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
             spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
-                self.caller(ctx), CALL_TOOL, mirror.call_args(params.arguments or {}),
+                self.caller(ctx), CALL_TOOL, mirror.call_args(arguments),
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 groups=self.groups,
             )
@@ -252,7 +255,7 @@ class AgentServer:
         spec = self.visible_spec(params.name)
         approval = self._approval(read_only=spec.read_only, destructive=spec.destructive) if spec else None
         envelope = await self.session.acall_as(
-            self.caller(ctx), params.name, params.arguments or {}, approval=approval, groups=self.groups
+            self.caller(ctx), name, arguments, approval=approval, groups=self.groups
         )
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 
