@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.inbound import encode_header_value
 
 import webmcp_nb.core.tools  # noqa: F401 - registers every tool
-from tests.conftest import error, ok, ref_for
+from tests.conftest import browser_processes, error, ok, ref_for
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.bounds import (
     INVALID_TOOL_NAME,
@@ -681,3 +681,15 @@ def test_the_python_client_refuses_malformed_calls_before_sending(mcp_server):
         return seen
 
     assert asyncio.run(scenario()) == ["arguments", "arguments", "name"]
+
+
+@pytest.mark.parametrize("locale", ["Mi-v1J", "en-US-abcdefgh-abcdefgh"])
+def test_a_locale_chromium_refuses_is_invalid_and_leaves_no_browser(session, known_state, locale):
+    # The pattern lets these through; Chromium's ICU refuses them once the browser is up.
+    processes = len(browser_processes())
+    envelope = session.call("browser_create_instance", name="bad-locale", locale=locale)
+    message = error(envelope, "invalid_params", outcome="not_started", retry="after_correction")
+    assert f"Chromium does not accept the locale {locale!r}" in message
+    assert "bad-locale" not in [i["name"] for i in ok(session.list_instances())["instances"]]
+    assert len(browser_processes()) == processes  # the browser launched for it was closed
+    assert observe(session) == known_state
