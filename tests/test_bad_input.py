@@ -409,7 +409,8 @@ def test_depth_bound_is_exact():
     ids=["free-form-input", "unknown-field", "list-item", "one-past-the-bound"],
 )
 def test_deep_arguments_are_refused_before_validation(session, known_state, tool, args, where):
-    message = refused(session.call_as("test", tool, args), tool, f"deeper than {MAX_ARGUMENT_DEPTH} levels", f"'{where}")
+    envelope = session.call_as("test", tool, args)
+    message = refused(envelope, tool, f"deeper than {MAX_ARGUMENT_DEPTH} levels", f"'{where}")
     assert "no tool takes input that deep" in message
     assert observe(session) == known_state
 
@@ -417,7 +418,8 @@ def test_deep_arguments_are_refused_before_validation(session, known_state, tool
 def test_a_cyclic_argument_is_refused_as_too_deep(session, known_state):
     cycle: dict[str, Any] = {}
     cycle["self"] = cycle
-    refused(session.call_as("test", "browser_webmcp_call", {"name": "x", "input": cycle}), "browser_webmcp_call", "deeper than")
+    envelope = session.call_as("test", "browser_webmcp_call", {"name": "x", "input": cycle})
+    refused(envelope, "browser_webmcp_call", "deeper than")
     assert observe(session) == known_state
 
 
@@ -480,7 +482,9 @@ def test_a_non_string_tool_name_is_invalid_everywhere(session, known_state, name
 
 def test_a_huge_unknown_tool_name_gives_a_small_envelope(session, known_state):
     envelope = session.call("x" * 2_000_000)
-    message = refused(envelope, INVALID_TOOL_NAME, "2,000,000 characters long", f"over the limit of {MAX_TOOL_NAME_CHARS}")
+    message = refused(
+        envelope, INVALID_TOOL_NAME, "2,000,000 characters long", f"over the limit of {MAX_TOOL_NAME_CHARS}"
+    )
     assert "x" * 41 not in message  # only the start is quoted
     assert len(envelope.to_json_bytes()) < 1_500
     assert len(str(envelope)) < 1_500
@@ -552,7 +556,7 @@ class RawMCP:
         }
         if protocol == "2025-11-25":
             init = {"protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-            response = self.post('{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}' % json.dumps(init))
+            response = self.post('{"jsonrpc":"2.0","id":0,"method":"initialize","params":' + json.dumps(init) + "}")
             self.headers |= {"mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": protocol}
             self.post('{"jsonrpc":"2.0","method":"notifications/initialized"}')
         else:
@@ -570,9 +574,9 @@ class RawMCP:
                 "io.modelcontextprotocol/clientCapabilities": {},
                 "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
             }
-            params = '{"_meta":%s,%s' % (json.dumps(meta), params[1:])
+            params = '{"_meta":' + json.dumps(meta) + "," + params[1:]
         headers = {"mcp-name": name_header} if name_header is not None else {}
-        response = self.post('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":%s}' % params, **headers)
+        response = self.post('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + params + "}", **headers)
         return response.status_code, response.json()
 
 
@@ -600,9 +604,12 @@ def refused_result(response: dict[str, Any], tool: str, *words: str) -> dict[str
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("arguments", ["[]", '["about:blank"]', '"url=about:blank"', "42", "true"])
-def test_non_object_arguments_over_mcp_are_an_invalid_params_result(session, known_state, mcp_server, protocol, arguments):
+def test_non_object_arguments_over_mcp_are_an_invalid_params_result(
+    session, known_state, mcp_server, protocol, arguments
+):
     raw = RawMCP(mcp_server, protocol)
-    status, response = raw.call('{"name":"browser_navigate","arguments":%s}' % arguments, name_header="browser_navigate")
+    params = '{"name":"browser_navigate","arguments":' + arguments + "}"
+    status, response = raw.call(params, name_header="browser_navigate")
     assert status == 200
     refused_result(response, "browser_navigate", "Arguments must be an object of named parameters.")
     assert observe(session) == known_state
@@ -620,13 +627,14 @@ def test_null_or_absent_arguments_over_mcp_are_an_empty_object(session, known_st
 @pytest.mark.parametrize("name", ["5", "null", '["browser_snapshot"]', "{}"])
 def test_a_non_string_tool_name_over_mcp_is_an_invalid_params_result(session, known_state, mcp_server, name):
     kind = {"5": "int", "null": "NoneType", '["browser_snapshot"]': "list", "{}": "dict"}[name]
-    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":%s,"arguments":{}}' % name)
+    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":' + name + ',"arguments":{}}')
     assert status == 200
     refused_result(response, INVALID_TOOL_NAME, f"The tool name must be a string, not {kind}.")
     # 2026-07-28 requests repeat the name in an `Mcp-Name` header, which the SDK's transport
     # compares with the body before any server code runs: a non-string never matches.
     if name != "null":
-        status, response = RawMCP(mcp_server, "2026-07-28").call('{"name":%s,"arguments":{}}' % name, name_header=name)
+        params = '{"name":' + name + ',"arguments":{}}'
+        status, response = RawMCP(mcp_server, "2026-07-28").call(params, name_header=name)
         assert status == 400 and response["error"]["code"] == -32020
         assert "mcp-name header does not match" in response["error"]["message"]
     else:  # no name to compare: the call reaches the server
@@ -636,7 +644,7 @@ def test_a_non_string_tool_name_over_mcp_is_an_invalid_params_result(session, kn
 
 
 def test_a_huge_tool_name_over_mcp_gives_a_small_result(session, known_state, mcp_server):
-    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":"%s","arguments":{}}' % ("x" * 2_000_000))
+    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":"' + "x" * 2_000_000 + '","arguments":{}}')
     assert status == 200
     refused_result(response, INVALID_TOOL_NAME, "2,000,000 characters long")
     assert len(json.dumps(response)) < 5_000
@@ -645,7 +653,10 @@ def test_a_huge_tool_name_over_mcp_gives_a_small_result(session, known_state, mc
 def test_lone_surrogates_over_mcp(session, known_state, mcp_server):
     # 2025-era: the SDK's JSON parser refuses a lone surrogate escape (-32700, HTTP 400).
     legacy = RawMCP(mcp_server, "2025-11-25")
-    for params in ('{"name":"browser_\\ud800","arguments":{}}', '{"name":"browser_navigate","arguments":{"url":"\\udfff"}}'):
+    for params in (
+        '{"name":"browser_\\ud800","arguments":{}}',
+        '{"name":"browser_navigate","arguments":{"url":"\\udfff"}}',
+    ):
         status, response = legacy.call(params)
         assert status == 400 and response["error"]["code"] == -32700, response
     # 2026-07-28: the body parses; the value reaches the tool, which refuses it.

@@ -19,9 +19,9 @@ so a run is reproducible.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import re
-import concurrent.futures
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -55,8 +55,15 @@ FRUITS = ["Apple", "Banana", "Cherry", "Date", "Elderberry", "Fig", "Grape"]
 PAGE_TOOLS = ["add_to_cart", "get_cart", "echo_text", "fail_always", "search_products", "extra_tool", "no_such_tool"]
 # `leave_page` never answers (it navigates away): calling it would only wait for the timeout.
 EXPRESSIONS = [
-    "1 + 1", "document.title", "() => location.href", "el => el.textContent", "throw new Error('fuzz')",
-    "'a' + String.fromCharCode(0xd800)", "new Promise(r => setTimeout(() => r(7), 20))", "undefined", "[1, {a: 2}]",
+    "1 + 1",
+    "document.title",
+    "() => location.href",
+    "el => el.textContent",
+    "throw new Error('fuzz')",
+    "'a' + String.fromCharCode(0xd800)",
+    "new Promise(r => setTimeout(() => r(7), 20))",
+    "undefined",
+    "[1, {a: 2}]",
 ]
 
 FUZZ = settings(
@@ -103,17 +110,25 @@ def made(value: Any) -> Any:
 
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), TEXT,
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    TEXT,
     st.integers(min_value=2**1023, max_value=2**1100),
 )
 HUGE = st.sampled_from([Big("x", 200_000), Big("é", MAX_ARGUMENT_BYTES // 2 + 1), Big("\ud800", 1_000)])
-DEEP = st.sampled_from([Big("nested", MAX_ARGUMENT_DEPTH - 2), Big("nested", MAX_ARGUMENT_DEPTH + 1), Big("nested", 3_000)])
+DEEP = st.sampled_from(
+    [Big("nested", MAX_ARGUMENT_DEPTH - 2), Big("nested", MAX_ARGUMENT_DEPTH + 1), Big("nested", 3_000)]
+)
 JUNK_KEYS = st.text(st.sampled_from("qxz0 _\ud800é"), max_size=8)
 JUNK = st.one_of(
     SCALARS,
     HUGE,
     DEEP,
-    st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(JUNK_KEYS, inner, max_size=3), max_leaves=6),
+    st.recursive(
+        SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(JUNK_KEYS, inner, max_size=3), max_leaves=6
+    ),
 )
 """Anything: wrong types, huge, deep, surrogates."""
 WRONG_TYPE = st.one_of(st.integers(), st.booleans(), st.dictionaries(JUNK_KEYS, st.integers(), max_size=2), DEEP)
@@ -144,16 +159,18 @@ def valid(schema: dict[str, Any], root: dict[str, Any]) -> st.SearchStrategy[Any
         return st.integers(schema.get("minimum", -(2**31)), schema.get("maximum", 2**31))
     if kind == "number":
         low = schema.get("minimum", schema.get("exclusiveMinimum", -1e6))
-        return st.floats(
-            low, schema.get("maximum", 1e6), exclude_min="exclusiveMinimum" in schema, allow_nan=False
-        )
+        return st.floats(low, schema.get("maximum", 1e6), exclude_min="exclusiveMinimum" in schema, allow_nan=False)
     if kind == "string":
         low, high = schema.get("minLength", 0), min(schema.get("maxLength", 20), 20)
         if "pattern" in schema:
-            return st.from_regex(schema["pattern"], fullmatch=True).filter(lambda s: low <= len(s) <= schema.get("maxLength", 10**9))
+            return st.from_regex(schema["pattern"], fullmatch=True).filter(
+                lambda s: low <= len(s) <= schema.get("maxLength", 10**9)
+            )
         return st.text(min_size=low, max_size=max(low, high))
     if kind == "array":
-        return st.lists(valid(schema["items"], root), min_size=schema.get("minItems", 0), max_size=min(schema.get("maxItems", 4), 4))
+        return st.lists(
+            valid(schema["items"], root), min_size=schema.get("minItems", 0), max_size=min(schema.get("maxItems", 4), 4)
+        )
     if kind == "object":
         if schema.get("additionalProperties") is True and "properties" not in schema:
             return st.dictionaries(st.text(max_size=8), JUNK, max_size=3)
@@ -193,7 +210,10 @@ def safe_values(page: Page) -> dict[str, st.SearchStrategy[Any]]:
         # Instances: never the session's own one destroyed, at most one more launched.
         "name@browser_create_instance": mostly(st.just("default"), st.just(EXTRA_INSTANCE)),  # launches are slow
         "name@browser_destroy_instance": st.sampled_from([EXTRA_INSTANCE, "ghost"]),
-        "instance": mostly(st.sampled_from([None, "default"]), st.sampled_from(["ghost"]) | st.from_regex(r"^[a-z][a-z0-9]{0,8}$", fullmatch=True)),
+        "instance": mostly(
+            st.sampled_from([None, "default"]),
+            st.sampled_from(["ghost"]) | st.from_regex(r"^[a-z][a-z0-9]{0,8}$", fullmatch=True),
+        ),
         "page_id": mostly(st.none(), st.text(min_size=1, max_size=8)),
         "frame_id": mostly(st.none(), st.text(min_size=1, max_size=8)),
         "download_id": mostly(st.none(), st.text(min_size=1, max_size=8)),
@@ -201,7 +221,9 @@ def safe_values(page: Page) -> dict[str, st.SearchStrategy[Any]]:
         "time_s": st.floats(0.01, 0.2),
         "wait_s": st.floats(0, 0.2),
         "timeout_s": st.floats(0.5, 3),
-        "url": st.sampled_from([page.url, "about:blank", page.url.replace("webmcp.html", "form.html"), "http://127.0.0.1:9/"])
+        "url": st.sampled_from(
+            [page.url, "about:blank", page.url.replace("webmcp.html", "form.html"), "http://127.0.0.1:9/"]
+        )
         | st.text(st.characters(exclude_characters=":"), min_size=1, max_size=12),
         # The page's own things, so that some calls act for real.
         "ref": refs,
@@ -216,8 +238,20 @@ def safe_values(page: Page) -> dict[str, st.SearchStrategy[Any]]:
     }
 
 
-SAFE_JUNK = {"paths", "profile_dir", "executable_path", "args", "name@browser_create_instance", "name@browser_destroy_instance",
-             "url", "time_s", "wait_s", "timeout_s", "expression", "name@browser_webmcp_call"}
+SAFE_JUNK = {
+    "paths",
+    "profile_dir",
+    "executable_path",
+    "args",
+    "name@browser_create_instance",
+    "name@browser_destroy_instance",
+    "url",
+    "time_s",
+    "wait_s",
+    "timeout_s",
+    "expression",
+    "name@browser_webmcp_call",
+}
 """Arguments whose invalid values must not be strings or lists of strings either (a random
 string is a valid path, URL, expression or instance name)."""
 ALWAYS = {"time_s", "wait_s", "timeout_s"}
@@ -256,9 +290,17 @@ def arguments(spec: ToolSpec, page: Page, *, surrogates: bool = True) -> st.Sear
         if props
         else DEEP.map(lambda deep: {"x": deep})
     )
-    kinds = {"valid": all_valid, "wrong": some_wrong, "extras": with_extras, "big": huge_or_deep, "not an object": not_an_object}
+    kinds = {
+        "valid": all_valid,
+        "wrong": some_wrong,
+        "extras": with_extras,
+        "big": huge_or_deep,
+        "not an object": not_an_object,
+    }
     # Half of the calls valid (so that tools act and pages change), half bad in some way.
-    generated = st.sampled_from(["valid"] * 5 + ["wrong", "wrong", "extras", "big", "not an object"]).flatmap(kinds.__getitem__)
+    generated = st.sampled_from(["valid"] * 5 + ["wrong", "wrong", "extras", "big", "not an object"]).flatmap(
+        kinds.__getitem__
+    )
     if not surrogates:
         generated = generated.filter(lambda value: encodable(made(value)))
     return generated
@@ -309,7 +351,13 @@ def settle(session: Session, page: Page) -> tuple[Any, ...]:
         state = fingerprint(session)
         page_state, current, instances, tabs = state
         home = isinstance(page_state, tuple) and page_state[0] == page.url and page_state[1] is not None
-        if home and current == "default" and [i[0] for i in instances] == ["default"] and isinstance(tabs, list) and len(tabs) == 1:
+        if (
+            home
+            and current == "default"
+            and [i[0] for i in instances] == ["default"]
+            and isinstance(tabs, list)
+            and len(tabs) == 1
+        ):
             return state
         if EXTRA_INSTANCE in [i[0] for i in instances]:
             session.destroy_instance(EXTRA_INSTANCE)
@@ -450,7 +498,11 @@ NAMES = st.one_of(
     TEXT,
     st.text(min_size=129, max_size=300),
     st.just(Big("x", 2_000_000)),
-    st.integers(), st.none(), st.binary(max_size=8), st.lists(st.text(max_size=3), max_size=2), st.floats(),
+    st.integers(),
+    st.none(),
+    st.binary(max_size=8),
+    st.lists(st.text(max_size=3), max_size=2),
+    st.floats(),
 )
 
 
@@ -501,7 +553,6 @@ def test_mcp_calls_always_return_a_tool_result(fuzz_session, page, mcp, tool):
     renew_refs(fuzz_session, page)
     call()
     assert sum(outcomes.values()) >= MCP_EXAMPLES
-
 
 
 def test_the_fingerprint_sees_what_calls_change(fuzz_session, page):

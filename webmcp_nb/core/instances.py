@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import uuid
@@ -266,10 +267,8 @@ class InstanceManager:
         except BaseException as exc:
             self.instances.pop(options.name, None)
             if instance.browser is not None or instance.context is not None:  # launched, then failed
-                try:
+                with contextlib.suppress(Exception):  # the launch error is the one to report
                     await (instance.browser or instance.context).close()  # type: ignore[union-attr]
-                except Exception:  # noqa: BLE001 - the launch error is the one to report
-                    pass
             if not instance.ready.done():
                 instance.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
                 instance.ready.exception()
