@@ -100,7 +100,8 @@ class Engine:
         approval: Approval | None = None,
         groups: frozenset[str] | None = None,
     ) -> Envelope:
-        """Run `tool` with `args`; always returns an envelope, never raises.
+        """Run `tool` with `args`; always returns an envelope, never raises (a call out of
+        the fixed bounds of `bounds.screen`, a non-string tool name included, is refused first).
 
         `groups` limits the callable tools to those capability groups (an agent's
         grant). With `approval`, a tool that needs it (see `needs_approval`) waits for
