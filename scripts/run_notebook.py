@@ -22,7 +22,13 @@ from nbconvert import HTMLExporter
 def run(path: Path, out: Path, timeout: int) -> Path:
     notebook = nbformat.read(path, as_version=4)
     resources = {"metadata": {"path": str(path.parent)}}
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources=resources)
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources=resources,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no start-up warnings; cell errors still fail the run
+    )
     started = time.monotonic()
     client.execute()
     out.mkdir(parents=True, exist_ok=True)
