@@ -189,6 +189,17 @@ class Kernel:  # used by test_kernel and test_mcp
                 return outputs
         raise TimeoutError(code)
 
+    def start(self, code: str, timeout: float = 60) -> str:
+        """Execute `code` without waiting for it to finish; return its msg_id once it prints
+        (begin `code` with a print, so the return means it is running)."""
+        msg_id = self.client.execute(code)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self.client.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                return msg_id
+        raise TimeoutError(code)
+
     def value(self, code: str) -> Any:
         """The JSON value printed by `code` (which must print json.dumps(...))."""
         streams = [o["text"] for o in self.run(code) if o["type"] == "stream"]

@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +23,7 @@ from traitlets import TraitError
 
 import webmcp_nb
 from tests.conftest import browser_processes, check_contract, ok, ref_for
+from tests.helpers import wait_until
 from webmcp_nb import Envelope
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
@@ -115,10 +115,7 @@ def test_unload_closes_the_browsers_and_removes_everything(ip: Any, demo: Any) -
     assert browser_magics(ip) == []
     assert ip.find_line_magic("browser") is None and ip.find_cell_magic("browser") is None
     assert "BrowserMagics" not in dict(ip.magics_manager.registry)
-    deadline = time.monotonic() + 10
-    while len(browser_processes()) > before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(browser_processes()) == before
+    wait_until(lambda: len(browser_processes()) == before, message=lambda: f"{browser_processes()} (before: {before})")
     assert ip.extension_manager.unload_extension(EXTENSION) == "not loaded"
     webmcp_nb.unload_ipython_extension(ip)  # unloading again is harmless
 
@@ -470,10 +467,7 @@ def test_autoload_in_a_kernel_through_config(demo: Any) -> None:
         kernel_pid = int(pid["data"]["text/plain"])
         assert browser_processes(kernel_pid)
         run(f"%unload_ext {EXTENSION}")
-        deadline = time.monotonic() + 10
-        while browser_processes(kernel_pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert browser_processes(kernel_pid) == []
+        wait_until(lambda: not browser_processes(kernel_pid), message=lambda: f"left: {browser_processes(kernel_pid)}")
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
