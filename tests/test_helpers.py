@@ -70,7 +70,11 @@ def test_a_contract_violation_fails_the_test_that_caused_it(tmp_path: Path) -> N
             """
         )
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(TESTS.parent)])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(TESTS.parent)]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # a quicker start: the suite needs no plugin
+    }
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", "--rootdir", str(tmp_path), str(suite)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.helpers import browser_processes, error, ok, wait_for_exit, wait_until
 
@@ -73,7 +74,8 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
-        wait_until(lambda: (other / "SingletonLock").is_symlink(), timeout=15, message="the outsider never locked its profile")
+        locked = other / "SingletonLock"
+        wait_until(locked.is_symlink, timeout=15, message="the outsider never locked its profile")
         message = error(s.create_instance("p3", profile_dir=str(other)), "profile_dir_in_use", "not_started")
         assert f"pid {outsider.pid}" in message
     finally:
@@ -151,6 +153,7 @@ def test_close_leaves_no_browser_processes(fresh_session, demo) -> None:
     wait_until(lambda: not browser_processes(), message=lambda: f"left running: {browser_processes()}")
 
 
+@pytest.mark.browser
 def test_context_manager_and_interpreter_exit_leave_no_browsers(demo) -> None:
     script = textwrap.dedent(
         f"""

@@ -40,6 +40,8 @@ from playwright import sync_api as playwright_sync
 from tests.helpers import browser_processes, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.browser  # JupyterLab in a Chromium, its kernels driving another
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOT = ARTIFACTS / "jupyterlab-quickstart.png"

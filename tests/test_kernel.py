@@ -23,6 +23,8 @@ from webmcp_nb.core.render import ENVELOPE_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chromium
+
 
 @pytest.fixture
 def kernel(demo) -> Iterator[Kernel]:

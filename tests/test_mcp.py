@@ -38,6 +38,9 @@ from .conftest import Kernel, ref_for
 TS_CLIENT = Path(__file__).parent / "ts_client"
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
 
+# Agents drive a kernel's (or a session's) Chromium; the few tests that do not still serve a kernel (slow).
+pytestmark = pytest.mark.browser
+
 
 class Served:
     """A kernel whose notebook session serves MCP, with clients for it."""
