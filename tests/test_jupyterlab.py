@@ -40,8 +40,6 @@ from playwright import sync_api as playwright_sync
 from tests.helpers import browser_processes, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
-
-pytestmark = pytest.mark.browser  # JupyterLab in a Chromium, its kernels driving another
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOT = ARTIFACTS / "jupyterlab-quickstart.png"
@@ -60,7 +58,7 @@ UI_MS = 20_000
 CELL_MS = 30_000
 RESULT = "WEBMCP_TEST_RESULT "
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.browser]  # JupyterLab in a Chromium, its kernels driving another
 
 
 # --------------------------------------------------------------------------- #
