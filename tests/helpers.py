@@ -5,12 +5,13 @@ Fixtures live in conftest.py; everything a test module imports lives here.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -53,6 +54,25 @@ def wait_until(
             detail = message() if callable(message) else message
             raise AssertionError(f"condition not met within {timeout:g} s{': ' + detail if detail else ''}")
         time.sleep(interval)
+
+
+async def wait_until_async(
+    predicate: Callable[[], Awaitable[T]],
+    timeout: float = 10.0,
+    interval: float = 0.05,
+    message: str | Callable[[], str] = "",
+) -> T:
+    """`wait_until` for a coroutine predicate, inside an event loop."""
+    deadline = time.monotonic() + timeout
+    while True:
+        last_try = time.monotonic() >= deadline
+        value = await predicate()
+        if value:
+            return value
+        if last_try:
+            detail = message() if callable(message) else message
+            raise AssertionError(f"condition not met within {timeout:g} s{': ' + detail if detail else ''}")
+        await asyncio.sleep(interval)
 
 
 # envelopes -------------------------------------------------------------------------
