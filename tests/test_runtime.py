@@ -68,7 +68,10 @@ def test_instances_run_in_parallel(fresh_session, demo) -> None:
     for name in ("left", "right"):
         ok(s.navigate(demo.url, instance=name))
     # Each call reports when it ran (one clock: both browsers run on this machine).
-    wait = "() => { const start = Date.now(); return new Promise(r => setTimeout(() => r([start, Date.now()]), 3000)); }"
+    wait = (
+        "() => { const start = Date.now();"
+        " return new Promise(resolve => setTimeout(() => resolve([start, Date.now()]), 3000)); }"
+    )
 
     async def main() -> list[Envelope]:
         return await asyncio.gather(
