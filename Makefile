@@ -27,7 +27,6 @@ chromium: $(STAMP)
 	@$(PY) scripts/ensure_chromium.py --log $(LOGS)/chromium.log
 
 demo: install chromium
-	@echo "Running notebooks/01-quickstart.ipynb (a kernel and a headless Chromium) ..."
 	@$(PY) scripts/run_notebook.py notebooks/01-quickstart.ipynb --out build
 
 # pytest exits 5 when it collected no tests; that proves nothing, so it fails the target.
