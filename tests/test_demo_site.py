@@ -36,6 +36,7 @@ def page():
         browser.close()
 
 
+@pytest.mark.browser
 def test_pages_load(demo, page):
     for path, title in PAGES.items():
         page.goto(demo.url_for(path))
@@ -59,6 +60,7 @@ def test_dynamic_endpoints(demo):
         assert resp.url == demo.url_for("help.html")
 
 
+@pytest.mark.browser
 def test_webmcp_tools(demo, page):
     page.goto(demo.url_for("webmcp.html"))
     sync_api.expect(page.locator("#webmcp-status")).to_have_text("WebMCP ready")

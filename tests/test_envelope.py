@@ -9,11 +9,10 @@ import sys
 
 import pytest
 
+from tests.helpers import make_operation
 from webmcp_nb import Envelope, Session, ToolCallError
 from webmcp_nb.core.config import Limits
 from webmcp_nb.core.envelope import ERROR_TYPES, enforce_size_limit
-
-from .conftest import make_operation
 
 
 def test_success_shape_and_bytes_become_base64_only_when_serialised() -> None:

@@ -37,7 +37,7 @@ import psutil
 import pytest
 from playwright import sync_api as playwright_sync
 
-from .conftest import browser_processes
+from tests.helpers import browser_processes, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
@@ -58,7 +58,7 @@ UI_MS = 20_000
 CELL_MS = 30_000
 RESULT = "WEBMCP_TEST_RESULT "
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.browser]  # JupyterLab in a Chromium, its kernels driving another
 
 
 # --------------------------------------------------------------------------- #
@@ -149,13 +149,13 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + SERVER_START_S
-        while not _status_ok(url, token):
+        def answering() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{_log_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer /api/status within {SERVER_START_S}s:\n{_log_tail(log)}")
-            time.sleep(0.2)
+            return _status_ok(url, token)
+
+        wait_until(answering, timeout=SERVER_START_S, interval=0.2,
+                   message=lambda: f"jupyter lab did not answer /api/status:\n{_log_tail(log)}")
         yield Lab(url=url, token=token, pid=proc.pid, root=root, log=log)
     finally:
         # Everything the server started (kernels, their Chromium and Playwright driver),

@@ -9,22 +9,21 @@ from __future__ import annotations
 
 import base64
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
-import psutil
 import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
+from tests.helpers import Kernel, wait_for_exit
 from webmcp_nb.core.render import ENVELOPE_MIME
 
-from .conftest import Kernel
-
 ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chromium
 
 
 @pytest.fixture
@@ -94,8 +93,7 @@ def test_interrupting_a_cell_leaves_the_browser_running(kernel: Kernel) -> None:
     # Jupyter's Interrupt signals the kernel's whole process group; the browser must survive it.
     kernel.run("%browser navigate {DEMO}")
     pids = kernel.browser_pids()
-    msg_id = kernel.client.execute("import time; time.sleep(30)")
-    time.sleep(1.0)
+    msg_id = kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
     kernel.manager.interrupt_kernel()
     errors = []
     while True:
@@ -120,10 +118,7 @@ def test_kernel_restart_or_shutdown_leaves_no_browser(kernel: Kernel, how: str) 
         kernel.manager.restart_kernel(now=False)
     else:
         kernel.manager.shutdown_kernel(now=False)
-    deadline = time.monotonic() + 15
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [pid for pid in pids if _alive(pid)] == []
+    wait_for_exit(pids)
 
 
 def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
@@ -176,10 +171,3 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     assert "application/vnd.jupyter.widget-view+json" in form and "add_to_cart" in form["text/html"]
     assert outputs['}""").data["result"]'][-1]["text/plain"] == """'{"fruit":"Fig","letters":3,"plural":"figs"}'"""
     assert outputs['"fruit_facts" in [tool.name for tool in nb.webmcp.tools()]'][-1]["text/plain"] == "False"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False

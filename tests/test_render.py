@@ -18,13 +18,12 @@ from typing import ClassVar
 
 from PIL import Image
 
+from tests import helpers
+from tests.helpers import error, ok, ref_for
 from webmcp_nb import Envelope
 from webmcp_nb.core.envelope import RETRY_ADVICE, Operation
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.core.render import ENVELOPE_MIME, ToolTable, mimebundle, render_html, render_text
-
-from . import conftest
-from .conftest import error, ok, ref_for
 
 HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
 HOSTILE_BODY = "<script>alert(2)</script>"
@@ -32,7 +31,7 @@ HOSTILE_BODY = "<script>alert(2)</script>"
 
 def make_operation(**changes: object) -> Operation:
     defaults = {"tool": "browser_click", "duration_ms": 12.34, "finished_at": "2026-11-30T00:00:00.012+00:00"}
-    return conftest.make_operation(**{**defaults, **changes})
+    return helpers.make_operation(**{**defaults, **changes})
 
 
 class TagChecker(HTMLParser):

@@ -12,26 +12,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.conftest import error, ok
+from tests.helpers import error, ok, wait_until
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.webmcp import WebMCPEvent
 
 CART_TOOLS = {"add_to_cart", "get_cart", "fail_always", "leave_page", "echo_text"}
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError("condition not met in time")
 
 
 class Events:
@@ -236,7 +226,7 @@ def test_a_tool_that_never_answers_times_out(session, demo):
     started = time.monotonic()
     message = error(session.webmcp_call("hang", timeout_s=0.3), "operation_timeout", outcome="unknown",
                     retry="inspect_state")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # cut off by timeout_s, not the 60 s operation timeout
     assert "timeout_s" in message
 
 

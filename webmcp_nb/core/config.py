@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 MIN_RESULT_BYTES = 4096
 
 
-def _env_number(name: str, default: float, cast: type = int) -> float:
+def _env_number(name: str, default: float, cast: type[int] | type[float] = int) -> float:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default

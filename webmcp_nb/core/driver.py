@@ -56,7 +56,7 @@ def start_driver_in_own_session() -> None:
     """Make Playwright start its driver in a new session (idempotent)."""
     for name in _TRANSPORT_MODULES:
         try:
-            transport = importlib.import_module(name)
+            transport: Any = importlib.import_module(name)  # private module: no types to rely on
         except ImportError:
             continue
         if not isinstance(transport.asyncio, _NewSessionAsyncio):
