@@ -314,7 +314,7 @@ def test_fill_form_failing_after_the_first_field_reports_unknown(session, form):
 
 
 @pytest.mark.parametrize(
-    "field_type, value",
+    ("field_type", "value"),
     [("checkbox", "yes"), ("radio", "on"), ("textbox", True), ("combobox", False)],
 )
 def test_fill_form_value_must_match_the_field_type(session, form, field_type, value):
@@ -429,12 +429,16 @@ def test_an_unknown_key_in_a_chord_leaves_no_key_held(session, form):
     message = error(session.press_key("Control+Shift+Nope"), "invalid_params", "unknown", "inspect_state")
     assert "'Nope'" in message and "Control+Shift had been pressed and was released" in message
     assert [(event["type"], event["key"]) for event in recorded_events(session)] == [
-        ("keydown", "Control"), ("keydown", "Shift"), ("keyup", "Shift"), ("keyup", "Control"),
+        ("keydown", "Control"),
+        ("keydown", "Shift"),
+        ("keyup", "Shift"),
+        ("keyup", "Control"),
     ]
     js(session, "window.__events = []")
     ok(session.press_key("x"))  # typed as a plain x: no modifier is still held
     assert [(e["type"], e["key"], e["ctrl"], e["shift"]) for e in recorded_events(session)] == [
-        ("keydown", "x", False, False), ("keyup", "x", False, False),
+        ("keydown", "x", False, False),
+        ("keyup", "x", False, False),
     ]
     assert value_of(session, "#name") == "x"
 
@@ -656,7 +660,7 @@ def test_screenshot_save_writes_an_artifact(session, shop):
     try:
         assert [len(artifacts) for artifacts in paths] == [1, 1]
         assert paths[0] != paths[1]
-        for envelope, (path,) in zip(envelopes, paths):
+        for envelope, (path,) in zip(envelopes, paths, strict=False):
             saved = Path(path)
             assert saved.is_file() and saved.suffix == "." + envelope.data["mime_type"].split("/")[1]
             assert saved.read_bytes() == ok(envelope)["image"]
@@ -683,7 +687,7 @@ def test_screenshot_time_limits(fresh_session, demo):
 
 
 @pytest.mark.parametrize(
-    "args, words",
+    ("args", "words"),
     [
         ({"ref": "e1", "full_page": True}, "full_page and ref"),
         ({"quality": 50}, "quality"),
@@ -712,7 +716,7 @@ def test_alert_blocks_the_page_until_handled(session, dialogs):
     not_started(session.handle_dialog(accept=True), "modal_state_blocked")
 
 
-@pytest.mark.parametrize("accept, shown", [(True, "Confirm: true"), (False, "Confirm: false")])
+@pytest.mark.parametrize(("accept", "shown"), [(True, "Confirm: true"), (False, "Confirm: false")])
 def test_confirm_accepted_or_dismissed(session, dialogs, accept, shown):
     modal = ok(session.click(ref_for(dialogs, 'button "Show confirm"')))["modal_state"]
     assert (modal["kind"], modal["dialog_type"], modal["message"]) == ("dialog", "confirm", "Proceed?")
@@ -722,7 +726,7 @@ def test_confirm_accepted_or_dismissed(session, dialogs, accept, shown):
 
 
 @pytest.mark.parametrize(
-    "args, shown",
+    ("args", "shown"),
     [
         ({"accept": True, "prompt_text": "Grace"}, "Prompt: Grace"),
         ({"accept": True}, "Prompt: Ada"),

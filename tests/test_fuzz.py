@@ -42,9 +42,9 @@ import webmcp_nb.core.tools  # noqa: F401 - registers every tool
 from tests.conftest import check_contract, ok
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.bounds import INVALID_TOOL_NAME, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, MAX_TOOL_NAME_CHARS
+from webmcp_nb.core.grants import ALWAYS_GRANTED
 from webmcp_nb.core.registry import REGISTRY, ToolSpec
 from webmcp_nb.mcp.results import output_schema
-from webmcp_nb.core.grants import ALWAYS_GRANTED
 
 TOOLS = REGISTRY.names()
 SESSION_EXAMPLES = 15  # per tool: 30 tools make 450 calls, with the tool-name fuzz over 500

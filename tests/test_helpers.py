@@ -77,7 +77,11 @@ def test_a_contract_violation_fails_the_test_that_caused_it(tmp_path: Path) -> N
     }
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", "--rootdir", str(tmp_path), str(suite)],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
     )
     out = result.stdout
     assert result.returncode == 1, out

@@ -37,8 +37,11 @@ def session() -> Iterator[Session]:
 @asynccontextmanager
 async def agent(handle: Any) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
-    async with Client(streamable_http_client(handle.url, http_client=http), cache=None,
-                      client_info=types.Implementation(name="mirror-agent", version="1")) as client:
+    async with Client(
+        streamable_http_client(handle.url, http_client=http),
+        cache=None,
+        client_info=types.Implementation(name="mirror-agent", version="1"),
+    ) as client:
         yield client
 
 
@@ -118,6 +121,7 @@ def test_collisions_across_frames_annotations_and_approval(session: Session, dem
 
     async def scenario() -> tuple[dict[str, types.Tool], types.CallToolResult, types.CallToolResult]:
         async with agent(handle) as client:
+
             async def all_three() -> dict[str, types.Tool] | None:  # the frame's tool registers once it has loaded
                 tools = await mirrored(client)
                 return tools if len(tools) == 3 else None
@@ -153,6 +157,7 @@ def test_calls_route_to_the_right_frame(session: Session, demo: DemoServer) -> N
 
     async def scenario() -> None:
         async with agent(handle) as client:
+
             async def frame_tool_listed() -> bool:
                 return "webmcp_greet_2" in await mirrored(client)
 

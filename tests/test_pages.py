@@ -272,7 +272,7 @@ def test_snapshot_has_refs_url_and_title(session, demo):
     assert all(REF.match(ref) for ref in refs)
     assert 'heading "Demo Shop"' in data["snapshot"]
     assert re.search(r'button "Add Grape" \[ref=(f\d+)?e\d+\]', data["snapshot"])
-    assert 'status [ref=' in data["snapshot"] and "Cart: 0 items" in data["snapshot"]
+    assert "status [ref=" in data["snapshot"] and "Cart: 0 items" in data["snapshot"]
 
 
 def test_snapshot_depth_is_shorter_than_the_full_tree(session, demo):
@@ -434,7 +434,13 @@ def test_tabs_list_has_the_current_tab(session, demo, one_tab):
     data = completed(envelope)
     assert data == {
         "tabs": [
-            {"page_id": one_tab, "url": demo.url_for("index.html"), "title": "Demo Shop", "current": True, "status": "ok"}
+            {
+                "page_id": one_tab,
+                "url": demo.url_for("index.html"),
+                "title": "Demo Shop",
+                "current": True,
+                "status": "ok",
+            }
         ],
         "current_page_id": one_tab,
     }
@@ -448,14 +454,14 @@ def test_a_target_blank_link_opens_a_second_tab(session, demo, one_tab):
     completed(envelope)
     assert envelope.operation.page_id == one_tab
     listing = wait_for_tabs(session, lambda tabs: len(tabs) > 1 and tabs[1]["title"] == "Help")
-    assert [t["page_id"] for t in listing["tabs"]][0] == one_tab
+    assert next(t["page_id"] for t in listing["tabs"]) == one_tab
     assert len(listing["tabs"]) == 2
     popup = listing["tabs"][1]
     assert popup["page_id"] != one_tab
     assert popup["url"] == demo.url_for("help.html")
     assert popup["title"] == "Help"
     assert [t["current"] for t in listing["tabs"]].count(True) == 1
-    current = [t["page_id"] for t in listing["tabs"] if t["current"]][0]
+    current = next(t["page_id"] for t in listing["tabs"] if t["current"])
     assert listing["current_page_id"] == current
     # The opener is untouched.
     assert ok(session.evaluate("location.href", page_id=one_tab))["result"] == demo.url_for("index.html")
@@ -493,7 +499,11 @@ def test_tabs_new_without_url_is_blank(session, one_tab):
     data = completed(session.tabs("new"))
     assert len(data["tabs"]) == 2
     assert data["tabs"][1] == {
-        "page_id": data["current_page_id"], "url": "about:blank", "title": "", "current": True, "status": "ok"
+        "page_id": data["current_page_id"],
+        "url": "about:blank",
+        "title": "",
+        "current": True,
+        "status": "ok",
     }
 
 
@@ -547,7 +557,7 @@ def test_an_unknown_page_id_never_falls_back_to_another_tab(session, demo, one_t
 
 
 @pytest.mark.parametrize(
-    "args, words",
+    ("args", "words"),
     [
         ({"action": "select"}, ["select", "page_id"]),
         ({"action": "list", "page_id": "abc"}, ["page_id", "list"]),

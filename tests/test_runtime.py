@@ -106,8 +106,11 @@ def live_default_instance(s) -> None:
     a timed-out call does not abort the launch."""
     first = s.create_instance("default")
     assert first.ok or first.error_type == "operation_timeout", first
-    wait_until(lambda: [i["state"] for i in ok(s.list_instances())["instances"]] == ["live"], timeout=30,
-               message="the instance never became live")
+    wait_until(
+        lambda: [i["state"] for i in ok(s.list_instances())["instances"]] == ["live"],
+        timeout=30,
+        message="the instance never became live",
+    )
 
 
 def test_operation_timeout_while_running_is_unknown(fresh_session, demo) -> None:

@@ -52,6 +52,7 @@ def escape_surrogates(text: str, backslash: str = "\\") -> str:
     escape ``\\udXXX``; `backslash` is how a backslash is written (``\\\\`` inside JSON)."""
     return _LONE_SURROGATE.sub(lambda match: f"{backslash}u{ord(match[0]):04x}", text)
 
+
 def spawn(work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
     """Run `work` in the background on the running loop, referenced until it is done."""
     task = asyncio.get_running_loop().create_task(work)
