@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import tempfile
 import time
@@ -21,6 +22,7 @@ from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
 from .evidence import EvidenceEvent
+from .failure import cap_message, failure_context, mark
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
@@ -215,6 +217,10 @@ class Engine:
                 error_type=translated.error_type,
                 message=translated.message,
             )
+        if not envelope.ok and ctx is not None:
+            context = await failure_context(ctx, envelope.error_type or "")
+            if context is not None:
+                envelope = dataclasses.replace(envelope, context=context, _json=None)
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,
@@ -350,6 +356,7 @@ class Engine:
                 return await spec.handler(ctx, params)
             page_state = instance.page(params.page_id)
             ctx.page_state = page_state
+            ctx.marks = mark(instance, page_state)
             if not await page_state.healthy():  # crashed or stuck: fail fast, or recover it
                 if not spec.recovers_page:
                     raise page_state.unhealthy_error(spec.name)
@@ -480,6 +487,8 @@ class Engine:
             artifacts=artifacts,
         )
         status: Status = "success" if error_type is None else "error"
+        if message is not None:
+            message = cap_message(message)
         return Envelope(status, instance_name, operation, data=data, error_type=error_type, message=message)
 
     def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:

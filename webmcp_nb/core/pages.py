@@ -106,6 +106,11 @@ class PageState:
         """`ok`, `unresponsive` (stuck in script) or `crashed`."""
         return "crashed" if self.crashed_at else "unresponsive" if self.unresponsive else "ok"
 
+    @property
+    def navigating(self) -> bool:
+        """A navigation of the main frame was requested and has not finished or failed."""
+        return self._navigation is not None
+
     def _on_crash(self, _page: Page) -> None:
         self.crashed_at = utc_now()
         self.unresponsive = None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .envelope import LIST_KEYS, RETRY_ADVICE, Envelope
+from .failure import context_lines
 from .util import escape_surrogates
 
 if TYPE_CHECKING:
@@ -235,6 +236,7 @@ def render_text(envelope: Envelope) -> str:
         lines = [
             f"{envelope.tool}: error {envelope.error_type}{_header_suffix(envelope)}",
             envelope.message or "(no message)",
+            *context_lines(envelope.context or {}),
             _retry_line(envelope),
             f"operation: {op.id}",
         ]
@@ -695,7 +697,8 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
             f'<div style="border-left: 4px solid {ERROR_COLOUR}; background: rgba(207,34,46,0.08); padding: 6px 10px; '
             f'margin: 6px 0;"><div style="font-weight: 700;">{_e(envelope.error_type)}</div>'
             f'<div style="white-space: pre-wrap; word-break: break-word; margin: 2px 0;">{_e(envelope.message or "")}</div>'
-            f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
+            + (_pre("\n".join(context_lines(envelope.context))) if envelope.context else "")
+            + f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
             f'<span style="{_MUTED}">(outcome: {_e(op.outcome)})</span></div></div>'
         )
     else:
