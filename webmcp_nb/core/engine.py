@@ -9,12 +9,13 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from .aria import RefTarget
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
@@ -65,6 +66,8 @@ class CallRecord:
     args: dict[str, Any]
     caller: str
     envelope: Envelope
+    # What the refs in `args` pointed at when the call was made (for replays: `webmcp_nb.export`).
+    targets: dict[str, RefTarget] = field(default_factory=dict)
 
 
 class Engine:
@@ -165,7 +168,8 @@ class Engine:
             )
             if spec.typed_text and isinstance(args, dict):
                 args, envelope = redact_call(spec.typed_text, args, ctx.typed_plain if ctx else set(), envelope)
-        self._notify(tool, args, caller, envelope)
+        targets = ctx.page_state.ref_targets(args) if ctx is not None and ctx.page_state is not None else {}
+        self._notify(CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope, targets))
         return envelope
 
     async def close(self) -> None:
@@ -375,8 +379,7 @@ class Engine:
             return ToolFailure("internal_error", f"Playwright error: {first_lines(exc.message)}")
         return ToolFailure("internal_error", f"{type(exc).__name__}: {exc}")
 
-    def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
-        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)
+    def _notify(self, record: CallRecord) -> None:
         self.history.append(record)
         for listener in list(self.listeners):
             try:
