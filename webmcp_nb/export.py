@@ -185,13 +185,21 @@ def magic_cell(step: Step) -> str | None:
             return None
     except Exception:  # noqa: BLE001 - anything that does not parse back is written as Python
         return None
-    quoted = [placeholders.get(word) or shlex.quote(word) for word in words]
+    quoted = [placeholders.get(word) or _quote(word) for word in words]
     line = " ".join(quoted)
     if "\n" in line or "\r" in line or not _survives_expansion(quoted, set(placeholders.values())):
         return None
     lookups = [f"{key} = {lookup}  # {step.record.args[key]} when recorded" for key, lookup in step.refs.items()]
     assert step.spec.name.startswith(PREFIX)
     return "\n".join([*lookups, f"%browser {line}"])
+
+
+def _quote(word: str) -> str:
+    """Shell quoting that reads well: `it's` becomes "it's" rather than 'it'"'"'s'."""
+    quoted = shlex.quote(word)
+    if quoted != word and "'" in word and not set(word) & set('"\\$`'):
+        return f'"{word}"'
+    return quoted
 
 
 def _words(argument: Any, value: Any) -> list[str] | None:
