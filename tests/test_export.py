@@ -26,6 +26,9 @@ SNAPSHOT = """- main [ref=e1]:
     - button "Add" [ref=e3]
   - button "Say \\"hi\\"" [ref=e4]
   - textbox "Name" [ref=f1e5]: Ada
+  - paragraph [ref=e7]: one
+  - paragraph "Add" [ref=e8]
+  - paragraph [ref=e9]: two
 """
 
 
@@ -33,7 +36,9 @@ def test_a_ref_is_recorded_as_role_name_and_position_and_found_again() -> None:
     assert target_of(SNAPSHOT, "e3") == RefTarget("button", "Add", 1)
     assert target_of(SNAPSHOT, "e4") == RefTarget("button", 'Say "hi"', 0)
     assert target_of(SNAPSHOT, "f1e5") == RefTarget("textbox", "Name", 0)
-    assert target_of(SNAPSHOT, "e9") is None
+    assert target_of(SNAPSHOT, "e9") == RefTarget("paragraph", "", 1)
+    assert ref_of(SNAPSHOT, RefTarget("paragraph", "", 1)) == "e9"
+    assert target_of(SNAPSHOT, "e10") is None
     renumbered = SNAPSHOT.replace("e2]", "e20]").replace("e3]", "e30]")
     assert ref_of(renumbered, RefTarget("button", "Add", 1)) == "e30"
     assert ref_of(renumbered, RefTarget("button", "Add", 2)) is None

@@ -72,18 +72,17 @@ class RefTarget:
 
 def target_of(snapshot: str, ref: str) -> RefTarget | None:
     """The `RefTarget` of `ref` in a whole-page snapshot, or None if it is not there."""
-    marker = f"[ref={ref}]"
-    lines = snapshot.splitlines()
-    index = next((i for i, line in enumerate(lines) if marker in line), None)
-    if index is None:
+    at = snapshot.find(f"[ref={ref}]")
+    if at < 0:
         return None
-    node = _NODE.match(lines[index])
+    start = snapshot.rfind("\n", 0, at) + 1
+    node = _NODE.match(snapshot[start:at])
     if node is None:
         return None
-    role, name = node["role"], _unescape(node["name"] or "")
-    nth = sum(1 for line in lines[:index] if (other := _NODE.match(line)) and REF.search(line)
-              and other["role"] == role and _unescape(other["name"] or "") == name)
-    return RefTarget(role, name, nth)
+    role, raw = node["role"], node["name"]
+    head = f'- {role} "{raw}"' if raw is not None else f"- {role}"
+    same = re.compile(r"^ *" + re.escape(head) + r'(?! ")(?=[ :\n]|$)[^\n]*\[ref=', re.M)
+    return RefTarget(role, _unescape(raw or ""), len(same.findall(snapshot, 0, start)))
 
 
 def ref_of(snapshot: str, target: RefTarget) -> str | None:
