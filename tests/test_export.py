@@ -12,11 +12,10 @@ from IPython.utils.text import DollarFormatter
 from webmcp_nb.client import tool_registry
 from webmcp_nb.core.aria import RefTarget, ref_of, refs_in_args, target_of
 from webmcp_nb.core.engine import CallRecord
+from webmcp_nb.core.envelope import Envelope
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.export import Code, Step, magic_cell, python_call, script
 from webmcp_nb.notebook.magics import command, split_words
-
-from webmcp_nb.core.envelope import Envelope
 
 from .conftest import make_operation
 
@@ -59,7 +58,7 @@ def replayed_args(cell: str, namespace: dict[str, Any]) -> dict[str, Any]:
     line = cell.splitlines()[-1].removeprefix("%browser ")
     try:
         line = DollarFormatter().vformat(line, args=[], kwargs=namespace)
-    except Exception:  # noqa: BLE001 - what IPython does
+    except Exception:  # noqa: BLE001, S110 - what IPython does
         pass
     words = split_words(line)
     return command(words[0]).parse(words[1:])

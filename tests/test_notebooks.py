@@ -22,11 +22,11 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import nbformat
-import nbformat.v4 as v4
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from nbclient import NotebookClient
+from nbformat import v4
 
 from webmcp_nb import Session, find_ref
 from webmcp_nb.core import aria
@@ -212,14 +212,14 @@ def test_an_exported_session_replays_on_a_fresh_kernel(demo: DemoServer, tmp_pat
     assert json.loads(probe.split("PROBE", 1)[1]) == original
 
     env = {**os.environ, "WEBMCP_NB_SECRET_1": SECRET}
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     assert [line.split()[:2] for line in run.stdout.splitlines()][-2:] == [["ok", "browser_type"], ["ok", "browser_click"]]
     probe_script = (
-        "import json, runpy, sys\nfrom webmcp_nb import Session\nsys.path.insert(0, %r)\nfrom test_notebooks import result_area\n"
-        "with Session() as s:\n    replayed = runpy.run_path(%r)['run'](s)\n"
+        f"import json, runpy, sys\nfrom webmcp_nb import Session\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"from test_notebooks import result_area\nwith Session() as s:\n    replayed = runpy.run_path({str(script)!r})['run'](s)\n"
         "    print('PROBE' + json.dumps({**result_area(s), 'matched': replayed.matched}))\n"
-    ) % (str(Path(__file__).parent), str(script))
-    run = subprocess.run([sys.executable, "-c", probe_script], capture_output=True, text=True, timeout=300, env=env)
+    )
+    run = subprocess.run([sys.executable, "-c", probe_script], capture_output=True, text=True, timeout=300, env=env, check=False)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout.split("PROBE", 1)[1]) == {**original, "matched": True}

@@ -96,7 +96,7 @@ def _step(record: CallRecord, spec: ToolSpec | None, secrets: list[Secret]) -> S
         if _get(args, path) != REDACTED:
             continue
         container = _get(args, path[:-1])
-        target = record.targets.get(container.get("ref")) if isinstance(container, dict) else None
+        target = record.targets.get(str(container.get("ref"))) if isinstance(container, dict) else None
         field_words = f" into {target.describe()}" if target else ""
         variable = f"secret_{len(secrets) + 1}"
         secrets.append(Secret(variable, f"text {record.caller} typed{field_words} with {record.tool}"))
@@ -111,7 +111,7 @@ def _with_refs(step: Step, value: Any, targets: dict[str, RefTarget], instance: 
         return [_with_refs(step, item, targets, instance) for item in value]
     if not isinstance(value, dict):
         return value
-    result = {}
+    result: dict[str, Any] = {}
     for key, item in value.items():
         if (key == "ref" or key.endswith("_ref")) and isinstance(item, str) and item in targets:
             lookup = Code(_lookup(targets[item], instance))
@@ -273,7 +273,7 @@ def _not_replayed(step: Step) -> str:
 
 def notebook(session: Session, callers: Sequence[str] | None = None) -> Any:
     """The replay notebook (an nbformat node)."""
-    import nbformat.v4 as v4
+    from nbformat import v4
 
     from .core.render import render_html, render_text
 

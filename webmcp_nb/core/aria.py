@@ -81,7 +81,7 @@ def target_of(snapshot: str, ref: str) -> RefTarget | None:
         return None
     role, raw = node["role"], node["name"]
     head = f'- {role} "{raw}"' if raw is not None else f"- {role}"
-    same = re.compile(r"^ *" + re.escape(head) + r'(?! ")(?=[ :\n]|$)[^\n]*\[ref=', re.M)
+    same = re.compile(r"^ *" + re.escape(head) + r'(?! ")(?=[ :\n]|$)[^\n]*\[ref=', re.MULTILINE)
     return RefTarget(role, _unescape(raw or ""), len(same.findall(snapshot, 0, start)))
 
 
