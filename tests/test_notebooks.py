@@ -156,7 +156,7 @@ def record(demo: DemoServer) -> Session:
             return [(await client.call_tool(tool, args)).structured_content for tool, args in steps]
 
     added, _, form = asyncio.run(agent([
-        ("browser_webmcp_call", {"name": "add_to_cart", "input": {"item": "Banana", "quantity": 2}}),
+        ("webmcp_add_to_cart", {"item": "Banana", "quantity": 2}),  # the page's tool, mirrored
         ("browser_navigate", {"url": demo.url_for("form.html")}),
         ("browser_snapshot", {}),
     ]))
@@ -194,7 +194,9 @@ def test_an_exported_session_replays_on_a_fresh_kernel(demo: DemoServer, tmp_pat
     sources = [cell.source for cell in notebook.cells]
     assert sources.count("The agent **agent:pytest-agent** did:") == 2 and sources.count("**python** did:") == 2
     assert f"%browser navigate {demo.url_for('webmcp.html')}" in sources
-    assert "%browser webmcp_call add_to_cart --input '{\"item\": \"Banana\", \"quantity\": 2}'" in sources
+    page_tool = next(source for source in sources if "webmcp_call" in source)
+    assert page_tool.startswith("# recorded with page_id ") and page_tool.endswith(
+        "%browser webmcp_call add_to_cart --instance default --input '{\"item\": \"Banana\", \"quantity\": 2}'")
     assert "ref = replay.ref('button', 'Submit')  # " in sources[-4] and sources[-4].endswith("%browser click {ref}")
     assert sources[-3].startswith("Not replayed: `browser_click` was not run (element_not_found")
     typed = next(source for source in sources if "Notes" in source)

@@ -87,8 +87,8 @@ def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
 
 def _step(record: CallRecord, spec: ToolSpec | None, secrets: list[Secret]) -> Step:
     args = {key: value for key, value in record.args.items() if key not in RUN_IDS}
-    notes = [f"{key} {record.args[key]!r} of the recorded run dropped: the current one is used"
-             for key in RUN_IDS if key in record.args]
+    dropped = [f"{key} {str(record.args[key])[:8]}" for key in RUN_IDS if record.args.get(key)]
+    notes = [f"recorded with {', '.join(dropped)} (ids of that run): replayed on the current page"] if dropped else []
     step = Step(record, spec, args, notes=notes)
     if spec is None:
         return step
@@ -165,7 +165,7 @@ def magic_cell(step: Step) -> str | None:
     words, placeholders = [tool.name], {}
     plain_args = {key: value for key, value in step.args.items() if key not in step.refs}
     given = {**plain_args, **{key: f"@{key}@" for key in step.refs}}
-    for argument in tool.arguments:
+    for argument in sorted(tool.arguments, key=lambda argument: not argument.positional):  # positionals first
         if argument.name not in given:
             continue
         value = given[argument.name]
