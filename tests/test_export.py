@@ -118,3 +118,17 @@ def test_export_from_a_live_session(session: Any, demo: DemoServer) -> None:
         in written
     assert "# Not replayed: `browser_click` was not run (element_not_found" in written
     compile(written, "replay.py", "exec")
+
+
+def test_an_export_of_a_log_that_forgot_its_first_calls_says_so(fresh_session: Any, demo: DemoServer) -> None:
+    from webmcp_nb.core import engine
+
+    session = fresh_session()
+    session.navigate(demo.url).raise_for_status()
+    session._ensure_engine().history = engine.deque(session.history, maxlen=2)
+    for _ in range(2):
+        session.call("browser_snapshot").raise_for_status()
+    with pytest.warns(UserWarning, match=r"Incomplete: the session's first 1 calls are no longer in the call log"):
+        written = script(session)
+    assert written.startswith('"""Replay of a webmcp_nb session. **Incomplete: the session\'s first 1 calls')
+    assert "browser_navigate" not in written

@@ -20,12 +20,14 @@ import fnmatch
 import json
 import shlex
 import string
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core.aria import RefTarget
+from .core.engine import HISTORY_SIZE
 from .core.redaction import REDACTED, typed_paths
 
 if TYPE_CHECKING:
@@ -70,11 +72,21 @@ class Secret:
 class Plan:
     steps: list[Step]
     secrets: list[Secret]
+    forgotten: int = 0  # calls made before the oldest one the call log still holds
+
+    @property
+    def warning(self) -> str:
+        if not self.forgotten:
+            return ""
+        return (f"Incomplete: the session's first {self.forgotten} calls are no longer in the call log (it keeps the "
+                f"latest {HISTORY_SIZE}), so this replay starts in the middle and may not reproduce the session.")
 
 
 def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
     """The steps for `session.history`, keeping the callers matching `callers` (fnmatch patterns)."""
-    records = [record for record in session.history
+    history = session.history
+    forgotten = session._ensure_engine().calls_recorded - len(history)
+    records = [record for record in history
                if callers is None or any(fnmatch.fnmatchcase(record.caller, p) for p in callers)]
     registry = session.published.tools
     secrets: list[Secret] = []
@@ -82,7 +94,7 @@ def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
     for record in records:
         spec = registry.get(record.tool) if record.tool in registry else None
         steps.append(_step(record, spec, secrets))
-    return Plan(steps, secrets)
+    return Plan(steps, secrets, forgotten)
 
 
 def _step(record: CallRecord, spec: ToolSpec | None, secrets: list[Secret]) -> Step:
@@ -261,6 +273,14 @@ def _intro(steps: list[Step]) -> str:
             "The pages it visits must be reachable from here.")
 
 
+def _warned(built: Plan) -> str:
+    """The plan's warning, also raised as a Python warning (shown under the exporting cell)."""
+    if not built.warning:
+        return ""
+    warnings.warn(built.warning, stacklevel=4)
+    return f"**{built.warning}**\n\n"
+
+
 def _who(caller: str) -> str:
     return f"The agent **{caller}** did:" if caller.startswith("agent:") else f"**{caller}** did:"
 
@@ -279,7 +299,7 @@ def notebook(session: Session, callers: Sequence[str] | None = None) -> Any:
 
     built = plan(session, callers)
     cells = [v4.new_markdown_cell(
-        "# Replay of a webmcp_nb session\n\n" + _intro(built.steps)
+        "# Replay of a webmcp_nb session\n\n" + _warned(built) + _intro(built.steps)
         + " Run it top to bottom on a fresh kernel; the outputs below each call are those of the recording."
     )]
     if built.secrets:
@@ -333,7 +353,7 @@ def script(session: Session, callers: Sequence[str] | None = None) -> str:
                f"{', '.join('WEBMCP_NB_' + s.variable.upper() for s in built.secrets)} or be asked.\n"
                if built.secrets else "")
     return "\n".join([
-        f'"""Replay of a webmcp_nb session. {_intro(built.steps)}',
+        f'"""Replay of a webmcp_nb session. {_warned(built)}{_intro(built.steps)}',
         secrets,
         "Run: python THIS_FILE. Exits with status 1 if a call ends differently than when recorded.",
         '"""',

@@ -90,6 +90,7 @@ class Engine:
         self.listeners: list[Callable[[CallRecord], None]] = []
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
+        self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
 
     # public -----------------------------------------------------------------
@@ -381,6 +382,7 @@ class Engine:
 
     def _notify(self, record: CallRecord) -> None:
         self.history.append(record)
+        self.calls_recorded += 1
         for listener in list(self.listeners):
             try:
                 listener(record)
