@@ -125,7 +125,7 @@ def test_an_export_of_a_log_that_forgot_its_first_calls_says_so(fresh_session: A
 
     session = fresh_session()
     session.navigate(demo.url).raise_for_status()
-    session._ensure_engine().history = engine.deque(session.history, maxlen=2)
+    session.engine.history = engine.deque(session.history, maxlen=2)
     for _ in range(2):
         session.call("browser_snapshot").raise_for_status()
     with pytest.warns(UserWarning, match=r"Incomplete: the session's first 1 calls are no longer in the call log"):

@@ -85,7 +85,7 @@ class Plan:
 def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
     """The steps for `session.history`, keeping the callers matching `callers` (fnmatch patterns)."""
     history = session.history
-    forgotten = session._ensure_engine().calls_recorded - len(history)
+    forgotten = session.engine.calls_recorded - len(history)
     records = [record for record in history
                if callers is None or any(fnmatch.fnmatchcase(record.caller, p) for p in callers)]
     registry = session.published.tools
