@@ -132,3 +132,17 @@ def test_an_export_of_a_log_that_forgot_its_first_calls_says_so(fresh_session: A
         written = script(session)
     assert written.startswith('"""Replay of a webmcp_nb session. **Incomplete: the session\'s first 1 calls')
     assert "browser_navigate" not in written
+
+
+def test_the_export_magic_reads_a_path_and_callers() -> None:
+    from IPython.core.error import UsageError
+
+    from webmcp_nb.notebook.magics import parse_export
+
+    assert parse_export(["a b.ipynb", "--callers", "notebook", "agent:*"]) == {
+        "path": "a b.ipynb", "callers": ["notebook", "agent:*"]}
+    assert parse_export(["repro.py"]) == {"path": "repro.py", "callers": None}
+    with pytest.raises(UsageError, match=r"'notes.txt' must end in .ipynb \(a notebook\) or .py \(a script\)"):
+        parse_export(["notes.txt"])
+    with pytest.raises(UsageError, match="%browser export: the following arguments are required: path"):
+        parse_export([])
