@@ -146,3 +146,21 @@ def test_the_export_magic_reads_a_path_and_callers() -> None:
         parse_export(["notes.txt"])
     with pytest.raises(UsageError, match="%browser export: the following arguments are required: path"):
         parse_export([])
+
+
+def test_a_published_function_is_replayed_as_a_python_call(fresh_session: Any, tmp_path: Any) -> None:
+    session = fresh_session()
+
+    @session.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    assert session.call("add", a=2, b=3).ok
+    session.call("add", a="two", b=3)  # invalid_params: a note
+    import nbformat
+
+    sources = [cell.source for cell in nbformat.read(session.export_notebook(tmp_path / "published.ipynb"), 4).cells]
+    assert "# add is a function the recorded session published: publish it again first\n" \
+        "replay.call('add', {'a': 2, 'b': 3}, expect='success')" in sources
+    assert any(source.startswith("Not replayed: `add` was not run (invalid_params") for source in sources)

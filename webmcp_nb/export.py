@@ -102,8 +102,10 @@ def _step(record: CallRecord, spec: ToolSpec | None, secrets: list[Secret]) -> S
     dropped = [f"{key} {str(record.args[key])[:8]}" for key in RUN_IDS if record.args.get(key)]
     notes = [f"recorded with {', '.join(dropped)} (ids of that run): replayed on the current page"] if dropped else []
     step = Step(record, spec, args, notes=notes)
-    if spec is None:
-        return step
+    if spec is None or not step.replayed:
+        return step  # written as a note: no secret to ask for, no ref to find
+    if spec.group == "notebook":
+        step.notes.append(f"{spec.name} is a function the recorded session published: publish it again first")
     for path in typed_paths(spec.typed_text, args):
         if _get(args, path) != REDACTED:
             continue
@@ -168,11 +170,12 @@ _EXPANDING = set("{}$")
 def magic_cell(step: Step) -> str | None:
     """The step as ``name = replay.ref(...)`` lines and one ``%browser`` line, or None when the
     arguments cannot be written as a line that parses back to exactly them."""
-    from .notebook.magics import PREFIX, command
+    from .client import tool_registry
+    from .notebook.magics import command
 
     assert step.spec is not None
-    if _has_code(step.args, skip=step.refs):
-        return None  # a secret or a ref inside a JSON value
+    if step.spec.name not in tool_registry() or _has_code(step.args, skip=step.refs):
+        return None  # a function the notebook published; a secret or a ref inside a JSON value
     tool = command(step.spec.name)
     words, placeholders = [tool.name], {}
     plain_args = {key: value for key, value in step.args.items() if key not in step.refs}
@@ -202,7 +205,6 @@ def magic_cell(step: Step) -> str | None:
     if "\n" in line or "\r" in line or not _survives_expansion(quoted, set(placeholders.values())):
         return None
     lookups = [f"{key} = {lookup}  # {step.record.args[key]} when recorded" for key, lookup in step.refs.items()]
-    assert step.spec.name.startswith(PREFIX)
     return "\n".join([*lookups, f"%browser {line}"])
 
 
