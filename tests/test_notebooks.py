@@ -75,7 +75,9 @@ def test_every_notebook_opens_with_what_it_shows_and_how_long(path: Path) -> Non
 def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> None:
     notebook = execute(nbformat.read(ROOT / "notebooks" / "03-agent.ipynb", as_version=4), tmp_path)
     log = text_of(cell_by_source(notebook, "for record in log.records"))
-    rows = [line.split() for line in log.splitlines()]
+    rows = [line.split() for line in log.splitlines() if not line.startswith("the panel's URL bar:")]
+    # The live panel's URL bar followed the agent's navigation.
+    assert re.search(r"^the panel's URL bar: http://127\.0\.0\.1:\d+/index\.html$", log, re.MULTILINE), log
     agent_rows = [row for row in rows if row[0] == "agent:class-agent"]
     assert [row[1:] for row in agent_rows] == [
         ["browser_navigate", "success"],
