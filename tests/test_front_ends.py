@@ -10,9 +10,16 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "webmcp_nb"
-FRONT_ENDS = [*PACKAGE.glob("mcp/*.py"), *PACKAGE.glob("notebook/*.py"), PACKAGE / "cli.py",
-              PACKAGE / "published.py", PACKAGE / "_generated.py", PACKAGE / "export.py", PACKAGE / "replay.py",
-              PACKAGE / "teaching.py"]
+FRONT_ENDS = [
+    *PACKAGE.glob("mcp/*.py"),
+    *PACKAGE.glob("notebook/*.py"),
+    PACKAGE / "cli.py",
+    PACKAGE / "published.py",
+    PACKAGE / "_generated.py",
+    PACKAGE / "export.py",
+    PACKAGE / "replay.py",
+    PACKAGE / "teaching.py",
+]
 ALLOWED = {
     # The MCP SDK has no accessor for a request's connection (the channel 2025-era clients
     # hear list changes on); see ChangeNotifier.seen.

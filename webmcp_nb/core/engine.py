@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 
 from .aria import RefTarget
+from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
@@ -112,7 +113,8 @@ class Engine:
         grant: Grant | None = None,
         timeout_s: float | None = None,
     ) -> Envelope:
-        """Run `tool` with `args`; always returns an envelope, never raises.
+        """Run `tool` with `args`; always returns an envelope, never raises (a call out of
+        the fixed bounds of `bounds.screen`, a non-string tool name included, is refused first).
 
         `grant` limits what the caller may call and pass (an agent's; None: everything).
         With `approval`, a tool that needs it (see `needs_approval`) waits for that
@@ -124,7 +126,12 @@ class Engine:
         started_at = started_at or utc_now()
         spec: ToolSpec | None = None
         ctx: CallContext | None = None
+        refusal = screen(tool, args)
+        tool = tool_label(tool)
+        logged_args = {} if refusal is not None else args
         try:
+            if refusal is not None:
+                raise refusal
             spec = self.registry.get(tool)
             if grant is not None and spec.group not in grant.groups:
                 ungranted, spec = spec, None
@@ -139,15 +146,25 @@ class Engine:
             params = spec.validate(args)
             budget, source = self.limits.operation_timeout_s, "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS"
             if timeout_s is not None:
-                if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+                if (
+                    isinstance(timeout_s, bool)
+                    or not isinstance(timeout_s, (int, float))
+                    or not 0 < timeout_s < math.inf
+                ):
                     raise ToolFailure(
-                        "invalid_params", f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
+                        "invalid_params",
+                        f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
                         started=False,
                     )
                 if timeout_s < budget:
                     budget, source = timeout_s, "the call's own timeout"
             ctx = CallContext(
-                self, spec, deadline=submitted + budget, caller=caller, approval=approval, grant=grant,
+                self,
+                spec,
+                deadline=submitted + budget,
+                caller=caller,
+                approval=approval,
+                grant=grant,
             )
             if spec.check is not None:
                 spec.check(ctx, params)
@@ -162,7 +179,12 @@ class Engine:
                     started=ctx.phase == "running",
                 ) from None
             envelope = self._envelope(
-                spec.name, ctx, submitted, started_at, "completed", "not_needed",
+                spec.name,
+                ctx,
+                submitted,
+                started_at,
+                "completed",
+                "not_needed",
                 data=data.model_dump(mode="python"),
             )
         except ToolFailure as failure:
@@ -171,27 +193,43 @@ class Engine:
             if failure.completed:
                 outcome = "completed"
             envelope = self._envelope(
-                tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message,
+                tool,
+                ctx,
+                submitted,
+                started_at,
+                outcome,
+                retry,
+                error_type=failure.error_type,
+                message=failure.message,
             )
         except asyncio.CancelledError:
             self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
-            failure = self._translate(exc, ctx)
-            outcome, retry = classify(spec, failure.started)
+            translated = self._translate(exc, ctx)
+            outcome, retry = classify(spec, translated.started)
             envelope = self._envelope(
-                tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message,
+                tool,
+                ctx,
+                submitted,
+                started_at,
+                outcome,
+                retry,
+                error_type=translated.error_type,
+                message=translated.message,
             )
-        if spec is not None:
-            envelope = enforce_size_limit(
-                envelope, self.limits.max_result_bytes, read_only=spec.read_only, hint=spec.too_large_hint
+        envelope = enforce_size_limit(
+            envelope,
+            self.limits.max_result_bytes,
+            read_only=spec is not None and spec.read_only,
+            hint=spec.too_large_hint if spec is not None else "",
+        )
+        if spec is not None and spec.typed_text and isinstance(logged_args, dict):
+            logged_args, envelope = redact_call(
+                spec.typed_text, logged_args, ctx.typed_plain if ctx else set(), envelope
             )
-            if spec.typed_text and isinstance(args, dict):
-                args, envelope = redact_call(spec.typed_text, args, ctx.typed_plain if ctx else set(), envelope)
-        targets = ctx.page_state.ref_targets(args) if ctx is not None and ctx.page_state is not None else {}
-        self._notify(tool, args, caller, envelope, targets)
+        targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
+        self._notify(tool, logged_args, caller, envelope, targets)
         return envelope
 
     async def close(self) -> None:
@@ -209,7 +247,11 @@ class Engine:
         return list(self.webmcp.history)
 
     async def register_page_tool(
-        self, tool: PythonTool, *, instance: str | None = None, page_id: str | None = None,
+        self,
+        tool: PythonTool,
+        *,
+        instance: str | None = None,
+        page_id: str | None = None,
         exposed_to: Iterable[str] = (),
     ) -> PageToolRegistration:
         """Offer the Python function `tool` to agents inside a page as a WebMCP tool, callable
@@ -357,9 +399,7 @@ class Engine:
         if denial is not None:
             raise ToolFailure("approval_denied", denial, started=False)
 
-    async def _run_watching_modals(
-        self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState
-    ) -> Any:
+    async def _run_watching_modals(self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState) -> Any:
         """Run a page tool; if a dialog or file chooser opens meanwhile, return at once.
 
         An action reports the open modal in its `modal_state`; a read-only tool cannot
@@ -465,14 +505,26 @@ class Engine:
             ctx.page_state.suspect(ctx.spec.name)
 
     def _record_cancelled(
-        self, tool: str, args: Any, caller: str, spec: ToolSpec | None, ctx: CallContext | None,
-        submitted: float, started_at: str,
+        self,
+        tool: str,
+        args: Any,
+        caller: str,
+        spec: ToolSpec | None,
+        ctx: CallContext | None,
+        submitted: float,
+        started_at: str,
     ) -> None:
         """Log a call whose caller went away: what it had done by then (nobody gets this envelope)."""
         phase = ctx.phase if ctx is not None else "queued"
         outcome, retry = classify(spec, phase == "running")
         envelope = self._envelope(
-            tool, ctx, submitted, started_at, outcome, retry, error_type="cancelled",
+            tool,
+            ctx,
+            submitted,
+            started_at,
+            outcome,
+            retry,
+            error_type="cancelled",
             message=f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}",
         )
         self._notify(tool, args, caller, envelope)
@@ -502,5 +554,3 @@ def classify(spec: ToolSpec | None, started: bool, read_only: bool | None = None
     if read_only is None:
         read_only = spec is not None and spec.read_only
     return "unknown", "read_only" if read_only else "inspect_state"
-
-

@@ -16,8 +16,8 @@ from . import chromium
 from .downloads import Downloads
 from .driver import Driver, start_playwright
 from .evidence import Evidence
-from .registry import ToolFailure
 from .pages import PageState
+from .registry import ToolFailure
 from .util import first_lines, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
@@ -78,6 +78,7 @@ class Instance:
 
     def __post_init__(self) -> None:
         self.evidence = Evidence(self.instance_id, self.event_buffer_size)
+
     code_state: dict[str, Any] = field(default_factory=dict)  # browser_execute's `state`
 
     @property
@@ -344,6 +345,9 @@ class InstanceManager:
             await self._start(instance)
         except BaseException as exc:
             self.instances.pop(options.name, None)
+            if instance.browser is not None or instance.context is not None:  # launched, then failed
+                with contextlib.suppress(Exception):  # the launch error is the one to report
+                    await (instance.browser or instance.context).close()  # type: ignore[union-attr]
             if not instance.ready.done():
                 instance.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
                 instance.ready.exception()
@@ -395,7 +399,7 @@ class InstanceManager:
                 browser = await playwright.chromium.launch(**launch_kwargs)
                 context = await browser.new_context(**context_kwargs)
         except PlaywrightError as exc:
-            raise ToolFailure(
+            raise _unknown_locale(options, exc) or ToolFailure(
                 "internal_error",
                 f"Chromium at {executable} failed to launch: {_launch_error(exc.message)}",
                 started=False,
@@ -411,7 +415,10 @@ class InstanceManager:
         for page in context.pages:
             instance.track(page)
         if not context.pages:
-            await context.new_page()
+            try:
+                await context.new_page()
+            except PlaywrightError as exc:
+                raise _unknown_locale(options, exc) or exc from None
 
     def _record_failed_launch(self, options: LaunchOptions, error_type: ErrorType, message: str) -> None:
         self.failed_launches.append(
@@ -497,6 +504,17 @@ async def _browser_pid(browser: Browser) -> int | None:
     return None
 
 
+def _unknown_locale(options: LaunchOptions, exc: Exception) -> ToolFailure | None:
+    """Chromium (ICU) refusing `options.locale`, which our pattern cannot foresee, as bad input."""
+    if options.locale and "Invalid locale name" in str(exc):
+        return ToolFailure(
+            "invalid_params",
+            f"Chromium does not accept the locale {options.locale!r}; use a tag such as 'en-US' or 'fr-FR'.",
+            started=False,
+        )
+    return None
+
+
 def _launch_error(message: str) -> str:
     """Playwright's launch error without its decorative boxes."""
     lines = [line.strip(" ║╔╗╚╝═") for line in message.splitlines()]
@@ -518,5 +536,3 @@ def _chromium_lock_holder(profile_dir: Path) -> int | None:
     except PermissionError:
         return int(pid_text)
     return pid
-
-

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.connection import Connection
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -36,6 +36,7 @@ from ..core.engine import Approval
 from ..core.grants import Grant, widens_grant
 from ..core.registry import ToolSpec
 from ..published import Kind
+from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
 from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
 
@@ -101,7 +102,9 @@ def describe_tool(spec: ToolSpec) -> types.Tool:
 class _Server(Server[Any]):
     """Advertises `listChanged` to handshake-era clients (the HTTP manager asks with defaults)."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ):  # type: ignore[no-untyped-def]
         changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         return super().create_initialization_options(notification_options or changes, *args, **kwargs)
 
@@ -190,6 +193,7 @@ class AgentServer:
             on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
         )
+        self.server.middleware.append(keep_malformed_calls)
 
     # change notifications ---------------------------------------------------
     def _follow(self, listeners: list[Any]) -> Any:
@@ -243,11 +247,14 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self.notifier.seen(ctx)
+        name, arguments = as_sent(params)
         mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
             spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
-                self.caller(ctx), CALL_TOOL, mirror.call_args(params.arguments or {}),
+                self.caller(ctx),
+                CALL_TOOL,
+                mirror.call_args(arguments),
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 grant=self.grant,
             )
@@ -256,9 +263,7 @@ class AgentServer:
         arguments = params.arguments or {}
         widens = widens_grant(params.name, arguments, self.session.launch_defaults.headless)
         approval = self._approval(read_only=spec.read_only, destructive=spec.destructive or widens) if spec else None
-        envelope = await self.session.acall_as(
-            self.caller(ctx), params.name, arguments, approval=approval, grant=self.grant
-        )
+        envelope = await self.session.acall_as(self.caller(ctx), name, arguments, approval=approval, grant=self.grant)
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 
     def _approval(self, *, read_only: bool, destructive: bool) -> Approval | None:
@@ -293,7 +298,9 @@ class AgentServer:
             content, mime_type = await asyncio.to_thread(resource.read), resource.mime_type
         if isinstance(content, bytes):
             blob = base64.b64encode(content).decode("ascii")
-            return types.ReadResourceResult(contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)])
+            return types.ReadResourceResult(
+                contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)]
+            )
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=str(content))]
         )
@@ -351,8 +358,10 @@ class AgentServer:
         if missing or unknown:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Prompt {prompt.name!r}: " + "; ".join(
-                    [f"missing argument '{name}'" for name in missing] + [f"unknown argument '{name}'" for name in unknown]
+                f"Prompt {prompt.name!r}: "
+                + "; ".join(
+                    [f"missing argument '{name}'" for name in missing]
+                    + [f"unknown argument '{name}'" for name in unknown]
                 ),
             )
         rendered = await asyncio.to_thread(prompt.render, **arguments)
@@ -364,7 +373,6 @@ class AgentServer:
                 for role, text in messages
             ],
         )
-
 
 
 async def serve_stdio(
