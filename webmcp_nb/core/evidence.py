@@ -17,7 +17,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .redaction import REDACTED
 from .registry import ToolFailure
@@ -198,7 +198,7 @@ class Evidence:
 
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
-        location = message.location or {}
+        location = message.location
         self._emit(
             "console",
             self.console.append(
@@ -251,7 +251,7 @@ class Evidence:
         except Exception:  # noqa: BLE001 - a service worker's request has no frame
             frame_id = None
         previous = request.redirected_from
-        redirect_chain = []
+        redirect_chain: list[str] = []
         while previous is not None:
             redirect_chain.insert(0, previous.url)
             previous = previous.redirected_from
@@ -329,7 +329,7 @@ class Evidence:
 
 def _timing(request: Request) -> dict[str, float | None]:
     """Playwright's request timing: `start` in epoch ms, the phases in ms after it (None: unknown)."""
-    raw = request.timing
+    raw = cast(dict[str, float | None], request.timing)
     start = raw.get("startTime")
 
     def phase(name: str) -> float | None:

@@ -91,6 +91,10 @@ class Instance:
             return True
         return self.state == "live" and self.browser is not None and not self.browser.is_connected()
 
+    def adopt(self, page: Page) -> None:
+        """Track a page the browser opened (a popup, a new tab)."""
+        self.track(page)
+
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""
         for state in self.pages.values():
@@ -407,7 +411,7 @@ class InstanceManager:
         instance.browser, instance.context = browser, context
         if options.webmcp == "polyfill":
             await context.add_init_script(script=POLYFILL_JS)
-        context.on("page", instance.track)
+        context.on("page", instance.adopt)
         context.on("close", lambda _ctx: self._on_disconnected(instance))
         if browser is not None:
             browser.on("disconnected", lambda _b: self._on_disconnected(instance))
@@ -482,7 +486,12 @@ class InstanceManager:
 async def _crash_renderer(state: PageState) -> None:
     """Terminate the tab's renderer (even one stuck in script) and wait for the crash."""
     crashed = asyncio.get_running_loop().create_future()
-    state.page.once("crash", lambda _page: crashed.done() or crashed.set_result(None))
+
+    def mark_crashed(_page: Page) -> None:
+        if not crashed.done():
+            crashed.set_result(None)
+
+    state.page.once("crash", mark_crashed)
     with contextlib.suppress(Exception):  # closing the tab ends the renderer anyway
         cdp = await asyncio.wait_for(state.cdp(), 5)
         # The renderer dies before it can answer: the command itself fails.

@@ -64,7 +64,7 @@ class PageState:
         self._frames: dict[str, Frame] = {}
         self.modal: Modal | None = None
         self.modal_opened = asyncio.Event()
-        self.pending: set[asyncio.Task[Any]] = set()
+        self.pending: set[asyncio.Future[Any]] = set()
         self.document_generation = 0
         self._snapshot_generation = -1
         self._latest_refs: set[str] = set()
@@ -86,10 +86,10 @@ class PageState:
         page.on("request", self._on_request)
         page.on("requestfinished", self._on_request_done)
         page.on("requestfailed", self._on_request_done)
-        page.on("framenavigated", lambda frame: frame.parent_frame is None and self._on_request_done(None))
+        page.on("framenavigated", self._on_frame_navigated)
         for frame in page.frames:
             self.frame_id(frame)
-        page.on("frameattached", self.frame_id)
+        page.on("frameattached", self._on_frame_attached)
         page.on("framedetached", self._forget_frame)
         page.on("domcontentloaded", self._new_document)
         page.on("dialog", lambda dialog: self._open_modal(Modal("dialog", dialog, "browser_handle_dialog")))
@@ -191,7 +191,7 @@ class PageState:
         from playwright.async_api import Error
 
         try:
-            return (await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"]
+            return str((await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"])
         except Error:
             return None  # not Chromium, or the session went away
 
@@ -210,6 +210,13 @@ class PageState:
             known = self._frame_ids[frame] = str(uuid.uuid4())
             self._frames[known] = frame
         return known
+
+    def _on_frame_attached(self, frame: Frame) -> None:
+        self.frame_id(frame)
+
+    def _on_frame_navigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self._on_request_done(None)
 
     def _forget_frame(self, frame: Frame) -> None:
         frame_id = self._frame_ids.pop(frame, None)
@@ -263,11 +270,11 @@ class PageState:
         if self.pending:
             await asyncio.wait(list(self.pending), timeout=timeout)
 
-    def keep_pending(self, task: asyncio.Task[Any]) -> None:
+    def keep_pending(self, task: asyncio.Future[Any]) -> None:
         self.pending.add(task)
         task.add_done_callback(self._pending_done)
 
-    def _pending_done(self, task: asyncio.Task[Any]) -> None:
+    def _pending_done(self, task: asyncio.Future[Any]) -> None:
         self.pending.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: an interrupted action's error is not reported twice
