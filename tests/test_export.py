@@ -41,7 +41,11 @@ def test_a_ref_is_recorded_as_role_name_and_position_and_found_again() -> None:
     renumbered = SNAPSHOT.replace("e2]", "e20]").replace("e3]", "e30]")
     assert ref_of(renumbered, RefTarget("button", "Add", 1)) == "e30"
     assert ref_of(renumbered, RefTarget("button", "Add", 2)) is None
-    assert refs_in_args({"ref": "e2", "fields": [{"ref": "f1e5"}], "source_ref": "e3", "text": "e4"}) == ["e2", "f1e5", "e3"]
+    assert refs_in_args({"ref": "e2", "fields": [{"ref": "f1e5"}], "source_ref": "e3", "text": "e4"}) == [
+        "e2",
+        "f1e5",
+        "e3",
+    ]
 
 
 def step(tool: str, args: dict[str, Any], refs: dict[str, str] | None = None) -> Step:
@@ -58,14 +62,34 @@ def replayed_args(cell: str, namespace: dict[str, Any]) -> dict[str, Any]:
     line = cell.splitlines()[-1].removeprefix("%browser ")
     try:
         line = DollarFormatter().vformat(line, args=[], kwargs=namespace)
-    except Exception:  # noqa: BLE001, S110 - what IPython does
+    except Exception:  # noqa: BLE001 - what IPython does
         pass
     words = split_words(line)
     return command(words[0]).parse(words[1:])
 
 
-TEXTS = ["plain", "two words", "it's", "it's \"x\"", "#hash", "what?", 'say "hi"', "naïve — ok", "a\\b", "--flag", "",
-         "$5", "$x", "{x}", "{x!r}", '{"a": 1}', "price: {0}", "}", "{", "line\nbreak"]
+TEXTS = [
+    "plain",
+    "two words",
+    "it's",
+    'it\'s "x"',
+    "#hash",
+    "what?",
+    'say "hi"',
+    "naïve — ok",
+    "a\\b",
+    "--flag",
+    "",
+    "$5",
+    "$x",
+    "{x}",
+    "{x!r}",
+    '{"a": 1}',
+    "price: {0}",
+    "}",
+    "{",
+    "line\nbreak",
+]
 
 
 @pytest.mark.parametrize("text", TEXTS)
@@ -98,8 +122,10 @@ def test_secrets_and_refs_inside_values_are_python() -> None:
     fields = [{"ref": Code("replay.ref('textbox', 'Password')"), "type": "textbox", "value": Code("secret_1")}]
     planned = step("browser_fill_form", {"fields": fields})
     assert magic_cell(planned) is None
-    assert python_call(planned) == ("replay.call('browser_fill_form', {'fields': [{'ref': replay.ref('textbox', 'Password'), "
-                                    "'type': 'textbox', 'value': secret_1}]}, expect='success')")
+    assert python_call(planned) == (
+        "replay.call('browser_fill_form', {'fields': [{'ref': replay.ref('textbox', 'Password'), "
+        "'type': 'textbox', 'value': secret_1}]}, expect='success')"
+    )
 
 
 def test_export_from_a_live_session(session: Any, demo: DemoServer) -> None:
@@ -112,10 +138,14 @@ def test_export_from_a_live_session(session: Any, demo: DemoServer) -> None:
     assert typed.args["text"] == "[redacted]" and typed.targets == {password: RefTarget("textbox", "Password")}
     written = script(session)
     assert "s3cret-value" not in written
-    assert "secret_1 = replay.secret(None, 'secret_1', 'text python typed into textbox \"Password\" with browser_type')" \
+    assert (
+        "secret_1 = replay.secret(None, 'secret_1', 'text python typed into textbox \"Password\" with browser_type')"
         in written
-    assert "replay.call('browser_type', {'ref': replay.ref('textbox', 'Password'), 'text': secret_1}, expect='success')" \
+    )
+    assert (
+        "replay.call('browser_type', {'ref': replay.ref('textbox', 'Password'), 'text': secret_1}, expect='success')"
         in written
+    )
     assert "# Not replayed: `browser_click` was not run (element_not_found" in written
     compile(written, "replay.py", "exec")
 
@@ -140,7 +170,9 @@ def test_the_export_magic_reads_a_path_and_callers() -> None:
     from webmcp_nb.notebook.magics import parse_export
 
     assert parse_export(["a b.ipynb", "--callers", "notebook", "agent:*"]) == {
-        "path": "a b.ipynb", "callers": ["notebook", "agent:*"]}
+        "path": "a b.ipynb",
+        "callers": ["notebook", "agent:*"],
+    }
     assert parse_export(["repro.py"]) == {"path": "repro.py", "callers": None}
     with pytest.raises(UsageError, match=r"'notes.txt' must end in .ipynb \(a notebook\) or .py \(a script\)"):
         parse_export(["notes.txt"])
@@ -161,6 +193,8 @@ def test_a_published_function_is_replayed_as_a_python_call(fresh_session: Any, t
     import nbformat
 
     sources = [cell.source for cell in nbformat.read(session.export_notebook(tmp_path / "published.ipynb"), 4).cells]
-    assert "# add is a function the recorded session published: publish it again first\n" \
+    assert (
+        "# add is a function the recorded session published: publish it again first\n"
         "replay.call('add', {'a': 2, 'b': 3}, expect='success')" in sources
+    )
     assert any(source.startswith("Not replayed: `add` was not run (invalid_params") for source in sources)

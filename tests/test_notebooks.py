@@ -36,11 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
 SECRET = "hunter2-Secret"
-TRICKY_NOTES = "costs $5 {x} and it's \"quoted\""
+TRICKY_NOTES = 'costs $5 {x} and it\'s "quoted"'
 
 
 def execute(notebook: Any, directory: Path) -> Any:
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(directory)}}).execute()
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(directory)}}
+    ).execute()
     for cell in notebook.cells:
         if cell.cell_type == "code":
             assert not [o for o in cell.outputs if o.output_type == "error"], (cell.source, cell.outputs)
@@ -88,9 +90,15 @@ def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> N
     ]
     assert ["notebook", "browser_navigate", "success"] in rows
     asked = [text_of(cell) for cell in notebook.cells if cell.cell_type == "code" and "next_request" in cell.source]
-    assert "agent:class-agent wants browser_evaluate(expression=\"document.getElementById('cart').textContent\")" in asked[0]
+    assert (
+        "agent:class-agent wants browser_evaluate(expression=\"document.getElementById('cart').textContent\")"
+        in asked[0]
+    )
     assert "document.body.innerHTML = ''" in asked[1]
-    assert text_of(cell_by_source(notebook, "nb.evaluate(\"document.getElementById('cart')")).strip() == "'Cart: 1 item: Banana'"
+    assert (
+        text_of(cell_by_source(notebook, "nb.evaluate(\"document.getElementById('cart')")).strip()
+        == "'Cart: 1 item: Banana'"
+    )
     assert "MCP server running: False" in text_of(notebook.cells[-1])
     assert "nb.close()" in notebook.cells[-1].source and "demo.stop()" in notebook.cells[-1].source
     # The session exported by `%browser export`: the agent's calls, the denied one as a note.
@@ -98,8 +106,9 @@ def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> N
     sources = [cell.source for cell in exported.cells]
     assert "The agent **agent:class-agent** did:" in sources
     assert any(source.startswith("Not replayed: `browser_evaluate` was not run (approval_denied") for source in sources)
-    assert any(source.endswith("%browser click {ref}") and "replay.ref('button', 'Add Banana')" in source
-               for source in sources)
+    assert any(
+        source.endswith("%browser click {ref}") and "replay.ref('button', 'Add Banana')" in source for source in sources
+    )
 
 
 @pytest.mark.parametrize("solutions", [True, False], ids=["with-solutions", "without"])
@@ -109,8 +118,11 @@ def test_teaching_notebook_checks(tmp_path: Path, solutions: bool) -> None:
     assert len(parameters) == 1 and "SHOW_SOLUTIONS = False" in parameters[0].source
     parameters[0].source += f"\nSHOW_SOLUTIONS = {solutions}"  # as papermill injects parameters
     execute(notebook, tmp_path)
-    checks = [text_of(cell) for cell in notebook.cells
-              if cell.cell_type == "code" and cell.source.startswith("exercise.") and "solution" not in cell.source]
+    checks = [
+        text_of(cell)
+        for cell in notebook.cells
+        if cell.cell_type == "code" and cell.source.startswith("exercise.") and "solution" not in cell.source
+    ]
     assert len(checks) == 4
     solution_outputs = [text_of(cell) for cell in notebook.cells if "exercise.solution(" in cell.source]
     if solutions:
@@ -119,8 +131,10 @@ def test_teaching_notebook_checks(tmp_path: Path, solutions: bool) -> None:
     else:
         assert all(output.startswith("The solution is hidden.") for output in solution_outputs)
         assert checks[0].startswith("Not yet: Task 1, find a product. cherry_ref is still None.")
-        assert checks[1].startswith("Not yet: Task 2, fill and send the form. The browser is on about:blank, not on "
-                                    "form.html. Go there first: %browser navigate {demo.url_for(\"form.html\")}")
+        assert checks[1].startswith(
+            "Not yet: Task 2, fill and send the form. The browser is on about:blank, not on "
+            'form.html. Go there first: %browser navigate {demo.url_for("form.html")}'
+        )
         assert checks[2].startswith("Not yet: Task 3, read the cart. The browser is on about:blank")
         assert checks[3].startswith("Not yet: Task 4, use a page tool. The browser is on about:blank")
     assert "nb.close()" in notebook.cells[-1].source
@@ -157,24 +171,43 @@ def record(demo: DemoServer) -> Session:
         async with Client(streamable_http_client(server.url, http_client=http), client_info=AGENT) as client:
             return [(await client.call_tool(tool, args)).structured_content for tool, args in steps]
 
-    added, _, form = asyncio.run(agent([
-        ("webmcp_add_to_cart", {"item": "Banana", "quantity": 2}),  # the page's tool, mirrored
-        ("browser_navigate", {"url": demo.url_for("form.html")}),
-        ("browser_snapshot", {}),
-    ]))
+    added, _, form = asyncio.run(
+        agent(
+            [
+                ("webmcp_add_to_cart", {"item": "Banana", "quantity": 2}),  # the page's tool, mirrored
+                ("browser_navigate", {"url": demo.url_for("form.html")}),
+                ("browser_snapshot", {}),
+            ]
+        )
+    )
     assert added["status"] == "success"
     yaml = form["data"]["snapshot"]
-    filled, = asyncio.run(agent([("browser_fill_form", {"fields": [
-        {"ref": find_ref(yaml, "Name", role="textbox"), "type": "textbox", "value": "Ada Lovelace"},
-        {"ref": find_ref(yaml, "Password", role="textbox"), "type": "textbox", "value": SECRET},
-    ]})]))
+    (filled,) = asyncio.run(
+        agent(
+            [
+                (
+                    "browser_fill_form",
+                    {
+                        "fields": [
+                            {"ref": find_ref(yaml, "Name", role="textbox"), "type": "textbox", "value": "Ada Lovelace"},
+                            {"ref": find_ref(yaml, "Password", role="textbox"), "type": "textbox", "value": SECRET},
+                        ]
+                    },
+                )
+            ]
+        )
+    )
     assert filled["status"] == "success", filled
     session.type(find_ref(yaml, "Notes", role="textbox"), TRICKY_NOTES).raise_for_status()
     session.type(find_ref(yaml, "Email", role="textbox"), "ada@example.org").raise_for_status()
-    submitted, missing = asyncio.run(agent([
-        ("browser_click", {"ref": find_ref(yaml, "Submit", role="button")}),
-        ("browser_click", {"ref": "e99999"}),
-    ]))
+    submitted, missing = asyncio.run(
+        agent(
+            [
+                ("browser_click", {"ref": find_ref(yaml, "Submit", role="button")}),
+                ("browser_click", {"ref": "e99999"}),
+            ]
+        )
+    )
     assert submitted["status"] == "success" and missing["error_type"] == "element_not_found"
     server.stop()
     return session
@@ -198,14 +231,17 @@ def test_an_exported_session_replays_on_a_fresh_kernel(demo: DemoServer, tmp_pat
     assert f"%browser navigate {demo.url_for('webmcp.html')}" in sources
     page_tool = next(source for source in sources if "webmcp_call" in source)
     assert page_tool.startswith("# recorded with page_id ") and page_tool.endswith(
-        "%browser webmcp_call add_to_cart --instance default --input '{\"item\": \"Banana\", \"quantity\": 2}'")
+        '%browser webmcp_call add_to_cart --instance default --input \'{"item": "Banana", "quantity": 2}\''
+    )
     assert "ref = replay.ref('button', 'Submit')  # " in sources[-4] and sources[-4].endswith("%browser click {ref}")
     assert sources[-3].startswith("Not replayed: `browser_click` was not run (element_not_found")
     typed = next(source for source in sources if "Notes" in source)
     assert typed.startswith("replay.call('browser_type', {'ref': replay.ref('textbox', 'Notes'), ")  # $ and {}: Python
     parameters = next(cell for cell in notebook.cells if "parameters" in cell.metadata.get("tags", []))
-    assert "secret_1 = None  # text agent:pytest-agent typed into textbox \"Password\" with browser_fill_form" \
+    assert (
+        'secret_1 = None  # text agent:pytest-agent typed into textbox "Password" with browser_fill_form'
         in parameters.source
+    )
     recorded = next(cell for cell in notebook.cells if cell.source.endswith("%browser click {ref}"))
     assert recorded.outputs[0].data["text/plain"].startswith("browser_click: success")
 
@@ -216,14 +252,21 @@ def test_an_exported_session_replays_on_a_fresh_kernel(demo: DemoServer, tmp_pat
     assert json.loads(probe.split("PROBE", 1)[1]) == original
 
     env = {**os.environ, "WEBMCP_NB_SECRET_1": SECRET}
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env, check=False)
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert [line.split()[:2] for line in run.stdout.splitlines()][-2:] == [["ok", "browser_type"], ["ok", "browser_click"]]
+    assert [line.split()[:2] for line in run.stdout.splitlines()][-2:] == [
+        ["ok", "browser_type"],
+        ["ok", "browser_click"],
+    ]
     probe_script = (
         f"import json, runpy, sys\nfrom webmcp_nb import Session\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         f"from test_notebooks import result_area\nwith Session() as s:\n    replayed = runpy.run_path({str(script)!r})['run'](s)\n"
         "    print('PROBE' + json.dumps({**result_area(s), 'matched': replayed.matched}))\n"
     )
-    run = subprocess.run([sys.executable, "-c", probe_script], capture_output=True, text=True, timeout=300, env=env, check=False)
+    run = subprocess.run(
+        [sys.executable, "-c", probe_script], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout.split("PROBE", 1)[1]) == {**original, "matched": True}

@@ -24,26 +24,36 @@ def test_find_product(exercise: ShopExercise, session: Any, demo: DemoServer) ->
     result = exercise.find_product(banana)
     assert not result.passed
     assert result.message.startswith(f'{banana} is the button "Add Banana", not the button "Add Cherry".')
-    assert exercise.find_product("cherry").message == "cherry_ref should be a ref such as 'e12' (text), but it is 'cherry'."
+    assert (
+        exercise.find_product("cherry").message
+        == "cherry_ref should be a ref such as 'e12' (text), but it is 'cherry'."
+    )
     assert "is not in your latest snapshot" in exercise.find_product("e99999").message
     passed = exercise.find_product(cherry)
-    assert passed.passed and str(passed) == f'Done: Task 1, find a product. {cherry} is the button "Add Cherry". ' \
+    assert (
+        passed.passed
+        and str(passed)
+        == f'Done: Task 1, find a product. {cherry} is the button "Add Cherry". '
         f"You can click it with %browser click {cherry}."
+    )
 
 
 def test_fill_form(exercise: ShopExercise, session: Any, demo: DemoServer) -> None:
     session.navigate(demo.url_for("form.html")).raise_for_status()
     assert "the 'Submitted data' box under it is empty" in exercise.fill_form().message
     form = session.snapshot().data["snapshot"]
-    session.fill_form([
-        {"ref": find_ref(form, "Name", role="textbox"), "type": "textbox", "value": "Ada"},
-        {"ref": find_ref(form, "Email", role="textbox"), "type": "textbox", "value": "ada@example.org"},
-        {"ref": find_ref(form, "Country", role="combobox"), "type": "combobox", "value": "Japan"},
-    ]).raise_for_status()
+    session.fill_form(
+        [
+            {"ref": find_ref(form, "Name", role="textbox"), "type": "textbox", "value": "Ada"},
+            {"ref": find_ref(form, "Email", role="textbox"), "type": "textbox", "value": "ada@example.org"},
+            {"ref": find_ref(form, "Country", role="combobox"), "type": "combobox", "value": "Japan"},
+        ]
+    ).raise_for_status()
     session.click(find_ref(form, "Submit", role="button")).raise_for_status()
     wrong = exercise.fill_form()
-    assert not wrong and wrong.message == ("The form was sent with name = 'Ada'; the task asks for 'Ada Lovelace'. "
-                                           "Fix that field and send the form again.")
+    assert not wrong and wrong.message == (
+        "The form was sent with name = 'Ada'; the task asks for 'Ada Lovelace'. Fix that field and send the form again."
+    )
     session.type(find_ref(form, "Name", role="textbox"), "Ada Lovelace").raise_for_status()
     session.click(find_ref(form, "Submit", role="button")).raise_for_status()
     assert exercise.fill_form().passed
@@ -57,13 +67,17 @@ def test_read_cart(exercise: ShopExercise, session: Any, demo: DemoServer) -> No
     session.click(find_ref(shop, "Add Fig", role="button")).raise_for_status()
     assert "cart_text is still None" in exercise.read_cart(None).message
     stale = exercise.read_cart("Cart: 1 item: Apple")
-    assert stale.message.startswith("cart_text is 'Cart: 1 item: Apple', but the page says 'Cart: 2 items: Apple, Fig'.")
+    assert stale.message.startswith(
+        "cart_text is 'Cart: 1 item: Apple', but the page says 'Cart: 2 items: Apple, Fig'."
+    )
     assert exercise.read_cart("Cart: 2 items: Apple, Fig").passed
 
 
 def test_page_tool(exercise: ShopExercise, session: Any, demo: DemoServer) -> None:
-    assert "not on webmcp.html. Go there first: %browser navigate {demo.url_for(\"webmcp.html\")}" in \
-        exercise.page_tool().message
+    assert (
+        'not on webmcp.html. Go there first: %browser navigate {demo.url_for("webmcp.html")}'
+        in exercise.page_tool().message
+    )
     session.navigate(demo.url_for("webmcp.html")).raise_for_status()
     session.webmcp_call("add_to_cart", {"item": "Kiwi", "quantity": 3})
     failed = exercise.page_tool().message

@@ -20,6 +20,7 @@ import fnmatch
 import json
 import shlex
 import string
+import uuid
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -78,16 +79,19 @@ class Plan:
     def warning(self) -> str:
         if not self.forgotten:
             return ""
-        return (f"Incomplete: the session's first {self.forgotten} calls are no longer in the call log (it keeps the "
-                f"latest {HISTORY_SIZE}), so this replay starts in the middle and may not reproduce the session.")
+        return (
+            f"Incomplete: the session's first {self.forgotten} calls are no longer in the call log (it keeps the "
+            f"latest {HISTORY_SIZE}), so this replay starts in the middle and may not reproduce the session."
+        )
 
 
 def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
     """The steps for `session.history`, keeping the callers matching `callers` (fnmatch patterns)."""
     history = session.history
     forgotten = session.engine.calls_recorded - len(history)
-    records = [record for record in history
-               if callers is None or any(fnmatch.fnmatchcase(record.caller, p) for p in callers)]
+    records = [
+        record for record in history if callers is None or any(fnmatch.fnmatchcase(record.caller, p) for p in callers)
+    ]
     registry = session.published.tools
     secrets: list[Secret] = []
     steps = []
@@ -271,8 +275,10 @@ def _has_code(value: Any, skip: dict[str, Code]) -> bool:
 def _intro(steps: list[Step]) -> str:
     callers = sorted({step.record.caller.replace('"', "'").replace("\\", "/") for step in steps})
     first = steps[0].record.envelope.operation.started_at if steps else "-"
-    return (f"{len(steps)} calls recorded from {first[:19].replace('T', ' ')} UTC by {', '.join(callers) or 'nobody'}. "
-            "The pages it visits must be reachable from here.")
+    return (
+        f"{len(steps)} calls recorded from {first[:19].replace('T', ' ')} UTC by {', '.join(callers) or 'nobody'}. "
+        "The pages it visits must be reachable from here."
+    )
 
 
 def _warned(built: Plan) -> str:
@@ -293,46 +299,82 @@ def _not_replayed(step: Step) -> str:
     return f"Not replayed: `{step.record.tool}` was not run ({why})"
 
 
-def notebook(session: Session, callers: Sequence[str] | None = None) -> Any:
-    """The replay notebook (an nbformat node)."""
-    from nbformat import v4
-
+def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str, Any]:
+    """The replay notebook (nbformat 4.5, as JSON data)."""
     from .core.render import render_html, render_text
 
     built = plan(session, callers)
-    cells = [v4.new_markdown_cell(
-        "# Replay of a webmcp_nb session\n\n" + _warned(built) + _intro(built.steps)
-        + " Run it top to bottom on a fresh kernel; the outputs below each call are those of the recording."
-    )]
+    cells = [
+        _markdown_cell(
+            "# Replay of a webmcp_nb session\n\n"
+            + _warned(built)
+            + _intro(built.steps)
+            + " Run it top to bottom on a fresh kernel; the outputs below each call are those of the recording."
+        )
+    ]
     if built.secrets:
-        lines = ["# Secrets typed in the recorded session were not written down. Set them here, or leave None to",
-                 "# be asked (or set WEBMCP_NB_SECRET_1, ...)."]
+        lines = [
+            "# Secrets typed in the recorded session were not written down. Set them here, or leave None to",
+            "# be asked (or set WEBMCP_NB_SECRET_1, ...).",
+        ]
         lines += [f"{secret.variable} = None  # {secret.about}" for secret in built.secrets]
-        cells.append(v4.new_code_cell("\n".join(lines), metadata={"tags": ["parameters"]}))
-    setup = ["%load_ext webmcp_nb", "import webmcp_nb", "from webmcp_nb.replay import Replay", "",
-             "nb = webmcp_nb.session()", "replay = Replay(nb)"]
+        cells.append(_code_cell("\n".join(lines), tags=["parameters"]))
+    setup = [
+        "%load_ext webmcp_nb",
+        "import webmcp_nb",
+        "from webmcp_nb.replay import Replay",
+        "",
+        "nb = webmcp_nb.session()",
+        "replay = Replay(nb)",
+    ]
     setup += [f"{s.variable} = replay.secret({s.variable}, {s.variable!r}, {s.about!r})" for s in built.secrets]
-    cells.append(v4.new_code_cell("\n".join(setup)))
+    cells.append(_code_cell("\n".join(setup)))
     caller = None
     for step in built.steps:
         if step.record.caller != caller:
             caller = step.record.caller
-            cells.append(v4.new_markdown_cell(_who(caller)))
+            cells.append(_markdown_cell(_who(caller)))
         if not step.replayed:
-            cells.append(v4.new_markdown_cell(_not_replayed(step)))
+            cells.append(_markdown_cell(_not_replayed(step)))
             continue
         source = magic_cell(step) or python_call(step)
         notes = "".join(f"# {note}\n" for note in step.notes)
         envelope = step.record.envelope
-        output = v4.new_output("execute_result", data={"text/plain": render_text(envelope),
-                                                       "text/html": render_html(envelope)})
-        cells.append(v4.new_code_cell(notes + source, outputs=[output]))
-    cells.append(v4.new_markdown_cell("Close the browser this replay opened."))
-    cells.append(v4.new_code_cell("nb.close()"))
-    return v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    })
+        recorded = {"text/plain": render_text(envelope), "text/html": render_html(envelope)}
+        cells.append(
+            _code_cell(
+                notes + source,
+                outputs=[{"output_type": "execute_result", "execution_count": None, "data": recorded, "metadata": {}}],
+            )
+        )
+    cells.append(_markdown_cell("Close the browser this replay opened."))
+    cells.append(_code_cell("nb.close()"))
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _markdown_cell(source: str) -> dict[str, Any]:
+    return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": {}, "source": source}
+
+
+def _code_cell(
+    source: str, outputs: list[dict[str, Any]] | None = None, tags: list[str] | None = None
+) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": uuid.uuid4().hex[:8],
+        "metadata": {"tags": tags} if tags else {},
+        "outputs": outputs or [],
+        "source": source,
+    }
 
 
 def script(session: Session, callers: Sequence[str] | None = None) -> str:
@@ -351,40 +393,43 @@ def script(session: Session, callers: Sequence[str] | None = None) -> str:
         body += [f"# {note}" for note in step.notes]
         body.append(python_call(step))
     body.append("return replay")
-    secrets = (f"\nSecrets typed in the recorded session were not written down: set "
-               f"{', '.join('WEBMCP_NB_' + s.variable.upper() for s in built.secrets)} or be asked.\n"
-               if built.secrets else "")
-    return "\n".join([
-        f'"""Replay of a webmcp_nb session. {_warned(built)}{_intro(built.steps)}',
-        secrets,
-        "Run: python THIS_FILE. Exits with status 1 if a call ends differently than when recorded.",
-        '"""',
-        "",
-        "import sys",
-        "",
-        "from webmcp_nb import Session",
-        "from webmcp_nb.replay import Replay",
-        "",
-        "",
-        "def run(session: Session) -> Replay:",
-        *(f"    {line}" for line in body),
-        "",
-        "",
-        'if __name__ == "__main__":',
-        "    with Session() as session:",
-        "        replayed = run(session)",
-        '    for mismatch in replayed.mismatches:',
-        '        print("mismatch:", mismatch)',
-        "    sys.exit(0 if replayed.matched else 1)",
-        "",
-    ])
+    secrets = (
+        f"\nSecrets typed in the recorded session were not written down: set "
+        f"{', '.join('WEBMCP_NB_' + s.variable.upper() for s in built.secrets)} or be asked.\n"
+        if built.secrets
+        else ""
+    )
+    return "\n".join(
+        [
+            f'"""Replay of a webmcp_nb session. {_warned(built)}{_intro(built.steps)}',
+            secrets,
+            "Run: python THIS_FILE. Exits with status 1 if a call ends differently than when recorded.",
+            '"""',
+            "",
+            "import sys",
+            "",
+            "from webmcp_nb import Session",
+            "from webmcp_nb.replay import Replay",
+            "",
+            "",
+            "def run(session: Session) -> Replay:",
+            *(f"    {line}" for line in body),
+            "",
+            "",
+            'if __name__ == "__main__":',
+            "    with Session() as session:",
+            "        replayed = run(session)",
+            "    for mismatch in replayed.mismatches:",
+            '        print("mismatch:", mismatch)',
+            "    sys.exit(0 if replayed.matched else 1)",
+            "",
+        ]
+    )
 
 
 def export_notebook(session: Session, path: str | Path, callers: Sequence[str] | None = None) -> Path:
-    import nbformat
-
     target = Path(path)
-    nbformat.write(notebook(session, callers), target)
+    target.write_text(json.dumps(notebook(session, callers), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return target
 
 

@@ -37,18 +37,20 @@ class Replay:
         of the current page (of `instance`); waits up to `FIND_TIMEOUT_S` for it to appear.
         Raises `ReplayMismatch` naming what is missing."""
         target = RefTarget(role, name, nth)
-        args = {"instance": instance} if instance else {}
+        args: dict[str, Any] = {"instance": instance} if instance else {}
         deadline = time.monotonic() + FIND_TIMEOUT_S
         while True:
             envelope = self.session.call("browser_snapshot", **args)
+            data = envelope.data or {}
             if envelope.ok:
-                found = ref_of(envelope.data["snapshot"], target)
+                found = ref_of(data["snapshot"], target)
                 if found is not None:
                     return found
             if time.monotonic() >= deadline:
-                where = envelope.data["url"] if envelope.ok else f"{envelope.error_type}: {envelope.message}"
-                raise ReplayMismatch(f"replay: no {target.describe()} on the page now ({where}); "
-                                     "the page differs from the recording.")
+                where = data["url"] if envelope.ok else f"{envelope.error_type}: {envelope.message}"
+                raise ReplayMismatch(
+                    f"replay: no {target.describe()} on the page now ({where}); the page differs from the recording."
+                )
             time.sleep(FIND_INTERVAL_S)
 
     def call(self, tool: str, args: dict[str, Any], *, expect: str | None = None) -> Envelope:
@@ -57,8 +59,9 @@ class Replay:
         self.calls += 1
         ended = "success" if envelope.ok else str(envelope.error_type)
         if expect is not None and ended != expect:
-            self.mismatches.append(f"{tool}: recorded {expect}, replayed {ended}"
-                                   + ("" if envelope.ok else f" ({envelope.message})"))
+            self.mismatches.append(
+                f"{tool}: recorded {expect}, replayed {ended}" + ("" if envelope.ok else f" ({envelope.message})")
+            )
         if self.echo:
             mark = "ok " if expect in (None, ended) else "DIFFERENT"
             print(f"{mark:<9} {tool:<26} {ended}")

@@ -45,8 +45,10 @@ class Check:
 
     def _repr_html_(self) -> str:
         colour, mark = ("#1a7f37", "✔ Done") if self.passed else ("#9a6700", "✘ Not yet")
-        return (f"<div class='webmcp-nb-check' style='border-left:4px solid {colour};padding:4px 8px'>"
-                f"<b style='color:{colour}'>{mark}</b>: {html.escape(self.task)}. {html.escape(self.message)}</div>")
+        return (
+            f"<div class='webmcp-nb-check' style='border-left:4px solid {colour};padding:4px 8px'>"
+            f"<b style='color:{colour}'>{mark}</b>: {html.escape(self.task)}. {html.escape(self.message)}</div>"
+        )
 
 
 def check(task: str) -> Callable[[Callable[P, str]], Callable[P, Check]]:
@@ -61,8 +63,12 @@ def check(task: str) -> Callable[[Callable[P, str]], Callable[P, Check]]:
             except NotYet as hint:
                 return Check(task, False, str(hint))
             except Exception as exc:  # noqa: BLE001 - a student sees a sentence, not a traceback
-                return Check(task, False, f"The check could not look at the page ({type(exc).__name__}: {exc}). "
-                             "Run the cells above again from the top, then this one.")
+                return Check(
+                    task,
+                    False,
+                    f"The check could not look at the page ({type(exc).__name__}: {exc}). "
+                    "Run the cells above again from the top, then this one.",
+                )
 
         return checked
 
@@ -82,7 +88,7 @@ def solution(code: str, namespace: dict[str, Any], *, show: bool) -> None:
     print("Solution:\n\n" + "\n".join(f"    {line}" for line in code.strip().splitlines()) + "\n")
     shell = _ipython()
     source = shell.transform_cell(code) if shell is not None else code  # %browser lines, as in a cell
-    exec(compile(source, "<solution>", "exec"), namespace)  # noqa: S102 - the teacher's own code
+    exec(compile(source, "<solution>", "exec"), namespace)  # the teacher's own code
 
 
 def _ipython() -> Any:
@@ -101,7 +107,7 @@ def page_value(session: Session, expression: str) -> Any:
     envelope = session.call_as(CALLER, "browser_evaluate", {"expression": expression})
     if not envelope.ok:
         raise NotYet(f"The page could not be read ({envelope.error_type}: {envelope.message}).")
-    return envelope.data["result"]
+    return (envelope.data or {})["result"]
 
 
 def require_page(session: Session, path: str, how: str) -> None:
@@ -166,20 +172,27 @@ class ShopExercise:
     @check("Task 1, find a product")
     def find_product(self, ref: Any) -> str:
         if ref is None:
-            raise NotYet("cherry_ref is still None. Take a snapshot of the shop (%browser snapshot) and find the "
-                          'line `button "Add Cherry" [ref=...]`; the ref is the part after ref=.')
+            raise NotYet(
+                "cherry_ref is still None. Take a snapshot of the shop (%browser snapshot) and find the "
+                'line `button "Add Cherry" [ref=...]`; the ref is the part after ref=.'
+            )
         if not isinstance(ref, str) or not REF.fullmatch(f"[ref={ref}]"):
             raise NotYet(f"cherry_ref should be a ref such as 'e12' (text), but it is {ref!r}.")
-        snapshots = [record.envelope.data["snapshot"] for record in self.session.history
-                     if record.tool == "browser_snapshot" and record.envelope.ok and record.envelope.data["snapshot"]]
+        snapshots = [
+            str((record.envelope.data or {})["snapshot"])
+            for record in self.session.history
+            if record.tool == "browser_snapshot" and record.envelope.ok and (record.envelope.data or {}).get("snapshot")
+        ]
         if not snapshots:
             raise NotYet("There is no snapshot yet to find refs in: take one with %browser snapshot.")
         target = target_of(snapshots[-1], ref)
         if target is None:
             raise NotYet(f"{ref} is not in your latest snapshot. Use a ref from the snapshot you just took.")
         if (target.role, target.name) != ("button", "Add Cherry"):
-            raise NotYet(f'{ref} is the {target.role} "{target.name}", not the button "Add Cherry". Look again '
-                         "at the snapshot: each line is one element, its role first, then its name.")
+            raise NotYet(
+                f'{ref} is the {target.role} "{target.name}", not the button "Add Cherry". Look again '
+                "at the snapshot: each line is one element, its role first, then its name."
+            )
         return f'{ref} is the button "Add Cherry". You can click it with %browser click {ref}.'
 
     @check("Task 2, fill and send the form")
@@ -187,13 +200,17 @@ class ShopExercise:
         self._on("form.html")
         sent = page_value(self.session, "document.getElementById('result').textContent")
         if not sent:
-            raise NotYet("The form has not been sent yet: the 'Submitted data' box under it is empty. Fill the "
-                         "fields, then click the Submit button.")
+            raise NotYet(
+                "The form has not been sent yet: the 'Submitted data' box under it is empty. Fill the "
+                "fields, then click the Submit button."
+            )
         values = json.loads(sent)
         for field, wanted in FORM_ANSWER.items():
             if values.get(field) != wanted:
-                raise NotYet(f"The form was sent with {field} = {values.get(field)!r}; the task asks for {wanted!r}. "
-                             "Fix that field and send the form again.")
+                raise NotYet(
+                    f"The form was sent with {field} = {values.get(field)!r}; the task asks for {wanted!r}. "
+                    "Fix that field and send the form again."
+                )
         return "The form was sent with the name, email and country the task asked for."
 
     @check("Task 3, read the cart")
@@ -204,27 +221,40 @@ class ShopExercise:
         if count < 2:
             raise NotYet(f"The page says {shown!r}: add at least two products first (click two Add buttons).")
         if cart_text is None:
-            raise NotYet("cart_text is still None. Take a new snapshot and copy the text of the status line "
-                         "that starts with 'Cart:'.")
+            raise NotYet(
+                "cart_text is still None. Take a new snapshot and copy the text of the status line "
+                "that starts with 'Cart:'."
+            )
         if cart_text != shown:
-            raise NotYet(f"cart_text is {cart_text!r}, but the page says {shown!r}. Did you read it from a snapshot "
-                         "taken after the last click?")
+            raise NotYet(
+                f"cart_text is {cart_text!r}, but the page says {shown!r}. Did you read it from a snapshot "
+                "taken after the last click?"
+            )
         return f"cart_text matches the page: {shown!r}."
 
     @check("Task 4, use a page tool")
     def page_tool(self) -> str:
         self._on("webmcp.html")
-        calls = [record for record in self.session.history
-                 if record.tool == "browser_webmcp_call" and record.args.get("name") == "add_to_cart"]
+        calls = [
+            record
+            for record in self.session.history
+            if record.tool == "browser_webmcp_call" and record.args.get("name") == "add_to_cart"
+        ]
         if not calls:
-            raise NotYet("No call of the page tool add_to_cart yet. List the page's tools with %browser webmcp, "
-                         "then call it with %browser webmcp_call add_to_cart --input '{...}'.")
+            raise NotYet(
+                "No call of the page tool add_to_cart yet. List the page's tools with %browser webmcp, "
+                "then call it with %browser webmcp_call add_to_cart --input '{...}'."
+            )
         last = calls[-1]
         if not last.envelope.ok:
-            raise NotYet(f"The last add_to_cart call failed ({last.envelope.error_type}: {last.envelope.message}). "
-                         "Read the message: it says which input was wrong.")
+            raise NotYet(
+                f"The last add_to_cart call failed ({last.envelope.error_type}: {last.envelope.message}). "
+                "Read the message: it says which input was wrong."
+            )
         shown = page_value(self.session, "document.getElementById('webmcp-cart').textContent")
         if last.args.get("input") != {"item": "Grape", "quantity": 3}:
-            raise NotYet(f"add_to_cart was called with {json.dumps(last.args.get('input'))}; the task asks for "
-                         '3 grapes: --input \'{"item": "Grape", "quantity": 3}\'.')
+            raise NotYet(
+                f"add_to_cart was called with {json.dumps(last.args.get('input'))}; the task asks for "
+                '3 grapes: --input \'{"item": "Grape", "quantity": 3}\'.'
+            )
         return f"The page tool added 3 grapes; the page now says {shown!r}."

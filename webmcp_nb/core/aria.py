@@ -120,6 +120,7 @@ def refs_in_args(args: Any) -> list[str]:
 
 def _unescape(name: str) -> str:
     try:
-        return json.loads(f'"{name}"')
+        value = json.loads(f'"{name}"')
     except ValueError:
         return name
+    return value if isinstance(value, str) else name

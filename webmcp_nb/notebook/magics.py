@@ -838,8 +838,13 @@ def parse_export(words: Sequence[str]) -> dict[str, Any] | None:
     """The options of ``%browser export``; None after --help."""
     parser = _Parser(prog="%browser export", description=EXTRAS["export"], formatter_class=_formatter)
     parser.add_argument("path", help="where to write: .ipynb (a notebook) or .py (a script)")
-    parser.add_argument("--callers", nargs="+", default=None, metavar="PATTERN",
-                        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)")
+    parser.add_argument(
+        "--callers",
+        nargs="+",
+        default=None,
+        metavar="PATTERN",
+        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)",
+    )
     if any(word in HELP_WORDS for word in words):
         print(parser.format_help().rstrip())
         return None

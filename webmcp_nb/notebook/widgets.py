@@ -332,7 +332,10 @@ class ApprovalPanel(widgets.VBox):
     def next_request(self, timeout_s: float = 30.0) -> PendingApproval:
         """Wait for a request nobody has answered yet and return the oldest (TimeoutError if none comes)."""
         with self._changed:
-            waiting = lambda: [pending for pending in self._pending if not pending.answered]
+
+            def waiting() -> list[PendingApproval]:
+                return [pending for pending in self._pending if not pending.answered]
+
             if not self._changed.wait_for(waiting, timeout_s):
                 raise TimeoutError(f"no approval request within {timeout_s:g} s")
             return waiting()[0]
