@@ -74,6 +74,7 @@ def test_every_notebook_opens_with_what_it_shows_and_how_long(path: Path) -> Non
     assert notebook.metadata["kernelspec"]["name"] == "python3"
 
 
+@pytest.mark.browser  # runs a kernel that drives a Chromium
 def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> None:
     notebook = execute(nbformat.read(ROOT / "notebooks" / "03-agent.ipynb", as_version=4), tmp_path)
     log = text_of(cell_by_source(notebook, "for record in log.records"))
@@ -111,6 +112,7 @@ def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.browser  # runs a kernel that drives a Chromium
 @pytest.mark.parametrize("solutions", [True, False], ids=["with-solutions", "without"])
 def test_teaching_notebook_checks(tmp_path: Path, solutions: bool) -> None:
     notebook = nbformat.read(ROOT / "notebooks" / "04-teaching.ipynb", as_version=4)
@@ -213,6 +215,7 @@ def record(demo: DemoServer) -> Session:
     return session
 
 
+@pytest.mark.browser  # runs a kernel that drives a Chromium
 def test_an_exported_session_replays_on_a_fresh_kernel(demo: DemoServer, tmp_path: Path) -> None:
     session = record(demo)
     try:
