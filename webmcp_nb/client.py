@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .core.engine import Approval, CallRecord, Engine
+    from .core.evidence import EvidenceEvent
     from .core.grants import Grant
     from .core.live import Frame, LiveView
     from .core.page_tools import PageToolRegistration
@@ -332,6 +333,12 @@ class Session(ToolMethods):
         engine = self.engine
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
+
+    def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
+        """Call `listener` (on the runtime thread) for every console message and network request of
+        every instance as it is recorded or progresses (`EvidenceEvent.notable`: errors and failures);
+        returns a remover."""
+        return self.engine.add_evidence_listener(listener)
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every WebMCP event of every page: tool-list

@@ -21,6 +21,7 @@ from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .evidence import EvidenceEvent
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
@@ -234,6 +235,13 @@ class Engine:
 
     async def close(self) -> None:
         await self.manager.close_all()
+
+    def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
+        """Call `listener(event)` on the runtime loop for every console message and for every network
+        request as it starts, finishes or fails, in every instance. Returns a function that removes it."""
+        listeners = self.manager.evidence_listeners
+        listeners.append(listener)
+        return lambda: listeners.remove(listener) if listener in listeners else None
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every WebMCP event of every page:

@@ -168,6 +168,34 @@ def _bounded(fields: dict[str, Any], truncated: set[str] | None = None) -> dict[
     return result
 
 
+@dataclass(frozen=True)
+class EvidenceEvent:
+    """A console message or network request as it is recorded or progresses, for live logs
+    (`Engine.add_evidence_listener`); `entry` is what `browser_console` / `browser_network`
+    show (secret headers redacted)."""
+
+    instance: str
+    stream: StreamName
+    entry: dict[str, Any]
+
+    @property
+    def notable(self) -> bool:
+        """A console error or uncaught page error, or a request that failed or got a 4xx/5xx."""
+        if self.stream == "console":
+            return bool(self.entry.get("level") == "error")
+        if self.entry.get("state") == "failed":
+            return True
+        return self.entry.get("state") == "finished" and (self.entry.get("status") or 0) >= 400
+
+    def summary(self) -> str:
+        entry = self.entry
+        if self.stream == "console":
+            kind = "uncaught error" if entry.get("kind") == "pageerror" else f"console {entry.get('level')}"
+            return f"{kind}: {entry.get('text', '')}"
+        outcome = entry.get("failure") if entry.get("state") == "failed" else entry.get("status")
+        return f"{entry.get('method')} {entry.get('url')} -> {outcome}"
+
+
 class Evidence:
     """The console and network streams of one instance, fed by its pages' events."""
 

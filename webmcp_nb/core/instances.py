@@ -8,6 +8,7 @@ import os
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import chromium
 from .downloads import Downloads
 from .driver import Driver, start_playwright
-from .evidence import Evidence
+from .evidence import Evidence, EvidenceEvent, Record, StreamName
 from .pages import PageState
 from .registry import ToolFailure
 from .util import first_lines, utc_now
@@ -209,6 +210,7 @@ class InstanceManager:
         self.crash_log: deque[Crash] = deque(maxlen=20)
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
         self.webmcp = WebMCPHub()
+        self.evidence_listeners: list[Callable[[EvidenceEvent], None]] = []
         self._driver: Driver | None = None
         self._driver_lock = asyncio.Lock()
         self.driver_restarts = 0
@@ -295,6 +297,16 @@ class InstanceManager:
             started=False,
         )
 
+    def _evidence_event(self, instance: str, stream: StreamName, record: Record) -> None:
+        if not self.evidence_listeners:
+            return  # nobody follows live: no entry is copied
+        event = EvidenceEvent(instance, stream, record.view(reveal_secrets=False))
+        for listener in list(self.evidence_listeners):
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a broken listener must not stop the others
+                pass
+
     # launch -----------------------------------------------------------------
     def reserve(self, options: LaunchOptions) -> Instance:
         """Claim the name, profile dir and a slot; raise if any is taken."""
@@ -315,6 +327,7 @@ class InstanceManager:
         if options.profile_dir:
             self._check_profile_free(options.profile_dir)
         instance = Instance(options, hub=self.webmcp, event_buffer_size=self.limits.event_buffer_size)
+        instance.evidence.listeners.append(lambda stream, record: self._evidence_event(instance.name, stream, record))
         self.instances[options.name] = instance
         self.crashes.pop(options.name, None)
         return instance

@@ -21,6 +21,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from ..core.evidence import EvidenceEvent
 from ..core.live import DEFAULT_MAX_FPS
 from ..core.render import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
 from ..core.webmcp import WebMCPEvent
@@ -169,7 +170,8 @@ class BrowserPanel(widgets.VBox):
 
 class CallLog(widgets.VBox):
     """Every tool call from every front end (cells, widgets, agents), live, bounded and filterable,
-    with the pages' WebMCP events (tool-list changes, invocations, also by agents inside a page)."""
+    with the pages' WebMCP events (tool-list changes, invocations, also by agents inside a page)
+    and, as they happen, the pages' console errors and failed requests."""
 
     def __init__(self, session: Session, *, limit: int = 200, refresh_s: float = 0.2) -> None:
         self.session = session
@@ -182,6 +184,7 @@ class CallLog(widgets.VBox):
         super().__init__([widgets.HBox([self.filter, self.status_filter]), self.table])
         self._records: list[CallRecord] = list(session.history)[-limit:]
         self._events: list[WebMCPEvent] = list(session.webmcp_history)[-limit:]
+        self._evidence: list[EvidenceEvent] = []
         self._lock = threading.Lock()
         self._dirty = threading.Event()
         self._refresh_s = refresh_s
@@ -190,6 +193,7 @@ class CallLog(widgets.VBox):
         self.status_filter.observe(lambda _: self.render(), "value")
         self._remove_listener = session.add_listener(self._on_call)
         self._remove_webmcp_listener = session.add_webmcp_listener(self._on_webmcp)
+        self._remove_evidence_listener = session.add_evidence_listener(self._on_evidence)
         threading.Thread(target=self._refresher, name="webmcp_nb-calllog", daemon=True).start()
         self.render()
 
@@ -209,12 +213,27 @@ class CallLog(widgets.VBox):
         self._dirty.set()
         self._remove_listener()
         self._remove_webmcp_listener()
+        self._remove_evidence_listener()
         super().close()
 
     def _on_webmcp(self, event: WebMCPEvent) -> None:
         with self._lock:
             self._events.append(event)
             del self._events[: -self.limit]
+        self._dirty.set()
+
+    @property
+    def evidence(self) -> list[EvidenceEvent]:
+        """The console errors and failed requests shown (oldest first)."""
+        with self._lock:
+            return list(self._evidence)
+
+    def _on_evidence(self, event: EvidenceEvent) -> None:
+        if not event.notable:
+            return
+        with self._lock:
+            self._evidence.append(event)
+            del self._evidence[: -self.limit]
         self._dirty.set()
 
     def _on_call(self, record: CallRecord) -> None:
@@ -236,7 +255,7 @@ class CallLog(widgets.VBox):
     def render(self) -> None:
         needle = self.filter.value.strip().lower()
         wanted = self.status_filter.value
-        entries: list[tuple[str, CallRecord | WebMCPEvent]] = [
+        entries: list[tuple[str, CallRecord | WebMCPEvent | EvidenceEvent]] = [
             (record.envelope.operation.started_at, record)
             for record in self.records
             if (not needle or needle in record.tool.lower() or needle in record.caller.lower())
@@ -247,6 +266,11 @@ class CallLog(widgets.VBox):
             for event in self.events
             if (not needle or needle in f"webmcp {event.caller or ''} {event.summary()}".lower())
             and (wanted == "all" or wanted == ("error" if event.status == "error" else "success"))
+        ]
+        entries += [
+            (event.entry["at"], event)
+            for event in self.evidence
+            if (not needle or needle in f"{event.stream} {event.summary()}".lower()) and wanted in ("all", "error")
         ]
         entries.sort(key=lambda entry: entry[0], reverse=True)
         self.table.value = _log_html([entry for _, entry in entries])
@@ -264,13 +288,26 @@ def _event_html(event: WebMCPEvent) -> str:
     )
 
 
-def _log_html(entries: list[CallRecord | WebMCPEvent]) -> str:
+def _evidence_html(event: EvidenceEvent) -> str:
+    page = event.entry.get("page_id") or ""
+    return (
+        "<div class='webmcp-nb-evidence' style='border-bottom:1px solid #ddd;padding:2px 0 2px 14px'>"
+        f"<code>{html.escape(event.entry['at'][11:23])}</code> <b style='color:{ERROR_COLOUR}'>"
+        f"{html.escape(event.stream)}</b> <span style='color:#555'>page {html.escape(page[:8])}</span> "
+        f"{html.escape(event.summary())}</div>"
+    )
+
+
+def _log_html(entries: list[CallRecord | WebMCPEvent | EvidenceEvent]) -> str:
     if not entries:
         return "<div style='color:#666'>No calls yet.</div>"
     rows = []
     for record in entries:
         if isinstance(record, WebMCPEvent):
             rows.append(_event_html(record))
+            continue
+        if isinstance(record, EvidenceEvent):
+            rows.append(_evidence_html(record))
             continue
         envelope = record.envelope
         op = envelope.operation
