@@ -19,6 +19,8 @@ from .core.runtime import Runtime
 from .core.util import utc_now
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .core.engine import Approval, CallRecord, Engine
     from .core.evidence import EvidenceEvent
     from .core.grants import Grant
@@ -413,6 +415,19 @@ class Session(ToolMethods):
     def history(self) -> list[CallRecord]:
         """The most recent calls (at most 500), oldest first."""
         return list(self.engine.history)
+
+    def export_notebook(self, path: str | Path, *, callers: Sequence[str] | None = None) -> Path:
+        """Write the call log (every front end, or the callers matching `callers`: patterns such as
+        ``["notebook", "agent:*"]``) as a notebook that replays it on a fresh kernel; see `webmcp_nb.export`."""
+        from .export import export_notebook
+
+        return export_notebook(self, path, callers)
+
+    def export_script(self, path: str | Path, *, callers: Sequence[str] | None = None) -> Path:
+        """`export_notebook` as a plain Python script using `Session` (exit status 1 if a call ends differently)."""
+        from .export import export_script
+
+        return export_script(self, path, callers)
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:

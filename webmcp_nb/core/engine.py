@@ -11,12 +11,13 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from .aria import RefTarget
 from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
@@ -75,6 +76,8 @@ class CallRecord:
     args: dict[str, Any]
     caller: str
     envelope: Envelope
+    # What the refs in `args` pointed at when the call was made (for replays: `webmcp_nb.export`).
+    targets: dict[str, RefTarget] = field(default_factory=dict)
 
 
 class Engine:
@@ -97,6 +100,7 @@ class Engine:
         self.listeners: list[Callable[[CallRecord], None]] = []
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
+        self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
 
     # public -----------------------------------------------------------------
@@ -231,7 +235,8 @@ class Engine:
             logged_args, envelope = redact_call(
                 spec.typed_text, logged_args, ctx.typed_plain if ctx else set(), envelope
             )
-        self._notify(tool, logged_args, caller, envelope)
+        targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
+        self._notify(tool, logged_args, caller, envelope, targets)
         return envelope
 
     async def close(self) -> None:
@@ -541,9 +546,12 @@ class Engine:
         )
         self._notify(tool, args, caller, envelope)
 
-    def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
-        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)
+    def _notify(
+        self, tool: str, args: Any, caller: str, envelope: Envelope, targets: dict[str, RefTarget] | None = None
+    ) -> None:
+        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope, targets or {})
         self.history.append(record)
+        self.calls_recorded += 1
         for listener in list(self.listeners):
             try:
                 listener(record)

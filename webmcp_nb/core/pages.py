@@ -69,6 +69,7 @@ class PageState:
         self._snapshot_generation = -1
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
+        self.snapshot_text: str | None = None  # the latest whole-page snapshot (refs to words: `ref_targets`)
         self.closed = False
         self._cdp: asyncio.Future[CDPSession] | None = None
         # (document generation, the browser's title read, the URL then), started at DOMContentLoaded
@@ -291,11 +292,20 @@ class PageState:
     def record_snapshot(self, yaml: str, *, replace: bool) -> None:
         refs = aria.refs(yaml)
         self._seen_refs |= refs
+        if replace:
+            self.snapshot_text = yaml
         if replace or self._snapshot_generation != self.document_generation:
             self._latest_refs = refs
         else:
             self._latest_refs |= refs
         self._snapshot_generation = self.document_generation
+
+    def ref_targets(self, args: Any) -> dict[str, aria.RefTarget]:
+        """What each ref in `args` pointed at in the latest whole-page snapshot (refs not in it are left out)."""
+        if self.snapshot_text is None:
+            return {}
+        found = {ref: aria.target_of(self.snapshot_text, ref) for ref in aria.refs_in_args(args)}
+        return {ref: target for ref, target in found.items() if target is not None}
 
     async def locate(self, ref: str) -> Locator:
         """A locator for `ref`, or `element_not_found` / `stale_ref` (nothing done)."""

@@ -355,7 +355,27 @@ class ApprovalPanel(widgets.VBox):
         super().__init__([self.heading])
         self.add_class("webmcp-nb-approvals")
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._pending: list[PendingApproval] = []
         self.decided: list[tuple[str, str]] = []  # (summary, "approved" | "denied" | "timed out")
+
+    @property
+    def pending(self) -> list[PendingApproval]:
+        """The requests on show, oldest first (each has `approve()` and `deny()`,
+        what its buttons do)."""
+        with self._lock:
+            return list(self._pending)
+
+    def next_request(self, timeout_s: float = 30.0) -> PendingApproval:
+        """Wait for a request nobody has answered yet and return the oldest (TimeoutError if none comes)."""
+        with self._changed:
+
+            def waiting() -> list[PendingApproval]:
+                return [pending for pending in self._pending if not pending.answered]
+
+            if not self._changed.wait_for(waiting, timeout_s):
+                raise TimeoutError(f"no approval request within {timeout_s:g} s")
+            return waiting()[0]
 
     async def approve(self, request: ApprovalRequest) -> str | None:
         import asyncio
@@ -388,23 +408,48 @@ class ApprovalPanel(widgets.VBox):
         text = widgets.HTML(f"<code>{html.escape(approval_summary(request))}</code>")
         approve, deny = _button("Approve", "Run this call"), _button("Deny", "Refuse this call")
         approve.button_style, deny.button_style = "success", "danger"
-        approve.on_click(lambda _button: decide(True))
-        deny.on_click(lambda _button: decide(False))
+        pending = PendingApproval(request, approval_summary(request), decide)
+        approve.on_click(lambda _button: pending.approve())
+        deny.on_click(lambda _button: pending.deny())
         row = widgets.HBox([text, approve, deny])
         with self._lock:
             self.children = (*self.children, row)
+            self._pending.append(pending)
+            pending.row = row
             self._update_heading()
+            self._changed.notify_all()
         return row
 
     def _remove_row(self, row: widgets.Widget) -> None:
         with self._lock:
             self.children = tuple(child for child in self.children if child is not row)
+            self._pending = [pending for pending in self._pending if pending.row is not row]
             self._update_heading()
         row.close()
 
     def _update_heading(self) -> None:
         pending = len(self.children) - 1
         self.heading.value = f"<b>Agent approvals</b>: {pending or 'none'} pending"
+
+
+class PendingApproval:
+    """One request in an `ApprovalPanel`: answer it with `approve()` or `deny()` (its buttons)."""
+
+    def __init__(self, request: ApprovalRequest, summary: str, decide: Callable[[bool], None]) -> None:
+        self.request, self.summary, self._decide = request, summary, decide
+        self.row: widgets.Widget | None = None
+        self.answered = False
+
+    def approve(self) -> None:
+        self.answered = True
+        self._decide(True)
+
+    def deny(self) -> None:
+        self.answered = True
+        self._decide(False)
+
+    def __repr__(self) -> str:
+        return f"<PendingApproval {self.summary}>"
 
 
 def approval_summary(request: ApprovalRequest) -> str:
