@@ -91,10 +91,12 @@ def main() -> None:
             BEGIN,
             "## Evidence",
             "",
-            f"{REQUESTS} `fetch` requests made by the page (bodies read), median of {options.rounds} rounds per "
-            "side, sides alternating: raw Playwright with no listeners against `Session`, which records every "
-            f"request and console message. Then reading the {REQUESTS} records back in-process. "
-            f"Python {platform.python_version()}.",
+            (
+                f"{REQUESTS} `fetch` requests made by the page (bodies read), median of {options.rounds} rounds per "
+                "side, sides alternating: raw Playwright with no listeners against `Session`, which records every "
+                f"request and console message. Then reading the {REQUESTS} records back in-process. "
+                f"Python {platform.python_version()}."
+            ),
             "",
             "| measure | raw (ms) | webmcp_nb (ms) | ratio |",
             "|---|---|---|---|",
