@@ -190,36 +190,22 @@ class Engine:
                 "not_needed",
                 data=data.model_dump(mode="python"),
             )
-        except ToolFailure as failure:
-            self._suspect_page(ctx, failure)
-            outcome, retry = classify(spec, failure.started, failure.read_only)
-            if failure.completed:
-                outcome = "completed"
-            envelope = self._envelope(
-                tool,
-                ctx,
-                submitted,
-                started_at,
-                outcome,
-                retry,
-                error_type=failure.error_type,
-                message=failure.message,
-            )
         except asyncio.CancelledError:
             self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
-            translated = self._translate(exc, ctx)
-            outcome, retry = classify(spec, translated.started)
+            failure = exc if isinstance(exc, ToolFailure) else self._translate(exc, ctx)
+            self._suspect_page(ctx, failure)
+            outcome, retry = classify(spec, failure.started, failure.read_only)
             envelope = self._envelope(
                 tool,
                 ctx,
                 submitted,
                 started_at,
-                outcome,
+                "completed" if failure.completed else outcome,
                 retry,
-                error_type=translated.error_type,
-                message=translated.message,
+                error_type=failure.error_type,
+                message=failure.message,
             )
         if not envelope.ok and ctx is not None:
             context = await failure_context(ctx, envelope.error_type or "")
