@@ -11,14 +11,12 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import platform
 import statistics
 import time
-from pathlib import Path
 
-from benchmarks_md import update_section
+from benchmarks_md import bench_parser, publish
 
 from webmcp_nb import Session
 from webmcp_nb.demo import DemoServer
@@ -70,9 +68,7 @@ def reading(session: Session) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--write", type=Path, help="update this Markdown file")
+    parser = bench_parser(__doc__, 5)
     options = parser.parse_args()
     with DemoServer() as demo, Session(event_buffer_size=REQUESTS + 10) as session:
         url = demo.url_for("index.html")
@@ -106,9 +102,7 @@ def main() -> None:
             END,
         ]
     )
-    print(section)
-    if options.write:
-        update_section(options.write, BEGIN, END, section)
+    publish(section, options.write, BEGIN, END)
 
 
 if __name__ == "__main__":
