@@ -15,7 +15,7 @@ import statistics
 import textwrap
 import time
 
-from benchmarks_md import publish
+from benchmarks_md import bench_parser, publish
 from jupyter_client.manager import start_new_kernel
 
 BEGIN, END = "<!-- bench_notebook:begin -->", "<!-- bench_notebook:end -->"
