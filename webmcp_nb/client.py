@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .mcp import ServerHandle
     from .published import Published, PublishedHandle
     from .core.registry import Registry, ToolSpec
-    from .core.live import Frame, LiveView
+    from .core.live import LiveFrame, LiveView
     from .core.page_tools import PageToolRegistration
     from .core.webmcp import WebMCPEvent
 
@@ -359,7 +359,7 @@ class Session(ToolMethods):
 
         return register(function) if function is not None else register
 
-    def live_view(self, on_frame: Callable[[Frame], None], **options: Any) -> LiveView:
+    def live_view(self, on_frame: Callable[[LiveFrame], None], **options: Any) -> LiveView:
         """Stream frames of an instance's current tab to `on_frame` until `.stop()`.
 
         Options are those of `webmcp_nb.core.live.LiveView`: instance, max_fps, quality,

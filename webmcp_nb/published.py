@@ -17,7 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import to_jsonable_python
 
-from .core.registry import Registry, ToolFailure, ToolSpec
+from .core.errors import ToolFailure
+from .core.registry import Registry, ToolSpec
 
 Kind = Literal["tools", "resources", "prompts"]
 

@@ -18,13 +18,14 @@ from playwright.async_api import Error as PlaywrightError
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .errors import ToolFailure
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
 from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
-from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
+from .registry import REGISTRY, Registry, ToolSpec
 from .util import first_lines, utc_now
 from .webmcp import PageTool, WebMCPEvent
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .errors import ToolFailure
 from .redaction import REDACTED
-from .registry import ToolFailure
 from .util import utc_now
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import chromium
 from .downloads import Downloads
+from .errors import ToolFailure
 from .evidence import Evidence
-from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub

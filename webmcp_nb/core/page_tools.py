@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from .registry import ToolFailure
+from .errors import ToolFailure
 from .util import origin_of
 from .webmcp import WebMCPEvent
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import aria
-from .registry import ToolFailure
+from .errors import ToolFailure
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ValidationError
 
+from .errors import InvalidParams
+
 if TYPE_CHECKING:
     from .context import CallContext
-    from .envelope import ErrorType
 
 Target = Literal["server", "instance", "page"]
 Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
@@ -28,34 +29,6 @@ Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
 Check = Callable[["CallContext", Any], None]
 """Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
 approval and queueing: nothing has happened yet."""
-
-
-class ToolFailure(Exception):
-    """Raised by a handler to end a call with an error envelope.
-
-    `started` says whether the tool may have changed anything: False gives
-    ``not_started`` / ``after_correction``; True gives ``unknown`` and
-    ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
-    tool's own flag when what ran is known better (a page's read-only WebMCP tool).
-    `completed` says the call itself did everything it does, and what failed is the condition
-    it checked (a verification, an observation): outcome ``completed``.
-    """
-
-    def __init__(
-        self, error_type: ErrorType, message: str, *, started: bool = True, read_only: bool | None = None,
-        completed: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.error_type = error_type
-        self.message = message
-        self.started = started
-        self.read_only = read_only
-        self.completed = completed
-
-
-class InvalidParams(ToolFailure):
-    def __init__(self, message: str) -> None:
-        super().__init__("invalid_params", message, started=False)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .registry import ToolFailure
+from .errors import ToolFailure
 from .util import utc_now
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ class CutOff(Exception):
         self.why = why
 
 
-class ToolError(Exception):
+class PageToolError(Exception):
     """The page's tool threw (or the page refused the call)."""
 
     def __init__(self, message: str) -> None:
@@ -262,7 +262,7 @@ class PageTools:
     async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> Any:
         """Run `tool` once with `arguments`; return the page's raw result (at most `timeout_s`).
 
-        Raises `ToolError` (the tool threw) or `CutOff` (navigation, detach, close).
+        Raises `PageToolError` (the tool threw) or `CutOff` (navigation, detach, close).
         """
         raise NotImplementedError
 

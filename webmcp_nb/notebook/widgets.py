@@ -28,7 +28,7 @@ from ..core.webmcp import WebMCPEvent
 if TYPE_CHECKING:
     from ..core.engine import ApprovalRequest, CallRecord
     from ..core.envelope import Envelope
-    from ..core.live import Frame
+    from ..core.live import LiveFrame
     from ..client import Session
 
 PANEL_CALLER = "panel"
@@ -45,7 +45,7 @@ class LiveViewWidget(anywidget.AnyWidget):
     viewport_height = traitlets.Int(0).tag(sync=True)
     frames_shown = traitlets.Int(0).tag(sync=True)
 
-    def show(self, frame: Frame) -> None:
+    def show(self, frame: LiveFrame) -> None:
         with self.hold_sync():
             self.viewport_width, self.viewport_height = frame.viewport_width, frame.viewport_height
             self.frame = frame.data
