@@ -311,9 +311,7 @@ class Session(ToolMethods):
 
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
-        engine = self.engine
-        engine.listeners.append(listener)
-        return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
+        return self.engine.listeners.add(listener)
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every WebMCP event of every page: tool-list

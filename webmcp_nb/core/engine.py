@@ -22,6 +22,7 @@ from .errors import ToolFailure
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
+from .listeners import Listeners
 from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
@@ -87,7 +88,7 @@ class Engine:
         self.manager = InstanceManager(limits)
         self.current_instance = default_instance
         self.default_instance = default_instance
-        self.listeners: list[Callable[[CallRecord], None]] = []
+        self.listeners: Listeners[[CallRecord]] = Listeners()
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
@@ -429,11 +430,7 @@ class Engine:
     def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
         record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)
         self.history.append(record)
-        for listener in list(self.listeners):
-            try:
-                listener(record)
-            except Exception:  # noqa: BLE001 - a broken listener must not break calls
-                pass
+        self.listeners.emit(record)
 
 
 def needs_approval(spec: ToolSpec) -> bool:

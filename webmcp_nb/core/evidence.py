@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ToolFailure
+from .listeners import Listeners
 from .redaction import REDACTED
 from .util import utc_now
 
@@ -177,7 +178,7 @@ class Evidence:
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.listeners: list[Callable[[StreamName, Record], None]] = []
+        self.listeners: Listeners[[StreamName, Record]] = Listeners()
 
     def stream(self, name: StreamName) -> Stream:
         return self.console if name == "console" else self.network
@@ -199,7 +200,7 @@ class Evidence:
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
         location = message.location or {}
-        self._emit("console", self.console.append({
+        self.listeners.emit("console", self.console.append({
             "at": utc_now(),
             "kind": "console",
             "level": message.type,
@@ -213,7 +214,7 @@ class Evidence:
 
     def _page_error(self, state: PageState, error: Error) -> None:
         text = f"{error.name}: {error.message}" if getattr(error, "name", "") else str(error.message)
-        self._emit("console", self.console.append({
+        self.listeners.emit("console", self.console.append({
             "at": utc_now(),
             "kind": "pageerror",
             "level": "error",
@@ -269,7 +270,7 @@ class Evidence:
             key=request_id,
             request=request,
         )
-        self._emit("network", record)
+        self.listeners.emit("network", record)
 
     def _response(self, response: Response) -> None:
         headers = dict(response.headers)
@@ -283,7 +284,7 @@ class Evidence:
     def _finished(self, request: Request) -> None:
         record = self.network.update(self.request_id(request), {"state": "finished", "timing": _timing(request)})
         if record is not None:
-            self._emit("network", record)
+            self.listeners.emit("network", record)
             task = asyncio.get_running_loop().create_task(self._sizes(request))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -294,7 +295,7 @@ class Evidence:
             {"state": "failed", "failure": request.failure or "failed", "timing": _timing(request)},
         )
         if record is not None:
-            self._emit("network", record)
+            self.listeners.emit("network", record)
 
     async def _sizes(self, request: Request) -> None:
         try:
@@ -306,12 +307,6 @@ class Evidence:
             {"encoded_size": sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0)},
         )
 
-    def _emit(self, stream: StreamName, record: Record) -> None:
-        for listener in list(self.listeners):
-            try:
-                listener(stream, record)
-            except Exception:  # noqa: BLE001 - a broken listener must not stop the others
-                pass
 
 
 def _timing(request: Request) -> dict[str, float | None]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from pydantic import BaseModel, ValidationError
 
 from .errors import InvalidParams
+from .listeners import Listeners
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -140,7 +141,7 @@ class Registry:
     def __init__(self, parent: Registry | None = None) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self.parent = parent
-        self.listeners: list[Callable[[], None]] = []
+        self.listeners: Listeners[[]] = Listeners()
 
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self:
@@ -148,17 +149,13 @@ class Registry:
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
-        self._changed()
+        self.listeners.emit()
         return spec
 
     def remove(self, name: str) -> None:
         """Remove one of this registry's own tools (not a parent's); unknown names are ignored."""
         if self._tools.pop(name, None) is not None:
-            self._changed()
-
-    def _changed(self) -> None:
-        for listener in list(self.listeners):
-            listener()
+            self.listeners.emit()
 
     def tool(self, **metadata: Any) -> Callable[[Handler], Handler]:
         """Decorator: register an async handler with `metadata` (see `ToolSpec`)."""

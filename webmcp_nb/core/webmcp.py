@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .errors import ToolFailure
+from .listeners import Listeners
 from .util import utc_now
 
 if TYPE_CHECKING:
@@ -128,20 +129,15 @@ class WebMCPHub:
     """Listeners and recent history of WebMCP events, shared by every instance of a session."""
 
     def __init__(self) -> None:
-        self.listeners: list[Callable[[WebMCPEvent], None]] = []
+        self.listeners: Listeners[[WebMCPEvent]] = Listeners()
         self.history: deque[WebMCPEvent] = deque(maxlen=HISTORY_SIZE)
 
     def add_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
-        self.listeners.append(listener)
-        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
+        return self.listeners.add(listener)
 
     def emit(self, event: WebMCPEvent) -> None:
         self.history.append(event)
-        for listener in list(self.listeners):
-            try:
-                listener(event)
-            except Exception:  # noqa: BLE001 - a broken listener must not break tracking
-                pass
+        self.listeners.emit(event)
 
 
 class CutOff(Exception):

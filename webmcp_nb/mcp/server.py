@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import mcp_types as types
@@ -41,6 +41,7 @@ from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, out
 
 if TYPE_CHECKING:
     from ..client import Session
+    from ..core.listeners import Listeners
 
 ApprovePolicy = Literal["consequential", "all", "none"]
 CALLER_META_KEY = "webmcp_nb/caller"
@@ -192,12 +193,11 @@ class AgentServer:
         )
 
     # change notifications ---------------------------------------------------
-    def _follow(self, listeners: list[Any]) -> Any:
+    def _follow(self, listeners: Listeners[[Kind]]) -> Callable[[], None]:
         def changed(kind: Kind) -> None:  # any thread: hop onto the server's loop
             self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self.notifier.changed(kind)))
 
-        listeners.append(changed)
-        return lambda: listeners.remove(changed) if changed in listeners else None
+        return listeners.add(changed)
 
     def close(self) -> None:
         self._unsubscribe()
