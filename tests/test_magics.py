@@ -27,7 +27,7 @@ from tests.conftest import browser_processes, check_contract, ok, ref_for
 from webmcp_nb import Envelope
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
-from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
+from webmcp_nb.notebook.magics import BrowserMagics, CallList, command, is_positional
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session
 
 EXTENSION = "webmcp_nb"
@@ -276,7 +276,7 @@ def test_arguments_are_generated_from_the_schema() -> None:
     for spec in REGISTRY:
         tool = command(spec.name)
         required = spec.input_schema.get("required", [])
-        positionals = [a.name for a in tool.arguments if a.positional]
+        positionals = [a.name for a in tool.arguments if is_positional(a)]
         assert positionals == [n for n in required if spec.input_schema["properties"][n].get("type") == "string"]
 
 

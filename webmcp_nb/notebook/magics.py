@@ -26,6 +26,7 @@ from traitlets.config import Configurable
 
 from ..core.config import Limits
 from ..core.live import DEFAULT_MAX_FPS
+from ..core.schema_fields import SchemaField, read_fields
 from ..cli import add_grant_options
 from ..client import tool_registry
 from . import session as shared
@@ -37,79 +38,16 @@ if TYPE_CHECKING:
 
 PREFIX = "browser_"
 HELP_WIDTH = 100
-_MISSING = object()
 
 
 # -- the input schema, read as command-line arguments ---------------------------------------
-@dataclass(frozen=True)
-class Argument:
-    """One input field of a tool, as the command line sees it."""
-
-    name: str
-    kind: str  # string | integer | number | boolean | array | object | json
-    description: str = ""
-    required: bool = False
-    nullable: bool = False
-    default: Any = _MISSING
-    choices: tuple[Any, ...] | None = None
-    item: Argument | None = None  # the items of an array
-
-    @property
-    def positional(self) -> bool:
-        return self.required and self.kind == "string" and not self.nullable
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+def is_positional(argument: SchemaField) -> bool:
+    """Required, non-null text fields are positional; the others are flags."""
+    return argument.required and argument.kind == "string" and not argument.nullable
 
 
-def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """Inline `$ref`s and unwrap `X | None` unions; the outer node's keywords win."""
-    node = dict(node)
-    ref = node.pop("$ref", None)
-    if ref is not None:
-        node = {**_resolve(defs[ref.rsplit("/", 1)[-1]], defs), **node}
-    options = node.pop("anyOf", None)
-    if options is not None:
-        kept = [option for option in options if option.get("type") != "null"]
-        if len(kept) < len(options):
-            node["nullable"] = True
-        if len(kept) == 1:
-            node = {**_resolve(kept[0], defs), **node}
-        else:
-            node["type"] = "json"  # a union of several types: the value is read as JSON
-    return node
-
-
-def _argument(name: str, node: dict[str, Any], defs: dict[str, Any], required: bool) -> Argument:
-    node = _resolve(node, defs)
-    choices = (node["const"],) if "const" in node else tuple(node["enum"]) if "enum" in node else None
-    kind = node.get("type")
-    if kind is None and choices:
-        kind = {bool: "boolean", int: "integer", float: "number"}.get(type(choices[0]), "string")
-    if kind not in ("string", "integer", "number", "boolean", "array", "object"):
-        kind = "json"
-    item = None
-    if kind == "array":
-        item = _argument(name, node.get("items", {}), defs, required=False)
-    return Argument(
-        name=name,
-        kind=kind,
-        description=node.get("description", ""),
-        required=required,
-        nullable=bool(node.get("nullable")),
-        default=node.get("default", _MISSING),
-        choices=choices,
-        item=item,
-    )
-
-
-def arguments_of(spec: ToolSpec) -> list[Argument]:
-    """The tool's input fields in declaration order."""
-    schema = spec.input_schema
-    defs = schema.get("$defs", {})
-    required = set(schema.get("required", ()))
-    return [_argument(name, node, defs, name in required) for name, node in schema.get("properties", {}).items()]
+def flag_of(argument: SchemaField) -> str:
+    return "--" + argument.name.replace("_", "-")
 
 
 # -- argparse that never exits or prints ------------------------------------------------------
@@ -168,7 +106,7 @@ def _json_value(text: str, want: type | None = None, label: str = "value") -> An
     return value
 
 
-def _scalar_converter(argument: Argument) -> Callable[[str], Any]:
+def _scalar_converter(argument: SchemaField) -> Callable[[str], Any]:
     """How one command-line word becomes a value of this argument's type."""
     kind = argument.kind
     if kind == "integer":
@@ -214,7 +152,7 @@ def _scalar_converter(argument: Argument) -> Callable[[str], Any]:
     return checked
 
 
-def _list_converter(argument: Argument) -> Callable[[str], list[Any]]:
+def _list_converter(argument: SchemaField) -> Callable[[str], list[Any]]:
     assert argument.item is not None
     one = _scalar_converter(argument.item)
     text_items = argument.item.kind == "string"
@@ -238,13 +176,13 @@ def _list_converter(argument: Argument) -> Callable[[str], list[Any]]:
     return convert
 
 
-def _help_text(argument: Argument) -> str:
+def _help_text(argument: SchemaField) -> str:
     parts = [argument.description.rstrip(".")] if argument.description else []
     if argument.kind == "array":
         parts.append("repeat the flag for each item, or give a JSON array")
     elif argument.kind in ("object", "json"):
         parts.append("JSON")
-    if argument.default is not _MISSING and argument.default is not None and argument.kind != "boolean":
+    if argument.has_default and argument.default is not None and argument.kind != "boolean":
         parts.append(f"default: {argument.default}")
     return "; ".join(parts).replace("%", "%%")
 
@@ -255,14 +193,14 @@ class ToolCommand:
 
     spec: ToolSpec
     name: str
-    arguments: list[Argument]
+    arguments: list[SchemaField]
     parser: _Parser = field(repr=False)
     flags: frozenset[str] = frozenset()
 
     @classmethod
     def build(cls, spec: ToolSpec) -> ToolCommand:
         name = spec.name.removeprefix(PREFIX)
-        arguments = arguments_of(spec)
+        arguments = read_fields(spec.input_schema)
         notes = [f"Tool {spec.name}"]
         notes += [label for label, on in (("read-only", spec.read_only), ("destructive", spec.destructive),
                                           ("idempotent", spec.idempotent)) if on]
@@ -280,35 +218,35 @@ class ToolCommand:
         flags = {"-h", "--help"}
         for argument in arguments:
             help_text = _help_text(argument)
-            if argument.positional:
+            if is_positional(argument):
                 parser.add_argument(
                     argument.name, metavar=argument.name.upper(), help=help_text,
                     type=_scalar_converter(argument) if argument.choices else None,
                 )
                 continue
             options: dict[str, Any] = {"dest": argument.name, "default": argparse.SUPPRESS, "help": help_text}
-            strings = [argument.flag]
+            strings = [flag_of(argument)]
             if argument.kind == "boolean":
                 if argument.default is False and not argument.required:
-                    parser.add_argument(argument.flag, action="store_true", **options)
+                    parser.add_argument(flag_of(argument), action="store_true", **options)
                 else:  # default true, no default (required), or a null default: both switches
-                    parser.add_argument(argument.flag, action=argparse.BooleanOptionalAction,
+                    parser.add_argument(flag_of(argument), action=argparse.BooleanOptionalAction,
                                         required=argument.required, **options)
-                    strings.append("--no-" + argument.flag[2:])
+                    strings.append("--no-" + flag_of(argument)[2:])
             elif argument.kind == "array":
-                parser.add_argument(argument.flag, action=_Extend, type=_list_converter(argument),
+                parser.add_argument(flag_of(argument), action=_Extend, type=_list_converter(argument),
                                     required=argument.required, metavar=_metavar(argument.item), **options)
             else:
-                parser.add_argument(argument.flag, type=_scalar_converter(argument), required=argument.required,
+                parser.add_argument(flag_of(argument), type=_scalar_converter(argument), required=argument.required,
                                     metavar=_metavar(argument), **options)
             flags.update(strings)
         return cls(spec=spec, name=name, arguments=arguments, parser=parser, flags=frozenset(flags))
 
     @property
     def signature(self) -> str:
-        words = [self.name] + [argument.name.upper() for argument in self.arguments if argument.positional]
-        words += [f"{argument.flag} {_metavar(argument)}" for argument in self.arguments
-                  if argument.required and not argument.positional]
+        words = [self.name] + [argument.name.upper() for argument in self.arguments if is_positional(argument)]
+        words += [f"{flag_of(argument)} {_metavar(argument)}" for argument in self.arguments
+                  if argument.required and not is_positional(argument)]
         if any(not argument.required for argument in self.arguments):
             words.append("[options]")
         return " ".join(words)
@@ -348,7 +286,7 @@ class ToolCommand:
         return f"{message}\n{self.parser.format_usage().rstrip()}\n(see %browser {self.name} --help)"
 
 
-def _metavar(argument: Argument | None) -> str:
+def _metavar(argument: SchemaField | None) -> str:
     if argument is None:
         return "VALUE"
     if argument.choices is not None:
