@@ -27,7 +27,8 @@ from tests.conftest import browser_processes, check_contract, ok, ref_for
 from webmcp_nb import Envelope
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
-from webmcp_nb.notebook.magics import BrowserMagics, CallList, command, is_positional
+from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
+from webmcp_nb.notebook.tool_commands import is_positional
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session
 
 EXTENSION = "webmcp_nb"
@@ -317,7 +318,7 @@ def test_tool_help_is_generated_from_the_registry(browser: Any, capsys: Any) -> 
     assert "usage: %browser navigate" in capsys.readouterr().out
     for line in ("", "help", "--help", "help --help"):
         assert browser(line) is None
-        assert capsys.readouterr().out.strip() == BrowserMagics.browser.__doc__.strip()
+        assert capsys.readouterr().out.strip() == BrowserMagics.browser.getdoc().strip()
     browser("help panel")
     assert "live browser panel" in capsys.readouterr().out
 
@@ -331,7 +332,7 @@ def test_magic_docstring_is_generated_from_the_registry(shell: Any) -> None:
         assert command(spec.name).signature in text
     for name in BrowserMagics.class_traits(config=True):
         assert name in text
-    assert flat(BrowserMagics.browser.__doc__) in text
+    assert flat(BrowserMagics.browser.getdoc()) in text
 
 
 def test_tools_panel_and_log_subcommands(browser: Any, monkeypatch: Any) -> None:

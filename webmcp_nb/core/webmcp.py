@@ -37,7 +37,7 @@ import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ToolFailure
 from .listeners import Listeners
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 Mode = Literal["native", "page", "polyfill", "off"]
 """An instance's WebMCP mode (see the module docstring)."""
-MODES: tuple[Mode, ...] = get_args(Mode)
 EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused", "warning"]
 HISTORY_SIZE = 500
 # CDP annotation names -> the WebMCP (getTools) names.

@@ -128,12 +128,6 @@ def close_shared_session() -> None:
         session.close()
 
 
-def configured_options() -> dict[str, Any]:
-    """The options a new shared session would be created with."""
-    with _lock:
-        return dict(_options)
-
-
 def reset_options() -> None:
     """Forget every configured option (new sessions take the environment's defaults)."""
     with _lock:
