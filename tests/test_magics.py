@@ -168,6 +168,23 @@ def test_config_file_options_apply_when_loaded(ip: Any) -> None:
         ip.extension_manager.load_extension(EXTENSION)
 
 
+def test_a_refused_config_file_option_is_reported_and_the_others_apply(ip: Any) -> None:
+    ip.extension_manager.unload_extension(EXTENSION)
+    ip.config.BrowserMagics.max_result_bytes = 10
+    ip.config.BrowserMagics.screenshot_width = 500
+    try:
+        with pytest.warns(UserWarning, match=r"BrowserMagics.max_result_bytes not applied: .*at least 4096, got 10"):
+            ip.extension_manager.load_extension(EXTENSION)
+        (magics,) = browser_magics(ip)
+        assert (magics.max_result_bytes, magics.screenshot_width) == (1048576, 500)
+        session = webmcp_nb.session()
+        assert session.limits.max_result_bytes == 1048576 and session.screenshot_width == 500
+    finally:
+        del ip.config.BrowserMagics["max_result_bytes"], ip.config.BrowserMagics["screenshot_width"]
+        ip.extension_manager.unload_extension(EXTENSION)
+        ip.extension_manager.load_extension(EXTENSION)
+
+
 # -- %config BrowserMagics --------------------------------------------------------------------
 def test_config_lists_every_option(shell: Any) -> None:
     with capture_output() as captured:

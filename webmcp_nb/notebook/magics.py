@@ -14,14 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from traitlets import Bool, Float, Int, TraitError, Unicode, default, observe, validate
-from traitlets.config import Configurable
 
-from ..core.config import Limits
-from ..core.live import DEFAULT_MAX_FPS
 from ..cli import add_grant_options
 from ..client import tool_registry
 from . import session as shared
+from .options import NotebookOptions
 from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter
 
 if TYPE_CHECKING:
@@ -163,100 +160,14 @@ class CallList(list):  # type: ignore[type-arg]
             printer.text("  " + line.rstrip())
 
 
-def _env_limits() -> Limits:
-    try:
-        return Limits.from_env()
-    except ValueError:
-        return Limits()
-
-
 # -- the magics -------------------------------------------------------------------------------
 @magics_class
-class BrowserMagics(Magics, Configurable):
+class BrowserMagics(Magics, NotebookOptions):
     """``%browser`` and ``%%browser`` on the notebook's shared session (`webmcp_nb.session()`).
 
-    Options (``%config BrowserMagics``; in a config file ``c.BrowserMagics.headless = False``).
-    Limits and launch options apply to the running session at once.
+    Options (``%config BrowserMagics``; in a config file ``c.BrowserMagics.headless = False``):
+    the traits of `NotebookOptions`. Limits and launch options apply to the running session at once.
     """
-
-    headless = Bool(True, help="Launch browsers without a window (instances created from now on).").tag(config=True)
-    backend = Unicode("chromium", help="The browser `%browser create_instance` launches unless given --backend.").tag(
-        config=True
-    )
-    default_instance = Unicode(
-        "default", help="The instance calls go to unless told otherwise (fixed once the session has started)."
-    ).tag(config=True)
-    max_result_bytes = Int(
-        help="Largest result a call may return, in bytes (at least 4096; larger is result_too_large). "
-        "Default: BROWSER_MCP_MAX_RESULT_BYTES or 1048576."
-    ).tag(config=True)
-    max_instances = Int(help="Most browser instances at once. Default: BROWSER_MCP_MAX_INSTANCES or 10.").tag(
-        config=True
-    )
-    operation_timeout_s = Float(
-        help="Time limit of one call, queue wait included, in seconds. "
-        "Default: BROWSER_MCP_OPERATION_TIMEOUT_SECONDS or 60."
-    ).tag(config=True)
-    screenshot_width = Int(800, help="Display width of inline screenshots, in pixels.").tag(config=True)
-    screenshot_after_actions = Bool(
-        False, help="After a page action from %browser succeeds, also display a screenshot of the page."
-    ).tag(config=True)
-    live_view_fps = Float(DEFAULT_MAX_FPS, help="Frames per second of the live view in `%browser panel`.").tag(config=True)
-
-    _attached = False
-
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
-        super().__init__(shell=shell, **kwargs)
-        # Only what a config file or the command line set: defaults need no checking (and
-        # checking some would import every tool, which loading must not do).
-        given = self.config.get(type(self).__name__, {})
-        values = {name: getattr(self, name) for name in shared.OPTIONS if name in given}
-        try:
-            shared.configure(**values)
-        except ValueError:
-            import warnings
-
-            for name, value in values.items():  # apply what can be applied, tell about the rest
-                try:
-                    shared.configure(**{name: value})
-                except ValueError as exc:
-                    warnings.warn(f"BrowserMagics.{name} not applied: {exc}", stacklevel=2)
-        self._attached = True
-
-    def detach(self) -> None:
-        """Stop pushing option changes to the shared session (on unload)."""
-        self._attached = False
-
-    @default("max_result_bytes")
-    def _default_max_result_bytes(self) -> int:
-        return _env_limits().max_result_bytes
-
-    @default("max_instances")
-    def _default_max_instances(self) -> int:
-        return _env_limits().max_instances
-
-    @default("operation_timeout_s")
-    def _default_operation_timeout_s(self) -> float:
-        return _env_limits().operation_timeout_s
-
-    @validate(*shared.OPTIONS)
-    def _check_option(self, proposal: Any) -> Any:
-        name, value = proposal["trait"].name, proposal["value"]
-        try:
-            shared.check_options({name: value})
-        except ValueError as exc:
-            raise TraitError(f"BrowserMagics.{name} = {value!r} was refused, nothing changed: {exc}") from None
-        return value
-
-    @observe(*shared.OPTIONS)
-    def _push_option(self, change: Any) -> None:
-        if not self._attached:
-            return
-        try:
-            shared.configure(**{change["name"]: change["new"]})
-        except ValueError as exc:  # the session changed state since the value was checked
-            self.set_trait(change["name"], change["old"])
-            raise TraitError(f"BrowserMagics.{change['name']} = {change['new']!r} was refused: {exc}") from None
 
     # the magic ---------------------------------------------------------------------------
     @line_cell_magic
