@@ -71,8 +71,6 @@ class NotebookOptions(Configurable):
     _attached = False
 
     def __init__(self, **kwargs: Any) -> None:
-        for name in self.trait_names(applies="limit"):
-            getattr(self, name)  # the environment's defaults, set now: a refused config value restores them
         super().__init__(**kwargs)
         # What a config file set reaches a session that is already open; later sessions are
         # created from `session_options()`.
@@ -94,20 +92,6 @@ class NotebookOptions(Configurable):
     def session_options(self) -> dict[str, Any]:
         """The keyword arguments of a `NotebookSession` made with these options."""
         return {name: getattr(self, name) for name in self.session_traits()}
-
-    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
-        try:
-            super()._load_config(cfg, section_names=section_names, traits=traits)
-        except TraitError:
-            if self._attached:  # %config: a refused value raises (and %config reports it)
-                raise
-            # A config file at load: apply what can be applied, tell about the rest.
-            for name, value in cfg.get(type(self).__name__, {}).items():
-                if self.has_trait(name):
-                    try:
-                        setattr(self, name, value)
-                    except TraitError as exc:
-                        warnings.warn(f"{type(self).__name__}.{name} not applied: {exc}", stacklevel=2)
 
     # defaults and checks -------------------------------------------------------------------
     @default("max_result_bytes")
@@ -164,6 +148,9 @@ class NotebookOptions(Configurable):
         try:
             check()
         except ValueError as exc:
+            if not self._attached:  # a config file at load: tell, keep the default, apply the others
+                warnings.warn(f"{type(self).__name__}.{name} not applied: {exc}", stacklevel=2)
+                return self.trait_defaults(name)
             raise TraitError(f"{type(self).__name__}.{name} = {value!r} was refused, nothing changed: {exc}") from None
         return value
 
