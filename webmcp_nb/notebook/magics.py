@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..cli import add_grant_options
 from ..client import tool_registry
+from ..serve_options import add_arguments
 from . import session as shared
 from .options import NotebookOptions
 from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter
@@ -327,17 +327,7 @@ def _serve_parser() -> argparse.ArgumentParser:
         formatter_class=formatter,
         add_help=True,
     )
-    parser.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
-    parser.add_argument("--caps", nargs="+", default=[], metavar="CAP",
-                        help="extra grants for agents: tool groups js, code, files, pdf, and browser (any launch "
-                        "option) (default: core tools only)")
-    add_grant_options(parser)
-    parser.add_argument("--approve", choices=["consequential", "all", "none"], default="consequential",
-                        help="which agent calls wait for your approval (default: consequential)")
-    parser.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",
-                        help="mirror the WebMCP tools of pages from these origins (default: where you navigated)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    add_arguments(parser, exclude={"token"}, defaults={"approve": "consequential"})
     parser.add_argument("--stop", action="store_true", help="stop the session's MCP servers")
     return parser
 
