@@ -378,4 +378,4 @@ def _help() -> str:
 
 # IPython's `?` asks an object for its getdoc() first: the overview is generated from the registry
 # when it is read, so loading the extension does not import every tool.
-BrowserMagics.browser.getdoc = _help  # type: ignore[attr-defined]
+BrowserMagics.browser.getdoc = _help  # type: ignore[union-attr]

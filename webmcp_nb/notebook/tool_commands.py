@@ -206,10 +206,8 @@ class ToolCommand:
         for argument in arguments:
             help_text = _help_text(argument)
             if is_positional(argument):
-                parser.add_argument(
-                    argument.name, metavar=argument.name.upper(), help=help_text,
-                    type=_scalar_converter(argument) if argument.choices else None,
-                )
+                checked: dict[str, Any] = {"type": _scalar_converter(argument)} if argument.choices else {}
+                parser.add_argument(argument.name, metavar=argument.name.upper(), help=help_text, **checked)
                 continue
             options: dict[str, Any] = {"dest": argument.name, "default": argparse.SUPPRESS, "help": help_text}
             strings = [flag_of(argument)]
@@ -251,7 +249,7 @@ class ToolCommand:
 
     def _spell_flags(self, words: Sequence[str]) -> list[str]:
         """Accept ``--full_page`` for ``--full-page`` (the field's own spelling)."""
-        spelled = []
+        spelled: list[str] = []
         for index, word in enumerate(words):
             if word == "--":
                 return spelled + list(words[index:])
