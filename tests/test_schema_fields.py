@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 import ipywidgets as widgets
@@ -14,7 +14,7 @@ from webmcp_nb.core.schema_fields import MISSING, read_fields
 from webmcp_nb.notebook.webmcp import PageToolCall
 
 
-class Size(str, Enum):
+class Size(StrEnum):
     small = "small"
     large = "large"
 

@@ -35,7 +35,9 @@ class ServeOptions:
     host: str = _option("127.0.0.1", "--host", "address to bind (default: loopback)")
     port: int = _option(0, "--port", "TCP port (default: a free one)", type=int)
     allow_remote: bool = _option(False, "--allow-remote", "allow a non-loopback --host", action="store_true")
-    token: str | None = _option(None, "--token", "the HTTP bearer token (default: $WEBMCP_NB_TOKEN for webmcp-nb serve, else a fresh random one)")
+    token: str | None = _option(
+        None, "--token", "the HTTP bearer token (default: $WEBMCP_NB_TOKEN for webmcp-nb serve, else a fresh random one)"
+    )
     caps: list[str] = _option(
         [], "--caps",
         f"extra grants for agents: tool groups {', '.join(c for c in CAPS if c != 'browser')}, and browser "
