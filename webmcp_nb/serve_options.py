@@ -36,7 +36,7 @@ class ServeOptions:
     port: int = _option(0, "--port", "TCP port (default: a free one)", type=int)
     allow_remote: bool = _option(False, "--allow-remote", "allow a non-loopback --host", action="store_true")
     token: str | None = _option(
-        None, "--token", "the HTTP bearer token (default: $WEBMCP_NB_TOKEN for webmcp-nb serve, else a fresh random one)"
+        None, "--token", "HTTP bearer token (default: $WEBMCP_NB_TOKEN for webmcp-nb serve, else a fresh random one)"
     )
     caps: list[str] = _option(
         [], "--caps",
