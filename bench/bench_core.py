@@ -100,11 +100,14 @@ def run(rounds: int) -> list[tuple[str, float, float]]:
         session = Session()
         session.navigate(shop).raise_for_status()
 
-        def sample(name: str, raw_op: Callable[[], Awaitable[object]], session_op: Callable[[], object], n: int) -> None:
+        def sample(
+            name: str, raw_op: Callable[[], Awaitable[object]], session_op: Callable[[], object], n: int
+        ) -> None:
             raw_times, session_times = [], []
             for _ in range(2):  # warm-up
                 raw.run(raw_op())
                 session_op()
+
             def timed_session() -> float:
                 started = time.perf_counter()
                 envelope = session_op()
@@ -116,7 +119,7 @@ def run(rounds: int) -> list[tuple[str, float, float]]:
                 # frames), so each pair starts at the same random phase of it, after the same
                 # rest; which side goes first alternates.
                 phase = random.uniform(0, FRAME_S)
-                for side in ((0, 1) if index % 2 == 0 else (1, 0)):
+                for side in (0, 1) if index % 2 == 0 else (1, 0):
                     time.sleep(REST_S + phase)
                     if side == 0:
                         raw_times.append(raw.timed(raw_op))

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from benchmarks_md import update_section
-
 from jupyter_client.manager import start_new_kernel
 
 BEGIN, END = "<!-- bench_notebook:begin -->", "<!-- bench_notebook:end -->"

@@ -21,7 +21,9 @@ from nbconvert import HTMLExporter
 
 def run(path: Path, out: Path, timeout: int) -> Path:
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     started = time.monotonic()
     client.execute()
     out.mkdir(parents=True, exist_ok=True)

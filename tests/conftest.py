@@ -74,8 +74,19 @@ def check_contract(envelope: Envelope) -> None:
             ("completed", "read_only"),
             ("not_started", "read_only"),
         }, (op["outcome"], op["retry"])
-    expected_keys = ["id", "tool", "instance_id", "page_id", "frame_id", "started_at", "finished_at",
-                     "duration_ms", "outcome", "retry", "artifacts"]
+    expected_keys = [
+        "id",
+        "tool",
+        "instance_id",
+        "page_id",
+        "frame_id",
+        "started_at",
+        "finished_at",
+        "duration_ms",
+        "outcome",
+        "retry",
+        "artifacts",
+    ]
     assert list(op)[: len(expected_keys)] == expected_keys
     uuid.UUID(op["id"])
     for key in ("instance_id", "page_id", "frame_id"):

@@ -429,12 +429,16 @@ def test_an_unknown_key_in_a_chord_leaves_no_key_held(session, form):
     message = error(session.press_key("Control+Shift+Nope"), "invalid_params", "unknown", "inspect_state")
     assert "'Nope'" in message and "Control+Shift had been pressed and was released" in message
     assert [(event["type"], event["key"]) for event in recorded_events(session)] == [
-        ("keydown", "Control"), ("keydown", "Shift"), ("keyup", "Shift"), ("keyup", "Control"),
+        ("keydown", "Control"),
+        ("keydown", "Shift"),
+        ("keyup", "Shift"),
+        ("keyup", "Control"),
     ]
     js(session, "window.__events = []")
     ok(session.press_key("x"))  # typed as a plain x: no modifier is still held
     assert [(e["type"], e["key"], e["ctrl"], e["shift"]) for e in recorded_events(session)] == [
-        ("keydown", "x", False, False), ("keyup", "x", False, False),
+        ("keydown", "x", False, False),
+        ("keyup", "x", False, False),
     ]
     assert value_of(session, "#name") == "x"
 

@@ -9,16 +9,34 @@ from playwright import sync_api
 
 from webmcp_nb.demo import DemoServer
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--enable-features=WebMCP"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-features=WebMCP",
+]
 PAGES = {
-    "index.html": "Demo Shop", "form.html": "Demo Form", "dialog.html": "Dialogs",
-    "alert-on-load.html": "Alert on load", "frames.html": "Frames", "frame-inner.html": "Inner",
-    "frame-nested.html": "Nested", "table.html": "Big Table", "drag.html": "Drag and Drop",
-    "upload.html": "Upload", "help.html": "Help", "webmcp.html": "WebMCP Tools",
-    "webmcp-frames.html": "WebMCP Frames", "webmcp-frame-inner.html": "WebMCP Frame",
-    "webmcp-polyfill.html": "WebMCP Polyfill", "webmcp-mirror.html": "WebMCP Mirror",
-    "webmcp-mirror-inner.html": "Greeter frame", "downloads.html": "Downloads", "webmcp-results.html": "WebMCP Results",
+    "index.html": "Demo Shop",
+    "form.html": "Demo Form",
+    "dialog.html": "Dialogs",
+    "alert-on-load.html": "Alert on load",
+    "frames.html": "Frames",
+    "frame-inner.html": "Inner",
+    "frame-nested.html": "Nested",
+    "table.html": "Big Table",
+    "drag.html": "Drag and Drop",
+    "upload.html": "Upload",
+    "help.html": "Help",
+    "webmcp.html": "WebMCP Tools",
+    "webmcp-frames.html": "WebMCP Frames",
+    "webmcp-frame-inner.html": "WebMCP Frame",
+    "webmcp-polyfill.html": "WebMCP Polyfill",
+    "webmcp-mirror.html": "WebMCP Mirror",
+    "webmcp-mirror-inner.html": "Greeter frame",
+    "downloads.html": "Downloads",
+    "webmcp-results.html": "WebMCP Results",
 }
 
 

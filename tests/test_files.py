@@ -91,7 +91,10 @@ def test_a_broken_download_fails(session: Session, downloads_page: str, broken_d
     assert len(failed) == 1 and failed[0]["state"] == "failed" and failed[0]["path"] is None
     assert failed[0]["error"]
     message = error(
-        session.call("browser_downloads", download_id=failed[0]["download_id"]), "download_failed", "unknown", "read_only"
+        session.call("browser_downloads", download_id=failed[0]["download_id"]),
+        "download_failed",
+        "unknown",
+        "read_only",
     )
     assert broken_download in message and failed[0]["error"] in message
 

@@ -70,7 +70,8 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
     other = tmp_path / "other"
     outsider = subprocess.Popen(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={other}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 15
@@ -85,11 +86,15 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
 
 def test_binary_not_found_names_every_place_tried(fresh_session, monkeypatch) -> None:
     s = fresh_session()
-    message = error(
-        s.create_instance("x", executable_path="/nonexistent/chrome"), "binary_not_found", "not_started"
-    )
-    for place in ("executable_path (/nonexistent/chrome): no such file", "$WEBMCP_NB_CHROMIUM", "playwright-managed",
-                  "/usr/bin/chromium", "apt-get install", "playwright install chromium"):
+    message = error(s.create_instance("x", executable_path="/nonexistent/chrome"), "binary_not_found", "not_started")
+    for place in (
+        "executable_path (/nonexistent/chrome): no such file",
+        "$WEBMCP_NB_CHROMIUM",
+        "playwright-managed",
+        "/usr/bin/chromium",
+        "apt-get install",
+        "playwright install chromium",
+    ):
         assert place in message
     health = ok(s.health())
     assert health["failed_launches"][-1]["error_type"] == "binary_not_found"
@@ -108,7 +113,10 @@ def test_health_reports_browsers_and_launches_nothing(fresh_session) -> None:
     assert browser_processes() == before
     assert health["chromium"] == CHROMIUM and health["status"] == "ok"
     assert [b["source"] for b in health["browsers"]][:4] == [
-        "executable_path", "$WEBMCP_NB_CHROMIUM", "playwright-managed", "/usr/bin/chromium"
+        "executable_path",
+        "$WEBMCP_NB_CHROMIUM",
+        "playwright-managed",
+        "/usr/bin/chromium",
     ]
     assert health["limits"] == {"max_instances": 10, "max_result_bytes": 1_048_576, "operation_timeout_s": 60.0}
 

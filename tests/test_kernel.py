@@ -55,10 +55,14 @@ def test_magics_in_a_kernel_send_envelopes_and_images_on_iopub(kernel: Kernel) -
     snapshot = result["data"][ENVELOPE_MIME]["data"]["snapshot"]
     assert 'button "Add Banana"' in snapshot and "<details" in result["data"]["text/html"]
 
-    result = only(kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result")
+    result = only(
+        kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result"
+    )
     assert result["data"][ENVELOPE_MIME]["status"] == "success"
-    assert kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))") \
+    assert (
+        kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))")
         == "Cart: 1 item: Banana"
+    )
 
     result = only(kernel.run("%browser screenshot"), "execute_result")
     png = base64.b64decode(result["data"]["image/png"])
@@ -130,7 +134,9 @@ def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     notebook_path = tmp_path / "01-quickstart.ipynb"
     shutil.copy(ROOT / "notebooks" / "01-quickstart.ipynb", notebook_path)
     notebook = nbformat.read(notebook_path, as_version=4)
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     results = {}
     for cell in notebook.cells:
         if cell.cell_type != "code":
@@ -146,8 +152,12 @@ def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     screenshot_outputs = results["%browser screenshot"][1]
     assert any("image/png" in o.get("data", {}) for o in screenshot_outputs)
     assert results["%browser click e99999"][0]["error_type"] == "element_not_found"
-    widgets = [o for cell in notebook.cells[-3:] for o in cell.get("outputs", [])
-               if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    widgets = [
+        o
+        for cell in notebook.cells[-3:]
+        for o in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
     assert len(widgets) == 2  # the panel and the call log
 
 
@@ -155,7 +165,9 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     notebook_path = tmp_path / "02-webmcp.ipynb"
     shutil.copy(ROOT / "notebooks" / "02-webmcp.ipynb", notebook_path)
     notebook = nbformat.read(notebook_path, as_version=4)
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = {}
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -164,14 +176,20 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     listed = outputs["%browser webmcp"][-1][ENVELOPE_MIME]
     kinds = {tool["name"]: tool["kind"] for tool in listed["data"]["tools"]}
     assert kinds["search_products"] == "declarative" and kinds["add_to_cart"] == "imperative"
-    added = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Banana", "quantity": 2}'"""][-1][ENVELOPE_MIME]
+    added = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Banana", "quantity": 2}'"""][-1][
+        ENVELOPE_MIME
+    ]
     assert added["data"]["structured"] == {"ok": True, "cart": [{"item": "Banana", "quantity": 2}]}
     refused = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Kiwi", "quantity": 2}'"""][-1]
     assert (refused[ENVELOPE_MIME]["error_type"], refused[ENVELOPE_MIME]["operation"]["outcome"]) == (
-        "invalid_params", "not_started")
+        "invalid_params",
+        "not_started",
+    )
     failed = outputs["%browser webmcp_call fail_always"][-1][ENVELOPE_MIME]
     assert (failed["error_type"], failed["operation"]["retry"]) == ("evaluation_failed", "inspect_state")
-    assert outputs['tools["search_products"](query="cherry")'][-1][ENVELOPE_MIME]["data"]["text"] == "Results for: cherry"
+    assert (
+        outputs['tools["search_products"](query="cherry")'][-1][ENVELOPE_MIME]["data"]["text"] == "Results for: cherry"
+    )
     form = outputs['tools["add_to_cart"]'][-1]
     assert "application/vnd.jupyter.widget-view+json" in form and "add_to_cart" in form["text/html"]
     assert outputs['}""").data["result"]'][-1]["text/plain"] == """'{"fruit":"Fig","letters":3,"plural":"figs"}'"""

@@ -28,8 +28,8 @@ from webmcp_nb import Envelope
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
 from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
-from webmcp_nb.notebook.tool_commands import is_positional
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session
+from webmcp_nb.notebook.tool_commands import is_positional
 
 EXTENSION = "webmcp_nb"
 
@@ -191,9 +191,15 @@ def test_config_lists_every_option(shell: Any) -> None:
         shell.run_line_magic("config", "")
         shell.run_line_magic("config", "BrowserMagics")
     assert "BrowserMagics" in captured.stdout
-    for name, value in [("headless", "True"), ("backend", "'chromium'"), ("default_instance", "'default'"),
-                        ("max_result_bytes", "1048576"), ("screenshot_width", "800"),
-                        ("screenshot_after_actions", "False"), ("live_view_fps", "15.0")]:
+    for name, value in [
+        ("headless", "True"),
+        ("backend", "'chromium'"),
+        ("default_instance", "'default'"),
+        ("max_result_bytes", "1048576"),
+        ("screenshot_width", "800"),
+        ("screenshot_after_actions", "False"),
+        ("live_view_fps", "15.0"),
+    ]:
         assert f"BrowserMagics.{name}=" in captured.stdout
         assert shell.run_line_magic("config", f"BrowserMagics.{name}") == eval(value)
 
@@ -273,16 +279,21 @@ def test_type_takes_quoted_words(browser: Any, demo: Any) -> None:
 
 def test_arguments_are_generated_from_the_schema() -> None:
     assert command("click").parse(["e3", "--double", "--modifiers", "Shift", "--modifiers", '["Alt"]']) == {
-        "ref": "e3", "double": True, "modifiers": ["Shift", "Alt"],
+        "ref": "e3",
+        "double": True,
+        "modifiers": ["Shift", "Alt"],
     }
     assert command("select_option").parse(["e7", "--values", '["a", "b"]', "--values", "c"]) == {
-        "ref": "e7", "values": ["a", "b", "c"],
+        "ref": "e7",
+        "values": ["a", "b", "c"],
     }
     fields = [{"ref": "e5", "type": "textbox", "value": "x y"}]
     assert command("fill_form").parse(["--fields", json.dumps(fields)]) == {"fields": fields}
     assert command("fill_form").parse(["--fields", json.dumps(fields[0])]) == {"fields": fields}
     assert command("create_instance").parse(["x", "--viewport", '{"width": 800, "height": 600}', "--no-headless"]) == {
-        "name": "x", "viewport": {"width": 800, "height": 600}, "headless": False,
+        "name": "x",
+        "viewport": {"width": 800, "height": 600},
+        "headless": False,
     }
     assert command("handle_dialog").parse(["--no-accept"]) == {"accept": False}
     assert command("wait_for").parse(["--time-s", "0.5"]) == {"time_s": 0.5}
@@ -428,7 +439,9 @@ def test_await_uses_the_session_the_magics_use(shell: Any, demo: Any) -> None:
     assert shell.user_ns["nb"] is session
     assert shell.user_ns["awaited"].ok and shell.user_ns["synced"].ok and shell.user_ns["magic_env"].ok
     assert [(r.tool, r.caller) for r in records] == [
-        ("browser_navigate", "notebook"), ("browser_snapshot", "notebook"), ("browser_health", "notebook"),
+        ("browser_navigate", "notebook"),
+        ("browser_snapshot", "notebook"),
+        ("browser_health", "notebook"),
     ]
 
 

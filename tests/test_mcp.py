@@ -167,7 +167,9 @@ def test_errors_are_tool_results_carrying_everything_in_text_and_structure(serve
         assert f"retry: {envelope['operation']['retry']}" in text
     bad = structured(bad_type)
     assert (bad["error_type"], bad["operation"]["outcome"], bad["operation"]["retry"]) == (
-        "invalid_params", "not_started", "after_correction",
+        "invalid_params",
+        "not_started",
+        "after_correction",
     )
     assert "parameter 'ref'" in text_of(bad_type)
     assert structured(unknown_ref)["error_type"] == "element_not_found"
@@ -418,7 +420,9 @@ def test_consequential_calls_wait_for_the_notebook_user(served: Served, answer: 
 
     prompt, result = served.run(scenario())
     assert "agent:pytest-agent wants browser_evaluate" in prompt and "index.html" in prompt
-    title = served.kernel.value("print(json.dumps(nb.call('browser_evaluate', expression='document.title').data['result']))")
+    title = served.kernel.value(
+        "print(json.dumps(nb.call('browser_evaluate', expression='document.title').data['result']))"
+    )
     if answer == "Deny":
         envelope = structured(result)
         assert result.is_error is True
@@ -511,7 +515,10 @@ def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_cli
     served.kernel.run("nb.navigate(DEMO + 'index.html')")
     completed = subprocess.run(
         ["node", str(ts_client), served.url, served.token, served.demo.url],
-        capture_output=True, text=True, timeout=120, cwd=TS_CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TS_CLIENT,
     )
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout)
@@ -537,7 +544,9 @@ def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_cli
 def test_kernel_shutdown_stops_the_server(demo: DemoServer) -> None:
     manager, client = start_new_kernel(kernel_name="python3")
     kernel = Kernel(manager, client)
-    outputs = kernel.run("import json, webmcp_nb\ns = webmcp_nb.session().serve_mcp(approve='none')\nprint(json.dumps(s.url))")
+    outputs = kernel.run(
+        "import json, webmcp_nb\ns = webmcp_nb.session().serve_mcp(approve='none')\nprint(json.dumps(s.url))"
+    )
     url = json.loads("".join(o["text"] for o in outputs if o["type"] == "stream").splitlines()[-1])
     with httpx.Client() as http:
         assert http.post(url, json={}).status_code == 401  # up

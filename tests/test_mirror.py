@@ -35,8 +35,11 @@ def session() -> Iterator[Session]:
 @asynccontextmanager
 async def agent(handle: Any) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
-    async with Client(streamable_http_client(handle.url, http_client=http), cache=None,
-                      client_info=types.Implementation(name="mirror-agent", version="1")) as client:
+    async with Client(
+        streamable_http_client(handle.url, http_client=http),
+        cache=None,
+        client_info=types.Implementation(name="mirror-agent", version="1"),
+    ) as client:
         yield client
 
 

@@ -50,7 +50,9 @@ def main_frame_id(session: Session, **args: Any) -> str:
     return frames[0]["frame_id"]
 
 
-def wait_for_tabs(session: Session, done: Callable[[list[dict[str, Any]]], bool], timeout_s: float = 5.0) -> dict[str, Any]:
+def wait_for_tabs(
+    session: Session, done: Callable[[list[dict[str, Any]]], bool], timeout_s: float = 5.0
+) -> dict[str, Any]:
     """The tab list once `done(tabs)` holds (a popup's tab is reported and loads asynchronously)."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -270,7 +272,7 @@ def test_snapshot_has_refs_url_and_title(session, demo):
     assert all(REF.match(ref) for ref in refs)
     assert 'heading "Demo Shop"' in data["snapshot"]
     assert re.search(r'button "Add Grape" \[ref=(f\d+)?e\d+\]', data["snapshot"])
-    assert 'status [ref=' in data["snapshot"] and "Cart: 0 items" in data["snapshot"]
+    assert "status [ref=" in data["snapshot"] and "Cart: 0 items" in data["snapshot"]
 
 
 def test_snapshot_depth_is_shorter_than_the_full_tree(session, demo):

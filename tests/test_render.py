@@ -244,16 +244,35 @@ def test_tabs_frames_and_instances_one_line_each(session, demo) -> None:
 
 
 def test_downloads_one_line_each() -> None:
-    done = {"download_id": "d1", "page_id": "p1", "url": "blob:http://x/1", "suggested_filename": "report.csv",
-            "started_at": "2026-11-30T08:00:00.000+00:00", "state": "completed", "path": "/tmp/a/report.csv",
-            "size_bytes": 31, "error": None}
-    failed = {**done, "download_id": "d2", "suggested_filename": "<b>.bin", "state": "failed", "path": None,
-              "size_bytes": None, "error": "network failed"}
-    envelope = Envelope("success", "default", make_operation(tool="browser_downloads"),
-                        data={"downloads": [done, failed]})
+    done = {
+        "download_id": "d1",
+        "page_id": "p1",
+        "url": "blob:http://x/1",
+        "suggested_filename": "report.csv",
+        "started_at": "2026-11-30T08:00:00.000+00:00",
+        "state": "completed",
+        "path": "/tmp/a/report.csv",
+        "size_bytes": 31,
+        "error": None,
+    }
+    failed = {
+        **done,
+        "download_id": "d2",
+        "suggested_filename": "<b>.bin",
+        "state": "failed",
+        "path": None,
+        "size_bytes": None,
+        "error": "network failed",
+    }
+    envelope = Envelope(
+        "success", "default", make_operation(tool="browser_downloads"), data={"downloads": [done, failed]}
+    )
     lines = render_text(envelope).splitlines()
-    assert lines[1:3] == ["downloads: 2", '- d1 completed "report.csv" -> /tmp/a/report.csv (31 bytes); '
-                          "page_id p1, url blob:http://x/1, started_at 2026-11-30T08:00:00.000+00:00"]
+    assert lines[1:3] == [
+        "downloads: 2",
+        '- d1 completed "report.csv" -> /tmp/a/report.csv (31 bytes); '
+        "page_id p1, url blob:http://x/1, started_at 2026-11-30T08:00:00.000+00:00",
+    ]
     assert lines[3].startswith('- d2 failed "<b>.bin"; ') and "error network failed" in lines[3]
     markup = render_html(envelope)
     check_html(markup)

@@ -44,7 +44,10 @@ def test_parsed_flags_become_serve_options() -> None:
     assert parsed is not None and parsed.pop("stop") is False
     options = ServeOptions(**parsed)
     assert (options.caps, options.upload_roots, options.port, options.approve) == (
-        ["js", "files"], ["/a", "/b"], 9, "consequential"
+        ["js", "files"],
+        ["/a", "/b"],
+        9,
+        "consequential",
     )
     assert ServeOptions().approve == "none" and ServeOptions().upload_roots == []
 

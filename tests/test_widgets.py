@@ -46,10 +46,12 @@ def test_live_view_caps_the_frame_rate_and_drops_stale_frames(session, demo) -> 
     view = session.live_view(frames.append, max_fps=5)
     try:
         wait_until(lambda: frames)  # a static page still shows its first frame
-        ok(session.evaluate(
-            "() => { const d = document.createElement('div'); document.body.prepend(d);"
-            " let i = 0; window.__ticker = setInterval(() => d.textContent = 'tick ' + i++, 16); }"
-        ))
+        ok(
+            session.evaluate(
+                "() => { const d = document.createElement('div'); document.body.prepend(d);"
+                " let i = 0; window.__ticker = setInterval(() => d.textContent = 'tick ' + i++, 16); }"
+            )
+        )
         start = len(frames)
         time.sleep(2)
         delivered = len(frames) - start
@@ -86,10 +88,12 @@ def test_panel_shows_frames_and_a_click_on_the_live_view_clicks_the_page(session
     assert panel.live.frame[:2] == b"\xff\xd8"
     assert panel.live.viewport_width == 1280
     # Where "Add Banana" is on the page, in viewport CSS pixels (what the JavaScript computes).
-    box = ok(session.evaluate(
-        "(() => { const r = document.querySelector('[data-item=Banana]').getBoundingClientRect();"
-        " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
-    ))["result"]
+    box = ok(
+        session.evaluate(
+            "(() => { const r = document.querySelector('[data-item=Banana]').getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+    )["result"]
     panel._on_live_event(panel.live, {"event": "click", "x": box[0], "y": box[1], "button": "left"}, [])
     wait_until(lambda: cart_text(session) == "Cart: 1 item: Banana")
     record = wait_until(lambda: [r for r in session.history if r.tool == "browser_mouse_click_xy"])[-1]
@@ -205,10 +209,12 @@ def test_call_log_shows_webmcp_events_including_calls_from_inside_the_page(sessi
     wait_until(lambda: "echo_text" in {t["name"] for t in ok(session.webmcp_list())["tools"]})
     log = CallLog(session, refresh_s=0.05)
     try:
-        ok(session.evaluate("""async () => {
+        ok(
+            session.evaluate("""async () => {
             const tool = (await document.modelContext.getTools()).find((t) => t.name === "echo_text");
             return await document.modelContext.executeTool(tool, {text: "agent in the page"});
-        }"""))
+        }""")
+        )
         wait_until(lambda: "webmcp responded" in log.table.value)
         assert "webmcp invoked</b> <span style='color:#555'>by page</span>" in log.table.value
         assert "agent in the page" in log.table.value

@@ -97,6 +97,9 @@ def add_arguments(
             continue
         own = option.default_factory() if callable(option.default_factory) else option.default
         parser.add_argument(
-            option.metadata["flag"], dest=option.name, default=defaults.get(option.name, own),
-            help=option.metadata["help"].replace("%", "%%"), **option.metadata["argparse"],
+            option.metadata["flag"],
+            dest=option.name,
+            default=defaults.get(option.name, own),
+            help=option.metadata["help"].replace("%", "%%"),
+            **option.metadata["argparse"],
         )

@@ -42,6 +42,7 @@ class CallContext:
     instance_id: str | None = None
     # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
+
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""
         return self.grant is None or group in self.grant.groups

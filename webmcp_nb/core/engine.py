@@ -129,7 +129,11 @@ class Engine:
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
             ctx = CallContext(
-                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
+                self,
+                spec,
+                deadline=submitted + self.limits.operation_timeout_s,
+                caller=caller,
+                approval=approval,
                 grant=grant,
             )
             if spec.check is not None:
@@ -145,7 +149,12 @@ class Engine:
                     started=ctx.phase == "running",
                 ) from None
             envelope = self._envelope(
-                spec.name, ctx, submitted, started_at, "completed", "not_needed",
+                spec.name,
+                ctx,
+                submitted,
+                started_at,
+                "completed",
+                "not_needed",
                 data=data.model_dump(mode="python"),
             )
         except ToolFailure as failure:
@@ -153,8 +162,14 @@ class Engine:
             if failure.completed:
                 outcome = "completed"
             envelope = self._envelope(
-                tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message,
+                tool,
+                ctx,
+                submitted,
+                started_at,
+                outcome,
+                retry,
+                error_type=failure.error_type,
+                message=failure.message,
             )
         except asyncio.CancelledError:
             raise
@@ -162,8 +177,14 @@ class Engine:
             failure = self._translate(exc, ctx)
             outcome, retry = classify(spec, failure.started)
             envelope = self._envelope(
-                tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message,
+                tool,
+                ctx,
+                submitted,
+                started_at,
+                outcome,
+                retry,
+                error_type=failure.error_type,
+                message=failure.message,
             )
         if spec is not None:
             envelope = enforce_size_limit(
@@ -189,7 +210,11 @@ class Engine:
         return list(self.webmcp.history)
 
     async def register_page_tool(
-        self, tool: PythonTool, *, instance: str | None = None, page_id: str | None = None,
+        self,
+        tool: PythonTool,
+        *,
+        instance: str | None = None,
+        page_id: str | None = None,
         exposed_to: Iterable[str] = (),
     ) -> PageToolRegistration:
         """Offer the Python function `tool` to agents inside a page as a WebMCP tool, callable
@@ -332,9 +357,7 @@ class Engine:
         if denial is not None:
             raise ToolFailure("approval_denied", denial, started=False)
 
-    async def _run_watching_modals(
-        self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState
-    ) -> Any:
+    async def _run_watching_modals(self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState) -> Any:
         """Run a page tool; if a dialog or file chooser opens meanwhile, return at once.
 
         An action reports the open modal in its `modal_state`; a read-only tool cannot
@@ -445,5 +468,3 @@ def classify(spec: ToolSpec | None, started: bool, read_only: bool | None = None
     if read_only is None:
         read_only = spec is not None and spec.read_only
     return "unknown", "read_only" if read_only else "inspect_state"
-
-

@@ -24,7 +24,12 @@ class ToolFailure(Exception):
     """
 
     def __init__(
-        self, error_type: ErrorType, message: str, *, started: bool = True, read_only: bool | None = None,
+        self,
+        error_type: ErrorType,
+        message: str,
+        *,
+        started: bool = True,
+        read_only: bool | None = None,
         completed: bool = False,
     ) -> None:
         super().__init__(message)

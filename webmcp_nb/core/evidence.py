@@ -200,32 +200,42 @@ class Evidence:
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
         location = message.location or {}
-        self.listeners.emit("console", self.console.append({
-            "at": utc_now(),
-            "kind": "console",
-            "level": message.type,
-            "text": message.text,
-            "url": location.get("url") or None,
-            "line": location.get("lineNumber"),
-            "column": location.get("columnNumber"),
-            "page_id": state.page_id,
-            "frame_id": None,
-        }))
+        self.listeners.emit(
+            "console",
+            self.console.append(
+                {
+                    "at": utc_now(),
+                    "kind": "console",
+                    "level": message.type,
+                    "text": message.text,
+                    "url": location.get("url") or None,
+                    "line": location.get("lineNumber"),
+                    "column": location.get("columnNumber"),
+                    "page_id": state.page_id,
+                    "frame_id": None,
+                }
+            ),
+        )
 
     def _page_error(self, state: PageState, error: Error) -> None:
         text = f"{error.name}: {error.message}" if getattr(error, "name", "") else str(error.message)
-        self.listeners.emit("console", self.console.append({
-            "at": utc_now(),
-            "kind": "pageerror",
-            "level": "error",
-            "text": text,
-            "stack": getattr(error, "stack", None) or None,
-            "url": state.page.url,
-            "line": None,
-            "column": None,
-            "page_id": state.page_id,
-            "frame_id": state.frame_id(state.page.main_frame),
-        }))
+        self.listeners.emit(
+            "console",
+            self.console.append(
+                {
+                    "at": utc_now(),
+                    "kind": "pageerror",
+                    "level": "error",
+                    "text": text,
+                    "stack": getattr(error, "stack", None) or None,
+                    "url": state.page.url,
+                    "line": None,
+                    "column": None,
+                    "page_id": state.page_id,
+                    "frame_id": state.frame_id(state.page.main_frame),
+                }
+            ),
+        )
 
     # network ----------------------------------------------------------------
     def request_id(self, request: Request) -> str:
@@ -274,12 +284,15 @@ class Evidence:
 
     def _response(self, response: Response) -> None:
         headers = dict(response.headers)
-        self.network.update(self.request_id(response.request), {
-            "status": response.status,
-            "status_text": response.status_text,
-            "response_headers": headers,
-            "mime_type": headers.get("content-type", "").split(";")[0].strip() or None,
-        })
+        self.network.update(
+            self.request_id(response.request),
+            {
+                "status": response.status,
+                "status_text": response.status_text,
+                "response_headers": headers,
+                "mime_type": headers.get("content-type", "").split(";")[0].strip() or None,
+            },
+        )
 
     def _finished(self, request: Request) -> None:
         record = self.network.update(self.request_id(request), {"state": "finished", "timing": _timing(request)})
@@ -306,7 +319,6 @@ class Evidence:
             self.request_id(request),
             {"encoded_size": sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0)},
         )
-
 
 
 def _timing(request: Request) -> dict[str, float | None]:

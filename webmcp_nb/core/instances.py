@@ -76,6 +76,7 @@ class Instance:
 
     def __post_init__(self) -> None:
         self.evidence = Evidence(self.instance_id, self.event_buffer_size)
+
     code_state: dict[str, Any] = field(default_factory=dict)  # browser_execute's `state`
 
     @property
@@ -452,5 +453,3 @@ def _chromium_lock_holder(profile_dir: Path) -> int | None:
     except PermissionError:
         return int(pid_text)
     return pid
-
-

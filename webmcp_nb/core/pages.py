@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-
 @dataclass
 class Modal:
     """A dialog or file chooser that blocks the page until a tool resolves it."""
@@ -109,7 +108,9 @@ class PageState:
     def _prefetch_title(self) -> None:
         if self._cdp is not None:  # only where the DevTools session is already open (Chromium)
             self._title_prefetch = (
-                self.document_generation, asyncio.ensure_future(self._browser_title()), self.page.url
+                self.document_generation,
+                asyncio.ensure_future(self._browser_title()),
+                self.page.url,
             )
 
     # frames -----------------------------------------------------------------

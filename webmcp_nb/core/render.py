@@ -218,7 +218,7 @@ def _inputs_html(schema: Any) -> str:
     for one in read_fields(schema):
         mark = "*" if one.required else ""
         note = f" — {_e(one.description)}" if one.description else ""
-        rows.append(f"{_code(one.name + mark)} <span style=\"{_MUTED}\">{_e(one.type_label)}</span>{note}")
+        rows.append(f'{_code(one.name + mark)} <span style="{_MUTED}">{_e(one.type_label)}</span>{note}')
     return "<br>".join(rows)
 
 
@@ -313,7 +313,8 @@ def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None 
     marks = alerts or [False] * len(rows)
     body = "".join(
         (f'<tr style="color: {ERROR_COLOUR}; background: rgba(207,34,46,0.06);">' if alert else "<tr>")
-        + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row) + "</tr>"
+        + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row)
+        + "</tr>"
         for row, alert in zip(rows, marks)
     )
     return f'<table style="border-collapse: collapse; margin: 4px 0; font-size: 12px;"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
@@ -338,7 +339,7 @@ class ListKind:
     cell shows, cell). Keys no column shows follow as extra columns and as `key value` text;
     `alert` marks items shown in red (errors, failures)."""
 
-    line: Callable[[dict[str, Any], "str | None"], str]
+    line: Callable[[dict[str, Any], str | None], str]
     columns: tuple[tuple[str, tuple[str, ...], Cell], ...]
     legend: str = ""
     hidden: frozenset[str] = frozenset()  # keys shown by neither rendering
@@ -349,8 +350,11 @@ class ListKind:
         lines = [f"{kind}: {len(items)}{legend}"]
         shown = self.shown()
         for item in items:
-            extras = [f"{key} {_scalar_text(key, value)}" for key, value in item.items()
-                      if key not in shown and value is not None]
+            extras = [
+                f"{key} {_scalar_text(key, value)}"
+                for key, value in item.items()
+                if key not in shown and value is not None
+            ]
             lines.append(self.line(item, current) + ("; " + ", ".join(extras) if extras else ""))
         return lines
 
@@ -397,13 +401,17 @@ def _instance_line(item: dict[str, Any], current: str | None) -> str:
 
 
 def _frame_line(item: dict[str, Any], current: str | None) -> str:
-    where = "main" if item.get("is_main") else f"name {_json(item.get('name', ''))}, parent {item.get('parent_frame_id')}"
+    where = (
+        "main" if item.get("is_main") else f"name {_json(item.get('name', ''))}, parent {item.get('parent_frame_id')}"
+    )
     return f"- {item.get('frame_id', '?')} {where} {item.get('url', '')}"
 
 
 def _download_line(item: dict[str, Any], current: str | None) -> str:
     saved = f" -> {item['path']} ({item.get('size_bytes')} bytes)" if item.get("path") else ""
-    return f"- {item.get('download_id', '?')} {item.get('state', '?')} {_json(item.get('suggested_filename', ''))}{saved}"
+    return (
+        f"- {item.get('download_id', '?')} {item.get('state', '?')} {_json(item.get('suggested_filename', ''))}{saved}"
+    )
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -430,8 +438,11 @@ def _network_ms(item: dict[str, Any]) -> str:
 
 
 def _network_line(item: dict[str, Any], current: str | None) -> str:
-    words = [f"- #{item.get('seq')} {item.get('request_id')} {item.get('method')} {_network_status(item)}",
-             str(item.get("url", "")), str(item.get("resource_type", ""))]
+    words = [
+        f"- #{item.get('seq')} {item.get('request_id')} {item.get('method')} {_network_status(item)}",
+        str(item.get("url", "")),
+        str(item.get("resource_type", "")),
+    ]
     if _network_ms(item):
         words.append(_network_ms(item))
     if item.get("encoded_size") is not None:
@@ -445,8 +456,10 @@ def _network_line(item: dict[str, Any], current: str | None) -> str:
 
 LIST_KINDS: dict[str, ListKind] = {
     "tabs": ListKind(
-        line=lambda item, current: f"{'*' if item.get('current') else '-'} {item.get('page_id', '?')} "
-        f"{_json(item.get('title', ''))} {item.get('url', '')}",
+        line=lambda item, current: (
+            f"{'*' if item.get('current') else '-'} {item.get('page_id', '?')} "
+            f"{_json(item.get('title', ''))} {item.get('url', '')}"
+        ),
         columns=(
             ("", ("current",), lambda item, current: "●" if item.get("current") else ""),
             ("page_id", ("page_id",), _code_cell("page_id")),
@@ -468,8 +481,13 @@ LIST_KINDS: dict[str, ListKind] = {
     "tools": ListKind(
         line=lambda item, current: _page_tool_text(item),
         columns=(
-            ("name", ("name", "title"), lambda item, current: _code(item.get("name"))
-             + (f"<br>{_e(item['title'])}" if item.get("title") else "")),
+            (
+                "name",
+                ("name", "title"),
+                lambda item, current: (
+                    _code(item.get("name")) + (f"<br>{_e(item['title'])}" if item.get("title") else "")
+                ),
+            ),
             ("kind", ("kind",), _text_cell("kind")),
             ("description", ("description",), _text_cell("description")),
             ("inputs (* required)", ("input_schema",), lambda item, current: _inputs_html(item.get("input_schema"))),
@@ -508,10 +526,20 @@ LIST_KINDS: dict[str, ListKind] = {
         line=_console_line,
         columns=(
             ("#", ("seq",), _text_cell("seq")),
-            ("level", ("level", "kind"), lambda item, current: _e(item.get("level", ""))
-             + (" (uncaught)" if item.get("kind") == "pageerror" else "")),
-            ("text", ("text",), lambda item, current: _pre(item.get("text", "")) if "\n" in item.get("text", "")
-             else _e(item.get("text", ""))),
+            (
+                "level",
+                ("level", "kind"),
+                lambda item, current: (
+                    _e(item.get("level", "")) + (" (uncaught)" if item.get("kind") == "pageerror" else "")
+                ),
+            ),
+            (
+                "text",
+                ("text",),
+                lambda item, current: (
+                    _pre(item.get("text", "")) if "\n" in item.get("text", "") else _e(item.get("text", ""))
+                ),
+            ),
             ("source", ("url", "line"), lambda item, current: _code(_where(item))),
         ),
         hidden=frozenset({"at", "page_id", "frame_id", "column", "stack", "truncated_fields"}),
@@ -529,8 +557,20 @@ LIST_KINDS: dict[str, ListKind] = {
             ("time", ("timing",), lambda item, current: _e(_network_ms(item))),
             ("size", ("encoded_size",), _text_cell("encoded_size")),
         ),
-        hidden=frozenset({"at", "page_id", "frame_id", "status_text", "redirected_from", "redirect_chain",
-                          "request_headers", "response_headers", "mime_type", "truncated_fields"}),
+        hidden=frozenset(
+            {
+                "at",
+                "page_id",
+                "frame_id",
+                "status_text",
+                "redirected_from",
+                "redirect_chain",
+                "request_headers",
+                "response_headers",
+                "mime_type",
+                "truncated_fields",
+            }
+        ),
         alert=lambda item: item.get("state") == "failed" or (item.get("status") or 0) >= 400,
     ),
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -10,7 +10,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def utc_now() -> str:
     """The current UTC time, ISO-8601 with offset and milliseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def first_lines(text: str, lines: int = 8) -> str:

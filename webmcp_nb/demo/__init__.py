@@ -48,7 +48,7 @@ def _int_arg(query: dict[str, list[str]], name: str, default: int) -> int:
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "WebmcpDemo/1.0"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass  # keep test output and notebooks quiet
 
     def do_HEAD(self) -> None:
@@ -59,8 +59,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- helpers -----------------------------------------------------------
 
-    def _send(self, status: int, body: bytes = b"", ctype: str = "text/html; charset=utf-8",
-              headers: dict[str, str] | None = None, head: bool = False) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        ctype: str = "text/html; charset=utf-8",
+        headers: dict[str, str] | None = None,
+        head: bool = False,
+    ) -> None:
         self.send_response(status)
         self.send_header("Cache-Control", "no-store")
         for key, value in (headers or {}).items():
@@ -154,10 +160,9 @@ class DemoServer(http.server.ThreadingHTTPServer):
     def url_for(self, path: str) -> str:
         return self.url + path.lstrip("/")
 
-    def start(self) -> "DemoServer":
+    def start(self) -> DemoServer:
         if self._thread is None:
-            self._thread = threading.Thread(
-                target=self.serve_forever, name=f"webmcp-demo-{self.port}", daemon=True)
+            self._thread = threading.Thread(target=self.serve_forever, name=f"webmcp-demo-{self.port}", daemon=True)
             self._thread.start()
         return self
 
@@ -168,7 +173,7 @@ class DemoServer(http.server.ThreadingHTTPServer):
             self._thread = None
         self.server_close()
 
-    def __enter__(self) -> "DemoServer":
+    def __enter__(self) -> DemoServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

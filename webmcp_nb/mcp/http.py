@@ -49,15 +49,17 @@ class BearerToken:
             given = dict(scope["headers"]).get(b"authorization", b"")
             if not secrets.compare_digest(given, self._expected):
                 body = b'{"error": "unauthorized", "message": "a valid bearer token is required"}'
-                await send({
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="webmcp-nb"'),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                })
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="webmcp-nb"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
@@ -169,21 +171,23 @@ class ServerHandle:
     def describe(self) -> str:
         configs = self.client_configs()
         grant = ", ".join(self.caps) or "core tools only"
-        return "\n".join([
-            f"MCP server: {self.url}",
-            f"token:      {self.token}",
-            f"caps:       {grant}; approval: {self.approve}",
-            f"grants:     {self.grants}",
-            "",
-            "Claude Code:",
-            f"  {configs['claude_code']}",
-            "MCP client configuration (HTTP):",
-            "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),
-            "MCP client configuration (stdio bridge, for clients that only spawn processes):",
-            "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["stdio"]}}),
-            "MCP Inspector:",
-            f"  {configs['inspector']}",
-        ])
+        return "\n".join(
+            [
+                f"MCP server: {self.url}",
+                f"token:      {self.token}",
+                f"caps:       {grant}; approval: {self.approve}",
+                f"grants:     {self.grants}",
+                "",
+                "Claude Code:",
+                f"  {configs['claude_code']}",
+                "MCP client configuration (HTTP):",
+                "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),
+                "MCP client configuration (stdio bridge, for clients that only spawn processes):",
+                "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["stdio"]}}),
+                "MCP Inspector:",
+                f"  {configs['inspector']}",
+            ]
+        )
 
     def __hash__(self) -> int:
         return id(self)
@@ -198,9 +202,7 @@ class ServerHandle:
         printer.text(self.describe())
 
 
-async def serve_http(
-    session: Session, options: ServeOptions, *, approver: Approval | None = None
-) -> ServerHandle:
+async def serve_http(session: Session, options: ServeOptions, *, approver: Approval | None = None) -> ServerHandle:
     """Start serving `session` over streamable HTTP; runs on the runtime loop."""
     host, port = options.host, options.port
     if host not in LOOPBACK:

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.connection import Connection
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -94,7 +94,9 @@ def describe_tool(spec: ToolSpec) -> types.Tool:
 class _Server(Server[Any]):
     """Advertises `listChanged` to handshake-era clients (the HTTP manager asks with defaults)."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ):  # type: ignore[no-untyped-def]
         changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         return super().create_initialization_options(notification_options or changes, *args, **kwargs)
 
@@ -167,7 +169,9 @@ class AgentServer:
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
-            session.engine, options.allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
+            session.engine,
+            options.allowed_origins,
+            on_change=lambda: self._loop.create_task(self.notifier.changed("tools")),
         )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
@@ -234,7 +238,9 @@ class AgentServer:
         if mirror is not None:
             spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
-                self.caller(ctx), CALL_TOOL, mirror.call_args(params.arguments or {}),
+                self.caller(ctx),
+                CALL_TOOL,
+                mirror.call_args(params.arguments or {}),
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 grant=self.grant,
             )
@@ -280,7 +286,9 @@ class AgentServer:
             content, mime_type = await asyncio.to_thread(resource.read), resource.mime_type
         if isinstance(content, bytes):
             blob = base64.b64encode(content).decode("ascii")
-            return types.ReadResourceResult(contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)])
+            return types.ReadResourceResult(
+                contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)]
+            )
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=str(content))]
         )
@@ -338,8 +346,10 @@ class AgentServer:
         if missing or unknown:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Prompt {prompt.name!r}: " + "; ".join(
-                    [f"missing argument '{name}'" for name in missing] + [f"unknown argument '{name}'" for name in unknown]
+                f"Prompt {prompt.name!r}: "
+                + "; ".join(
+                    [f"missing argument '{name}'" for name in missing]
+                    + [f"unknown argument '{name}'" for name in unknown]
                 ),
             )
         rendered = await asyncio.to_thread(prompt.render, **arguments)
@@ -353,10 +363,7 @@ class AgentServer:
         )
 
 
-
-async def serve_stdio(
-    session: Session, options: ServeOptions
-) -> None:
+async def serve_stdio(session: Session, options: ServeOptions) -> None:
     """Serve `session` over this process's stdin/stdout until the client closes it (`options.host`,
     `port` and `token` do not apply: there is no network)."""
     from mcp.server.stdio import stdio_server

@@ -121,20 +121,21 @@ def overview(options: str = "") -> str:
         "",
         "Arguments: the tool's required text fields are positional, in order; every other field is a",
         "flag: --full-page for true (--no-x for false), --depth 3, --format jpeg, JSON text for objects",
-        "(--viewport '{\"width\": 800, \"height\": 600}'), and for lists the flag once per item or a JSON",
-        "array. Quote text with spaces: %browser type e5 \"two words\". {expr} and $name insert Python",
+        '(--viewport \'{"width": 800, "height": 600}\'), and for lists the flag once per item or a JSON',
+        'array. Quote text with spaces: %browser type e5 "two words". {expr} and $name insert Python',
         "values as in any line magic (%browser navigate {url}). A word starting with # begins a comment",
-        "(quote it to pass it: %browser press_key \"#\").",
+        '(quote it to pass it: %browser press_key "#").',
         "",
         "The same session from Python: nb = webmcp_nb.session(); nb.navigate(url) or",
-        "await nb.acall(\"browser_snapshot\").",
+        'await nb.acall("browser_snapshot").',
         "",
         "Tools:",
     ]
     for spec in tool_specs():
         lines.append(f"  {command(spec.name).signature}")
-        lines += textwrap.wrap(f"{spec.title}: {spec.description}", 96, initial_indent="      ",
-                               subsequent_indent="      ")
+        lines += textwrap.wrap(
+            f"{spec.title}: {spec.description}", 96, initial_indent="      ", subsequent_indent="      "
+        )
     lines += ["", "Also:"] + [f"  {name:<8} {text}" for name, text in EXTRAS.items()]
     if options:
         lines += ["", options]

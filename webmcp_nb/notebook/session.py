@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..core.live import DEFAULT_MAX_FPS
 from ..client import Session
+from ..core.live import DEFAULT_MAX_FPS
 
 if TYPE_CHECKING:
     from ..core.engine import Approval

@@ -189,8 +189,15 @@ class ToolCommand:
         name = spec.name.removeprefix(PREFIX)
         arguments = read_fields(spec.input_schema)
         notes = [f"Tool {spec.name}"]
-        notes += [label for label, on in (("read-only", spec.read_only), ("destructive", spec.destructive),
-                                          ("idempotent", spec.idempotent)) if on]
+        notes += [
+            label
+            for label, on in (
+                ("read-only", spec.read_only),
+                ("destructive", spec.destructive),
+                ("idempotent", spec.idempotent),
+            )
+            if on
+        ]
         if spec.group != "core":
             notes.append(f"group {spec.group!r}")
         parser = CommandParser(
@@ -215,23 +222,38 @@ class ToolCommand:
                 if argument.default is False and not argument.required:
                     parser.add_argument(flag_of(argument), action="store_true", **options)
                 else:  # default true, no default (required), or a null default: both switches
-                    parser.add_argument(flag_of(argument), action=argparse.BooleanOptionalAction,
-                                        required=argument.required, **options)
+                    parser.add_argument(
+                        flag_of(argument), action=argparse.BooleanOptionalAction, required=argument.required, **options
+                    )
                     strings.append("--no-" + flag_of(argument)[2:])
             elif argument.kind == "array":
-                parser.add_argument(flag_of(argument), action=_Extend, type=_list_converter(argument),
-                                    required=argument.required, metavar=_metavar(argument.item), **options)
+                parser.add_argument(
+                    flag_of(argument),
+                    action=_Extend,
+                    type=_list_converter(argument),
+                    required=argument.required,
+                    metavar=_metavar(argument.item),
+                    **options,
+                )
             else:
-                parser.add_argument(flag_of(argument), type=_scalar_converter(argument), required=argument.required,
-                                    metavar=_metavar(argument), **options)
+                parser.add_argument(
+                    flag_of(argument),
+                    type=_scalar_converter(argument),
+                    required=argument.required,
+                    metavar=_metavar(argument),
+                    **options,
+                )
             flags.update(strings)
         return cls(spec=spec, name=name, arguments=arguments, parser=parser, flags=frozenset(flags))
 
     @property
     def signature(self) -> str:
         words = [self.name] + [argument.name.upper() for argument in self.arguments if is_positional(argument)]
-        words += [f"{flag_of(argument)} {_metavar(argument)}" for argument in self.arguments
-                  if argument.required and not is_positional(argument)]
+        words += [
+            f"{flag_of(argument)} {_metavar(argument)}"
+            for argument in self.arguments
+            if argument.required and not is_positional(argument)
+        ]
         if any(not argument.required for argument in self.arguments):
             words.append("[options]")
         return " ".join(words)

@@ -1,4 +1,19 @@
 """Every tool module; importing this package registers them all, in this order."""
 
-from . import instances  # noqa: F401  (instances first: the order tools are listed in)
-from . import navigation, snapshot, input, coordinates, screenshot, wait, dialogs, evaluate, execute, tabs, webmcp, files, evidence, verify  # noqa: F401,I001
+from . import (
+    coordinates,
+    dialogs,
+    evaluate,
+    evidence,
+    execute,
+    files,
+    input,
+    instances,  # noqa: F401  (instances first: the order tools are listed in)
+    navigation,
+    screenshot,
+    snapshot,
+    tabs,
+    verify,
+    wait,
+    webmcp,
+)

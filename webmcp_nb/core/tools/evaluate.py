@@ -28,7 +28,8 @@ class EvaluateParams(FrameParams):
 
 class EvaluateData(ActionData):
     result: Any = Field(
-        None, description="The JSON-serialisable result (functions and DOM nodes become null or {}). Null with save=true."
+        None,
+        description="The JSON-serialisable result (functions and DOM nodes become null or {}). Null with save=true.",
     )
     saved: SavedFile | None = Field(None, description="With save=true: the file that holds the result.")
 
