@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .core.engine import CallRecord, Engine
     from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
     from .core.instances import InstanceState
-    from .core.live import LiveView
+    from .core.live import LiveFrame, LiveView
     from .core.page_tools import PageToolRegistration
     from .core.registry import ToolSpec
     from .core.runtime import Runtime, RuntimeThreadError
@@ -45,6 +45,7 @@ _LAZY = {
     "ErrorType": ("webmcp_nb.core.envelope", "ErrorType"),
     "FormField": ("webmcp_nb._generated", "FormField"),
     "InstanceState": ("webmcp_nb.core.instances", "InstanceState"),
+    "LiveFrame": ("webmcp_nb.core.live", "LiveFrame"),
     "LiveView": ("webmcp_nb.core.live", "LiveView"),
     "NotebookSession": ("webmcp_nb.notebook.session", "NotebookSession"),
     "Operation": ("webmcp_nb.core.envelope", "Operation"),
@@ -82,6 +83,7 @@ __all__ = [
     "ErrorType",
     "FormField",
     "InstanceState",
+    "LiveFrame",
     "LiveView",
     "NotebookSession",
     "Operation",

@@ -22,15 +22,17 @@ from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .errors import ToolFailure
 from .evidence import EvidenceEvent
 from .failure import cap_message, failure_context, mark
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
+from .listeners import Listeners
 from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
-from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
+from .registry import REGISTRY, Registry, ToolSpec
 from .util import first_lines, utc_now
 from .webmcp import PageTool, WebMCPEvent
 
@@ -97,7 +99,7 @@ class Engine:
         self.manager = InstanceManager(limits)
         self.current_instance = default_instance
         self.default_instance = default_instance
-        self.listeners: list[Callable[[CallRecord], None]] = []
+        self.listeners: Listeners[[CallRecord]] = Listeners()
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
@@ -231,9 +233,7 @@ class Engine:
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every console message and for every network
         request as it starts, finishes or fails, in every instance. Returns a function that removes it."""
-        listeners = self.manager.evidence_listeners
-        listeners.append(listener)
-        return lambda: listeners.remove(listener) if listener in listeners else None
+        return self.manager.evidence_listeners.add(listener)
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every WebMCP event of every page:
@@ -538,11 +538,7 @@ class Engine:
         record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope, targets or {})
         self.history.append(record)
         self.calls_recorded += 1
-        for listener in list(self.listeners):
-            try:
-                listener(record)
-            except Exception:  # noqa: BLE001 - a broken listener must not break calls
-                pass
+        self.listeners.emit(record)
 
 
 def needs_approval(spec: ToolSpec) -> bool:
