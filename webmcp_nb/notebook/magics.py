@@ -41,6 +41,7 @@ EXTRAS = {
 
 HELP_WORDS = ("help", "-h", "--help")
 CELL_BODY = ("execute",)
+PLOT_FLAG = "--plot"
 """Subcommands whose ``%%browser NAME`` cell body is their positional argument (browser_execute's code)."""
 
 _commands: dict[str, ToolCommand] = {}
@@ -120,6 +121,7 @@ def overview(options: str = "") -> str:
         "  %browser TOOL --help          the tool's arguments",
         "  %browser tools | panel | log  the tool table, the live browser panel, the call log",
         "  %browser webmcp               the page's own WebMCP tools (call one: %browser webmcp_call NAME --input JSON)",
+        "  %browser network --plot       the requests as a table, then as a waterfall (static SVG)",
         "",
         "Arguments: the tool's required text fields are positional, in order; every other field is a",
         "flag: --full-page for true (--no-x for false), --depth 3, --format jpeg, JSON text for objects",
@@ -207,13 +209,16 @@ class BrowserMagics(Magics, NotebookOptions):
                 print(_help())
                 return None
             words = [topic, "--help"]
-        planned = self._plan(words)
+        plot = words[0] == "network" and PLOT_FLAG in words[1:]  # the waterfall below the table
+        planned = self._plan([word for word in words if not (plot and word == PLOT_FLAG)])
         if planned is None:
             return None
         kind, target, args = planned
         if kind == "extra":
             return self._extra(target, args)
         envelope = self._call(target, args)
+        if plot and envelope.ok:
+            _display(envelope.plot())
         return envelope
 
     def _run_cell(self, cell: str) -> CallList:
