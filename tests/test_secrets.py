@@ -78,9 +78,10 @@ def test_a_filled_secret_field_reads_redacted_whatever_its_length(session: Sessi
     assert (
         snapshot(session, ref=password).replace(" [active]", "") == f'- textbox "Password" [ref={password}]: [redacted]'
     )
-    signup = ref_for(again, 'form "Sign up"')
+    signup = ref_for(again, "- form")  # named "Sign up" on Playwright 1.65, unnamed on 1.62
     subtree = snapshot(session, ref=signup)
-    assert subtree.startswith(f'- form "Sign up" [ref={signup}]:') and LONGER not in subtree and CODE not in subtree
+    assert subtree.startswith("- form") and f"[ref={signup}]:" in subtree.splitlines()[0]
+    assert LONGER not in subtree and CODE not in subtree
     assert field_line(subtree, "Password") == f'- textbox "Password" [ref={password}]: [redacted]'
     # With a placeholder, Playwright puts the value on a child line: the whole node is redacted.
     ok(session.evaluate("() => document.querySelector('#password').placeholder = 'Your password'"))

@@ -44,7 +44,7 @@ def test_text_visible(session: CheckedSession, demo: DemoServer) -> None:
 def test_list_visible(session: CheckedSession, demo: DemoServer) -> None:
     ok(session.navigate(demo.url))
     snapshot = ok(session.snapshot())["snapshot"]
-    products = ref_for(snapshot[snapshot.index('region "Products"') :], "list")
+    products = ref_for(snapshot[snapshot.index('heading "Products"') :], "list")
     ok(session.call("browser_verify_list_visible", ref=products, items=["Apple", "Grape"]))
     message = failed(session.call("browser_verify_list_visible", ref=products, items=["Apple", "Kiwi", "Mango"]))
     assert message.startswith(f"Not visible in {products}: 'Kiwi', 'Mango'; found 'Apple Add Apple Banana")
