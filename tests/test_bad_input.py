@@ -548,9 +548,11 @@ def test_a_lone_surrogate_in_arguments_is_invalid_and_serialises(session, known_
 
 def test_a_page_value_with_a_lone_surrogate_serialises(session, known_state):
     envelope = session.evaluate("'a' + String.fromCharCode(0xd800) + 'b'")
-    assert ok(envelope)["result"] == "a\ud800b"  # the value itself is kept in Python
-    assert json.loads(envelope.to_json())["data"]["result"] == "a\\ud800b"
-    assert 'result: "a\\ud800b"' in str(envelope)
+    value = ok(envelope)["result"]
+    assert value in ("a\ud800b", "a\ufffdb")  # Playwright 1.62 replaces it on the way; 1.65 keeps it
+    written = "a\\ud800b" if value == "a\ud800b" else value  # kept in Python, escaped when written
+    assert json.loads(envelope.to_json())["data"]["result"] == written
+    assert f'result: "{written}"' in str(envelope)
     str(envelope).encode("utf-8")
 
 

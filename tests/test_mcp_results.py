@@ -190,12 +190,14 @@ def test_an_unknown_tool_gives_an_envelope_within_the_limit() -> None:
     result = call_result(envelope, None, 4_096)
     structured = result.structured_content
     assert result.is_error is True and structured is not None
-    assert len(json.dumps(structured).encode()) <= 4_096
+    assert len(json.dumps(structured, ensure_ascii=False, separators=(",", ":")).encode()) <= 4_096  # as written
+    # An error keeps its type over the limit: its message is cut, head and tail kept.
     assert (structured["error_type"], structured["operation"]["outcome"], structured["operation"]["retry"]) == (
-        "result_too_large",
+        "invalid_params",
         "not_started",
         "after_correction",
     )
+    assert structured["message"].startswith("Unknown tool xxx") and "cut to fit the limit" in structured["message"]
     small = call_result(
         Envelope("error", None, op, error_type="invalid_params", message="Unknown tool 'x'"), None, 4_096
     )

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from ._generated import FormField, Viewport
     from .client import PageToolHandle, Session
-    from .core.aria import find_ref
+    from .core.aria import RefTarget, find_ref
     from .core.engine import CallRecord, Engine
     from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
     from .core.instances import InstanceState
@@ -53,6 +53,7 @@ _LAZY = {
     "PageToolHandle": ("webmcp_nb.client", "PageToolHandle"),
     "PageToolRegistration": ("webmcp_nb.core.page_tools", "PageToolRegistration"),
     "Published": ("webmcp_nb.published", "Published"),
+    "RefTarget": ("webmcp_nb.core.aria", "RefTarget"),
     "PublishedHandle": ("webmcp_nb.published", "PublishedHandle"),
     "Retry": ("webmcp_nb.core.envelope", "Retry"),
     "Runtime": ("webmcp_nb.core.runtime", "Runtime"),
@@ -92,6 +93,7 @@ __all__ = [
     "PageToolRegistration",
     "Published",
     "PublishedHandle",
+    "RefTarget",
     "Retry",
     "Runtime",
     "RuntimeThreadError",

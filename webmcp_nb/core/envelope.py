@@ -282,13 +282,16 @@ def _shortened_error(envelope: Envelope, limit: int) -> Envelope:
     """An error over the limit keeps its type: its context goes first, then its message is cut
     (head and tail kept) until it fits."""
     shorter = replace(envelope, context=None, _json=None)
-    excess = len(shorter.to_json_bytes()) - limit
     message = shorter.message or ""
-    if excess > 0:
-        keep = max(0, len(message) - excess * 2 - 64)  # a character may take two bytes or more in JSON
-        head, tail = message[: keep * 2 // 3], message[len(message) - keep // 3 :] if keep else ""
-        message = f"{head}\n[... {len(message) - len(head) - len(tail):,} characters cut to fit the limit ...]\n{tail}"
-        shorter = replace(shorter, message=message, _json=None)
+    keep = len(message)
+    while len(shorter.to_json_bytes()) > limit and keep > 0:
+        excess = len(shorter.to_json_bytes()) - limit
+        keep = max(0, min(keep - excess, int(keep * 0.9)) - 80)  # a character may take several bytes
+        head, tail = message[: keep * 2 // 3], message[len(message) - keep // 3 :] if keep >= 3 else ""
+        cut = len(message) - len(head) - len(tail)
+        shorter = replace(
+            shorter, message=f"{head}\n[... {cut:,} characters cut to fit the limit ...]\n{tail}", _json=None
+        )
     if len(shorter.to_json_bytes()) > limit:  # even the bare envelope does not fit: drop the references
         shorter = replace(
             shorter, operation=replace(shorter.operation, artifacts=(), references_omitted=True), _json=None
