@@ -63,7 +63,8 @@ def check_contract(envelope: Envelope) -> None:
         assert list(d) == ["status", "instance", "data", "operation"], d.keys()
         assert (op["outcome"], op["retry"]) == ("completed", "not_needed")
     else:
-        assert list(d) == ["status", "instance", "error_type", "message", "operation"], d.keys()
+        assert [key for key in d if key != "details"] == ["status", "instance", "error_type", "message", "operation"], d.keys()
+        assert "details" not in d or (list(d).index("details") == 4 and isinstance(d["details"], dict))
         assert d["error_type"] in ERROR_TYPES
         assert d["message"]
         assert (op["outcome"], op["retry"]) in {

@@ -17,7 +17,7 @@ from .core.runtime import Runtime
 from .core.util import utc_now
 
 if TYPE_CHECKING:
-    from .core.engine import Approval, CallRecord, Engine
+    from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
     from .mcp import ServerHandle
     from .published import Handle, Published
     from .core.registry import Registry, ToolSpec
@@ -73,6 +73,21 @@ class Session:
         self._servers: set[ServerHandle] = set()
         self._engine_lock = threading.Lock()
         self._closed = False
+        self._binary_renderer: BinaryRenderer | None = None
+
+    @property
+    def binary_renderer(self) -> BinaryRenderer | None:
+        """Where `browser_http(response="binary", binary={"mode": "download"})` hands bodies:
+        ``fn(data: bytes, media_type: str, operation: dict, cancelled: threading.Event) ->
+        {"url": "https://...", "expires_at": <epoch ms>}`` (sync, run in a worker thread, or async).
+        `cancelled` is set if the call is cancelled meanwhile. None: that mode is unsupported."""
+        return self._binary_renderer
+
+    @binary_renderer.setter
+    def binary_renderer(self, renderer: BinaryRenderer | None) -> None:
+        self._binary_renderer = renderer
+        if self._engine is not None:
+            self._engine.binary_renderer = renderer
 
     def reconfigure(
         self,
@@ -215,9 +230,14 @@ class Session:
         """Call `tool` from any event loop."""
         return await self._runtime.arun(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
 
-    def call_as(self, caller: str, tool: str, args: dict[str, Any]) -> Envelope:
-        """`call` on behalf of another front end (a widget, an agent), for the call log."""
-        return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), caller))
+    def call_as(
+        self, caller: str, tool: str, args: dict[str, Any], *, on_progress: Callable[[dict[str, Any]], None] | None = None
+    ) -> Envelope:
+        """`call` on behalf of another front end (a widget, an agent), for the call log. `on_progress`
+        hears what a streaming call collects as it arrives (on the runtime thread)."""
+        return self._runtime.run(
+            self._execute(tool, args, time.monotonic(), utc_now(), caller, on_progress=on_progress)
+        )
 
     async def acall_as(
         self,
@@ -227,11 +247,15 @@ class Session:
         *,
         approval: Approval | None = None,
         groups: frozenset[str] | None = None,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """`acall` on behalf of another front end: `approval` gates calls that change
         things; `groups` limits the tools it may call (see `Engine.execute`)."""
         return await self._runtime.arun(
-            self._execute(tool, args, time.monotonic(), utc_now(), caller, approval=approval, groups=groups)
+            self._execute(
+                tool, args, time.monotonic(), utc_now(), caller, approval=approval, groups=groups,
+                on_progress=on_progress,
+            )
         )
 
     async def _execute(
@@ -264,6 +288,7 @@ class Session:
                     default_instance=self.default_instance,
                     artifacts_dir=self.artifacts_dir,
                 )
+                self._engine.binary_renderer = self._binary_renderer
                 _LIVE_SESSIONS.add(self)
             return self._engine
 
@@ -454,6 +479,9 @@ class Session:
 
     def destroy_instance(self, name: str, **args: Any) -> Envelope:
         return self.call("browser_destroy_instance", name=name, **args)
+
+    def http(self, url: str, method: str = "GET", **args: Any) -> Envelope:
+        return self.call("browser_http", url=url, method=method, **args)
 
     def webmcp_list(self, **args: Any) -> Envelope:
         return self.call("browser_webmcp_list", **args)

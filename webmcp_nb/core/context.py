@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .registry import ToolFailure
 from .util import first_lines
@@ -42,6 +42,9 @@ class CallContext:
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
     # The capability groups the caller was granted (None: all of them, the notebook's own calls).
     groups: frozenset[str] | None = None
+    # The front end's progress hook (a notebook's live display): tools that stream call it with
+    # small dicts as things arrive (browser_http's SSE events). Runs on the runtime loop: keep it quick.
+    on_progress: Callable[[dict[str, Any]], None] | None = None
 
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""

@@ -54,6 +54,8 @@ class ApprovalRequest:
 
 
 Approval = Callable[[ApprovalRequest], Awaitable[str | None]]
+BinaryRenderer = Callable[[bytes, str, dict[str, Any], Any], Any]
+"""`fn(data, media_type, operation, cancelled) -> {"url", "expires_at"}` (see `Session.binary_renderer`)."""
 """Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
 
 
@@ -88,6 +90,7 @@ class Engine:
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
+        self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
 
     # public -----------------------------------------------------------------
     async def execute(
@@ -100,6 +103,7 @@ class Engine:
         caller: str = "python",
         approval: Approval | None = None,
         groups: frozenset[str] | None = None,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """Run `tool` with `args`; always returns an envelope, never raises.
 
@@ -126,7 +130,7 @@ class Engine:
             params = spec.validate(args)
             ctx = CallContext(
                 self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
-                groups=groups,
+                groups=groups, on_progress=on_progress,
             )
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
@@ -148,7 +152,7 @@ class Engine:
                 outcome = "completed"
             envelope = self._envelope(
                 tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message,
+                error_type=failure.error_type, message=failure.message, details=failure.details,
             )
         except asyncio.CancelledError:
             raise

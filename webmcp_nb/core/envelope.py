@@ -8,6 +8,8 @@ Error::
 
     {"status": "error", "instance": ..., "error_type": ..., "message": ..., "operation": {...}}
 
+An error may add ``details`` (after ``message``) with structured facts, such as partial output.
+
 `data` may hold ``bytes`` (screenshots); they stay bytes in Python and become
 base64 strings only when the envelope is serialised.
 """
@@ -118,6 +120,8 @@ class Envelope:
     data: dict[str, Any] | None = None
     error_type: str | None = None
     message: str | None = None
+    # An error's structured facts, when it has some (an SSE collection's partial events).
+    details: dict[str, Any] | None = None
     _json: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -136,6 +140,8 @@ class Envelope:
         else:
             result["error_type"] = self.error_type
             result["message"] = self.message
+            if self.details is not None:
+                result["details"] = self.details
         result["operation"] = self.operation.to_dict()
         return result
 

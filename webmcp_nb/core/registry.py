@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
+Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
@@ -34,14 +34,16 @@ class ToolFailure(Exception):
     ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
     tool's own flag when what ran is known better (a page's read-only WebMCP tool).
     `completed` says the call itself did everything it does, and what failed is the condition
-    it checked (a verification, an observation): outcome ``completed``.
+    it checked (a verification, an observation): outcome ``completed``. `details` travel with the
+    error envelope (an SSE collection's partial events).
     """
 
     def __init__(
         self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None,
-        completed: bool = False,
+        completed: bool = False, details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
+        self.details = details
         self.error_type = error_type
         self.message = message
         self.started = started
@@ -73,6 +75,12 @@ class ToolSpec:
     # Argument paths ("text", "fields.*.value") that carry text typed into a page field: recorded
     # as [redacted] unless the handler found the field ordinary (see webmcp_nb.core.redaction).
     typed_text: tuple[str, ...] = ()
+    # For a tool that is read-only for some calls only (browser_http: GET, HEAD, OPTIONS): says,
+    # from the call's arguments, that this call changes nothing (no approval is asked for it).
+    read_only_when: Callable[[dict[str, Any]], bool] | None = None
+
+    def call_is_read_only(self, args: dict[str, Any]) -> bool:
+        return self.read_only or (self.read_only_when is not None and self.read_only_when(args))
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

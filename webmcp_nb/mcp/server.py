@@ -250,7 +250,10 @@ class AgentServer:
             )
             return call_result(envelope, spec, self.session.limits.max_result_bytes)
         spec = self.visible_spec(params.name)
-        approval = self._approval(read_only=spec.read_only, destructive=spec.destructive) if spec else None
+        approval = (
+            self._approval(read_only=spec.call_is_read_only(params.arguments or {}), destructive=spec.destructive)
+            if spec else None
+        )
         envelope = await self.session.acall_as(
             self.caller(ctx), params.name, params.arguments or {}, approval=approval, groups=self.groups
         )
