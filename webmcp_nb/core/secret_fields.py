@@ -8,6 +8,7 @@ Code that needs such a value runs in the notebook's own Python, not through a re
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -52,3 +53,16 @@ def block_secrets(value: Any, names: frozenset[str] = _DEFAULT_NAMES, path: str 
         return item
 
     return walk(value, path), blocked
+
+
+def block_in_json_text(text: str, path: str = "") -> tuple[str, list[str]]:
+    """`text` with secret fields blocked if it is a JSON object or array (re-serialised only
+    when something was blocked); any other text as it is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text, []
+    if not isinstance(value, (dict, list)):
+        return text, []
+    cleaned, blocked = block_secrets(value, path=path)
+    return (json.dumps(cleaned, ensure_ascii=False) if blocked else text), blocked

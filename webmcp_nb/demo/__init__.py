@@ -144,8 +144,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- the HTTP API (see API below) ---------------------------------------
 
-    def _json(self, value: object, head: bool, status: int = 200) -> None:
-        self._send(status, json.dumps(value).encode(), ctype="application/json", head=head)
+    def _json(self, value: object, head: bool, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(value).encode(), ctype="application/json", headers=headers, head=head)
 
     def _mutation(self) -> None:
         """POST/PUT/PATCH/DELETE /api/counter?key=K[&delay_ms=N]: count the call, then answer
@@ -158,9 +158,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(405, json.dumps({"error": "method not allowed"}).encode(), ctype="application/json")
             return
         key = query.get("key", ["default"])[0]
-        with _COUNTS_LOCK:
-            _COUNTS[key] = _COUNTS.get(key, 0) + 1
-            count = _COUNTS[key]
+        count = _count(key, 1)
         time.sleep(max(0, min(_int_arg(query, "delay_ms", 0), MAX_SLOW_MS)) / 1000)
         self._json({"key": key, "count": count, "method": self.command, "body": body}, head=False)
 
@@ -179,7 +177,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _api_secrets(self, query: dict[str, list[str]], head: bool) -> None:
         self._json({"user": "ada", "password": "hunter2", "Access-Token": "tok-123",
                     "profile": {"apiKey": "key-456", "theme": "dark"},
-                    "sessions": [{"id": 1, "refresh_token": "ref-789"}], "password_hint": "a pet"}, head)
+                    "sessions": [{"id": 1, "refresh_token": "ref-789"}], "password_hint": "a pet"}, head,
+                   headers={"X-Auth-Token": "header-secret"})
 
     def _api_ndjson(self, query: dict[str, list[str]], head: bool) -> None:
         lines = [json.dumps({"id": i, "name": name}) for i, (name, _) in enumerate(ITEMS, 1)]
@@ -236,17 +235,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(interval)
 
     def _api_sse_endless(self, query: dict[str, list[str]], head: bool) -> None:
-        """An event every `interval_ms` (default 50) until the client goes away."""
+        """An event every `interval_ms` (default 50) until the client goes away; the counter
+        `sse-open` (GET /api/counter?key=sse-open) says how many such streams are open."""
         interval = max(1, min(_int_arg(query, "interval_ms", 50), 10_000)) / 1000
         self._stream_start("text/event-stream")
         if head:
             return
         i = 0
-        with contextlib.suppress(OSError):
-            while True:
-                i += 1
-                self._event({"n": i}, i)
-                time.sleep(interval)
+        _count("sse-open", 1)
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    i += 1
+                    self._event({"n": i}, i)
+                    time.sleep(interval)
+        finally:
+            _count("sse-open", -1)
 
     def _api_sse_drop(self, query: dict[str, list[str]], head: bool) -> None:
         """Events 1-3 with `retry: 100`, then the connection drops; a reconnect that sends
@@ -280,6 +284,13 @@ PNG = _png()
 ITEMS = (("Apple", 1.25), ("Banana", 0.5), ("Cherry", 3.0), ("Date", 2.75))
 _COUNTS: dict[str, int] = {}
 _COUNTS_LOCK = threading.Lock()
+
+
+def _count(key: str, change: int) -> int:
+    with _COUNTS_LOCK:
+        _COUNTS[key] = _COUNTS.get(key, 0) + change
+        return _COUNTS[key]
+
 API = {
     "/api/items": _Handler._api_items,
     "/api/echo": _Handler._api_echo,
