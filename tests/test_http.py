@@ -381,3 +381,41 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     assert [request.args.get("method") for request in asked] == ["POST"]  # the GETs were not asked about
     assert partial.is_error and partial.structured_content["error_type"] == "result_too_large"
     assert [e["id"] for e in partial.structured_content["details"]["partial"]] == ["1", "2"]
+
+
+# --------------------------------------------------------------------------- #
+# The notebook
+# --------------------------------------------------------------------------- #
+
+
+def test_the_magic_renders_json_as_a_tree_and_sse_live(demo: DemoServer) -> None:
+    from IPython.testing.globalipapp import get_ipython
+    from IPython.utils.capture import capture_output
+
+    from webmcp_nb.notebook.session import close_shared_session
+
+    ip = get_ipython()
+    ip.extension_manager.load_extension("webmcp_nb")
+    try:
+        ok(ip.run_line_magic("browser", f"navigate {demo.url}"))
+        envelope = ip.run_line_magic("browser", "http GET /api/items")
+        assert ok(envelope)["body"][1]["name"] == "Banana"
+        html = envelope._repr_mimebundle_()[0]["text/html"]
+        assert "<table" in html and "<td" in html and "Banana" in html and "<script" not in html
+        nested = ip.run_line_magic("browser", "http /api/secrets")  # the method is optional: GET
+        html = nested._repr_mimebundle_()[0]["text/html"]
+        assert "<details open>" in html and "[blocked]" in html and "hunter2" not in html
+        limits = json.dumps({"max_events": 10, "max_bytes": 10_000, "max_duration_ms": 10_000})
+        with capture_output() as captured:
+            envelope = ip.run_line_magic(
+                "browser", f"http GET '/api/sse?n=3&interval_ms=300' --response sse --sse '{limits}'"
+            )
+        assert len(ok(envelope)["body"]["events"]) == 3
+        shown = [output for output in captured.outputs if "webmcp-nb-progress" in output.data.get("text/html", "")]
+        assert len(shown) >= 2  # displayed, then updated in place as events arrived
+        ids = {output.transient["display_id"] for output in shown if output.transient}
+        assert len(ids) == 1 and [output.update for output in shown][1:] == [True] * (len(shown) - 1)
+        assert "3 events" in shown[-1].data["text/plain"]
+    finally:
+        ip.extension_manager.unload_extension("webmcp_nb")
+        close_shared_session()

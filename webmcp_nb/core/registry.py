@@ -78,6 +78,9 @@ class ToolSpec:
     # For a tool that is read-only for some calls only (browser_http: GET, HEAD, OPTIONS): says,
     # from the call's arguments, that this call changes nothing (no approval is asked for it).
     read_only_when: Callable[[dict[str, Any]], bool] | None = None
+    # The fields a command line (the %browser magic) takes by position, in declaration order;
+    # default: the required text fields.
+    positional: tuple[str, ...] = ()
 
     def call_is_read_only(self, args: dict[str, Any]) -> bool:
         return self.read_only or (self.read_only_when is not None and self.read_only_when(args))

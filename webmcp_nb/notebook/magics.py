@@ -10,6 +10,7 @@ here: a tool added to the registry is a subcommand with its own ``--help``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import shlex
@@ -28,6 +29,7 @@ from ..core.config import Limits
 from ..core.live import DEFAULT_MAX_FPS
 from ..client import tool_registry
 from . import session as shared
+from .progress import LiveProgress
 
 if TYPE_CHECKING:
     from ..core.envelope import Envelope
@@ -52,9 +54,12 @@ class Argument:
     default: Any = _MISSING
     choices: tuple[Any, ...] | None = None
     item: Argument | None = None  # the items of an array
+    by_position: bool | None = None  # the tool's own say (`ToolSpec.positional`), else the rule below
 
     @property
     def positional(self) -> bool:
+        if self.by_position is not None:
+            return self.by_position
         return self.required and self.kind == "string" and not self.nullable
 
     @property
@@ -108,7 +113,10 @@ def arguments_of(spec: ToolSpec) -> list[Argument]:
     schema = spec.input_schema
     defs = schema.get("$defs", {})
     required = set(schema.get("required", ()))
-    return [_argument(name, node, defs, name in required) for name, node in schema.get("properties", {}).items()]
+    arguments = [_argument(name, node, defs, name in required) for name, node in schema.get("properties", {}).items()]
+    if spec.positional:
+        arguments = [dataclasses.replace(a, by_position=a.name in spec.positional) for a in arguments]
+    return arguments
 
 
 # -- argparse that never exits or prints ------------------------------------------------------
@@ -213,6 +221,10 @@ def _scalar_converter(argument: Argument) -> Callable[[str], Any]:
     return checked
 
 
+def _keeping_suppress(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    return lambda text: text if text is argparse.SUPPRESS else convert(text)
+
+
 def _list_converter(argument: Argument) -> Callable[[str], list[Any]]:
     assert argument.item is not None
     one = _scalar_converter(argument.item)
@@ -280,9 +292,12 @@ class ToolCommand:
         for argument in arguments:
             help_text = _help_text(argument)
             if argument.positional:
+                optional: dict[str, Any] = {} if argument.required else {"nargs": "?", "default": argparse.SUPPRESS}
+                convert = _scalar_converter(argument) if argument.choices or argument.kind != "string" else None
+                if convert is not None and not argument.required:  # argparse converts an omitted one's default
+                    convert = _keeping_suppress(convert)
                 parser.add_argument(
-                    argument.name, metavar=argument.name.upper(), help=help_text,
-                    type=_scalar_converter(argument) if argument.choices else None,
+                    argument.name, metavar=argument.name.upper(), help=help_text, type=convert, **optional
                 )
                 continue
             options: dict[str, Any] = {"dest": argument.name, "default": argparse.SUPPRESS, "help": help_text}
@@ -305,7 +320,10 @@ class ToolCommand:
 
     @property
     def signature(self) -> str:
-        words = [self.name] + [argument.name.upper() for argument in self.arguments if argument.positional]
+        words = [self.name] + [
+            argument.name.upper() if argument.required else f"[{argument.name.upper()}]"
+            for argument in self.arguments if argument.positional
+        ]
         words += [f"{argument.flag} {_metavar(argument)}" for argument in self.arguments
                   if argument.required and not argument.positional]
         if any(not argument.required for argument in self.arguments):
@@ -691,8 +709,10 @@ class BrowserMagics(Magics, Configurable):
             field_default = spec.params.model_fields["backend"].default
             if session.backend != field_default:
                 args["backend"] = session.backend
-        envelope = session.call(spec.name, **args)
-        if self.screenshot_after_actions and envelope.ok and spec.target == "page" and not spec.read_only:
+        live = LiveProgress(spec.name)  # a streaming call's events, shown as they arrive
+        envelope = session.call_as(session.caller, spec.name, args, on_progress=live)
+        live.finish()
+        if self.screenshot_after_actions and envelope.ok and spec.target == "page" and not spec.call_is_read_only(args):
             self._show_screenshot(session, envelope)
         return envelope
 

@@ -220,6 +220,7 @@ class HttpCall:
     destructive=True,
     open_world=True,
     read_only_when=_read_only_call,
+    positional=("method", "url"),
     too_large_hint="Ask for less (a narrower URL), or save=true (the body to a file).",
 )
 async def http(ctx: CallContext, p: HttpParams) -> HttpData:
