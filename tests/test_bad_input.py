@@ -56,10 +56,13 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "browser_webmcp_call": {"name": "add_to_cart", "input": {"item": "Apple", "quantity": 1}},
     "browser_downloads": {},
     "browser_pdf": {},
+    "browser_http": {"url": "/api/items"},
 }
 
 # Free-form objects: a page tool's input, checked against that tool's own inputSchema.
 FREE_FORM = {("browser_webmcp_call", "/properties/input")}
+# Maps from any name to a typed value: HTTP request headers.
+MAPS = {("browser_http", "/properties/headers")}
 
 TOOLS = REGISTRY.names()
 
@@ -207,6 +210,9 @@ def test_input_schema_forbids_unknown_fields_everywhere(tool):
     for where, obj in found:
         if (tool, where) in FREE_FORM:
             assert obj.get("additionalProperties") is True and "properties" not in obj
+            continue
+        if (tool, where) in MAPS:
+            assert obj["additionalProperties"]["type"] == "string" and "properties" not in obj
             continue
         assert obj.get("additionalProperties") is False, f"{tool}: {where} allows unknown fields"
 

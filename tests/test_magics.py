@@ -272,12 +272,16 @@ def test_arguments_are_generated_from_the_schema() -> None:
     assert command("tabs").parse(["--action", "new", "--url", "http://x/"]) == {"action": "new", "url": "http://x/"}
     assert command("evaluate").parse(["() => 1 + 1"]) == {"expression": "() => 1 + 1"}
     assert command("browser_health").parse([]) == {}
-    # every registry tool is a subcommand, and its positionals are its required text fields
+    # every registry tool is a subcommand, and its positionals are its required text fields (or the
+    # fields the tool names itself: browser_http's [METHOD] URL)
     for spec in REGISTRY:
         tool = command(spec.name)
         required = spec.input_schema.get("required", [])
         positionals = [a.name for a in tool.arguments if a.positional]
-        assert positionals == [n for n in required if spec.input_schema["properties"][n].get("type") == "string"]
+        expected = list(spec.positional) or [
+            n for n in required if spec.input_schema["properties"][n].get("type") == "string"
+        ]
+        assert positionals == expected
 
 
 @pytest.mark.parametrize(

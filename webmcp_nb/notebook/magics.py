@@ -292,13 +292,11 @@ class ToolCommand:
         for argument in arguments:
             help_text = _help_text(argument)
             if argument.positional:
-                optional: dict[str, Any] = {} if argument.required else {"nargs": "?", "default": argparse.SUPPRESS}
-                convert = _scalar_converter(argument) if argument.choices or argument.kind != "string" else None
-                if convert is not None and not argument.required:  # argparse converts an omitted one's default
-                    convert = _keeping_suppress(convert)
-                parser.add_argument(
-                    argument.name, metavar=argument.name.upper(), help=help_text, type=convert, **optional
-                )
+                by_position: dict[str, Any] = {} if argument.required else {"nargs": "?", "default": argparse.SUPPRESS}
+                if argument.choices or argument.kind != "string":
+                    convert = _scalar_converter(argument)  # argparse also converts an omitted one's default:
+                    by_position["type"] = convert if argument.required else _keeping_suppress(convert)
+                parser.add_argument(argument.name, metavar=argument.name.upper(), help=help_text, **by_position)
                 continue
             options: dict[str, Any] = {"dest": argument.name, "default": argparse.SUPPRESS, "help": help_text}
             strings = [argument.flag]
