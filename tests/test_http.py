@@ -383,39 +383,29 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     assert [e["id"] for e in partial.structured_content["details"]["partial"]] == ["1", "2"]
 
 
-# --------------------------------------------------------------------------- #
-# The notebook
-# --------------------------------------------------------------------------- #
+def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:
+    server = s.serve_mcp(caps=["http"])
+    endless = {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_duration_ms": 50_000}}
 
+    async def agent() -> None:
+        client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
+            task = asyncio.ensure_future(client.call_tool("browser_http", endless))
+            deadline = time.monotonic() + 10
+            while await asyncio.to_thread(open_streams, demo) == 0:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            started = time.monotonic()
+            while await asyncio.to_thread(open_streams, demo) != 0:
+                assert time.monotonic() - started < 10, "the client's cancel did not reach the page"
+                await asyncio.sleep(0.1)
+            after = await client.call_tool("browser_evaluate", {"expression": "() => 6 * 7"})
+            assert after.structured_content["error_type"] == "invalid_params"  # js not granted: but answered
+            items = await client.call_tool("browser_http", {"url": "/api/items"})
+            assert items.structured_content["data"]["status"] == 200
 
-def test_the_magic_renders_json_as_a_tree_and_sse_live(demo: DemoServer) -> None:
-    from IPython.testing.globalipapp import get_ipython
-    from IPython.utils.capture import capture_output
-
-    from webmcp_nb.notebook.session import close_shared_session
-
-    ip = get_ipython()
-    ip.extension_manager.load_extension("webmcp_nb")
-    try:
-        ok(ip.run_line_magic("browser", f"navigate {demo.url}"))
-        envelope = ip.run_line_magic("browser", "http GET /api/items")
-        assert ok(envelope)["body"][1]["name"] == "Banana"
-        html = envelope._repr_mimebundle_()[0]["text/html"]
-        assert "<table" in html and "<td" in html and "Banana" in html and "<script" not in html
-        nested = ip.run_line_magic("browser", "http /api/secrets")  # the method is optional: GET
-        html = nested._repr_mimebundle_()[0]["text/html"]
-        assert "<details open>" in html and "[blocked]" in html and "hunter2" not in html
-        limits = json.dumps({"max_events": 10, "max_bytes": 10_000, "max_duration_ms": 10_000})
-        with capture_output() as captured:
-            envelope = ip.run_line_magic(
-                "browser", f"http GET '/api/sse?n=3&interval_ms=300' --response sse --sse '{limits}'"
-            )
-        assert len(ok(envelope)["body"]["events"]) == 3
-        shown = [output for output in captured.outputs if "webmcp-nb-progress" in output.data.get("text/html", "")]
-        assert len(shown) >= 2  # displayed, then updated in place as events arrived
-        ids = {output.transient["display_id"] for output in shown if output.transient}
-        assert len(ids) == 1 and [output.update for output in shown][1:] == [True] * (len(shown) - 1)
-        assert "3 events" in shown[-1].data["text/plain"]
-    finally:
-        ip.extension_manager.unload_extension("webmcp_nb")
-        close_shared_session()
+    asyncio.run(agent())
+    server.stop()
