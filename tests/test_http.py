@@ -232,6 +232,9 @@ def test_sse_reconnects_with_last_event_id(s: CheckedSession) -> None:
     assert data["body"]["reconnects"] == 1
     assert [e["data"]["n"] for e in events] == [1, 2, 3, 4, 5]
     assert [e["data"].get("after") for e in events] == [None, None, None, "3", "3"]
+    # a reconnect answered 204 No Content: the stream is over
+    data = ok(s.http("/api/sse/drop?end=204", response="sse", sse=SSE_LIMITS))
+    assert data["body"]["reconnects"] == 1 and [e["data"]["n"] for e in data["body"]["events"]] == [1, 2, 3]
 
 
 def test_a_cancelled_call_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:
@@ -409,3 +412,15 @@ def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession,
 
     asyncio.run(agent())
     server.stop()
+
+
+def test_a_page_that_navigates_away_mid_request_is_a_clear_failure(s: CheckedSession, demo: DemoServer) -> None:
+    ok(s.navigate(demo.url))
+    ok(s.evaluate("""() => {  // the page leaves as soon as the request is under way
+        const fetchOriginal = window.fetch;
+        window.fetch = (...args) => { setTimeout(() => { location.href = '/form.html'; }, 100); return fetchOriginal(...args); };
+    }"""))
+    message = error(s.http("/slow?ms=3000"), "navigation_failed", "unknown", "read_only")
+    assert "navigate away" in message
+    ok(s.navigate(demo.url))
+    page_still_works(s)

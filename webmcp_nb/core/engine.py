@@ -164,8 +164,9 @@ class Engine:
                 error_type=failure.error_type, message=failure.message,
             )
         if spec is not None:
+            read_only = spec.call_is_read_only(args) if isinstance(args, dict) else spec.read_only
             envelope = enforce_size_limit(
-                envelope, self.limits.max_result_bytes, read_only=spec.read_only, hint=spec.too_large_hint
+                envelope, self.limits.max_result_bytes, read_only=read_only, hint=spec.too_large_hint
             )
             if spec.typed_text and isinstance(args, dict):
                 args, envelope = redact_call(spec.typed_text, args, ctx.typed_plain if ctx else set(), envelope)

@@ -254,8 +254,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _api_sse_drop(self, query: dict[str, list[str]], head: bool) -> None:
         """Events 1-3 with `retry: 100`, then the connection drops; a reconnect that sends
-        `Last-Event-ID: 3` gets events 4-5 and a clean end."""
+        `Last-Event-ID: 3` gets events 4-5 and a clean end (with `end=204`: a 204, no more events)."""
         last = self.headers.get("Last-Event-ID")
+        if last is not None and query.get("end") == ["204"]:
+            self._send(204, head=head)
+            return
         self._stream_start("text/event-stream", {} if last else {"Content-Length": "100000"})
         if head:
             return

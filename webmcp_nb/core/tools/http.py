@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
 from ..registry import ToolFailure, tool
 from ..secret_fields import secret_names
+from ..util import first_lines
 from .http_binary import binary_body
 from .http_models import (
     CHUNK_BYTES,
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     too_large_hint="Ask for less (a narrower URL), or save=true (the body to a file).",
 )
 async def http(ctx: CallContext, p: HttpParams) -> HttpData:
+    from playwright.async_api import Error as PlaywrightError
+
     assert ctx.frame is not None
     limit = ctx.engine.limits.max_result_bytes
     if p.max_result_bytes is not None and p.max_result_bytes > limit:
@@ -72,9 +75,21 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
     if p.expect is not None:
         refuse_media_type(call, media_type_of(p.expect), "the call's expect field")
     timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
-    if p.response == "sse":
-        return await collect_sse(call, timeout_s)
-    fetch = PageFetch(ctx.frame)
+    try:
+        if p.response == "sse":
+            return await collect_sse(call, timeout_s)
+        return await request(call, timeout_s)
+    except PlaywrightError as exc:
+        if ctx.page.is_closed():
+            raise
+        raise call.failure("navigation_failed", f"The page could not go on with the request (did it navigate "
+                           f"away?): {first_lines(exc.message)}") from None
+
+
+async def request(call: HttpCall, timeout_s: float) -> HttpData:
+    """Send the request and read its answer within `timeout_s`; cut off, the page's fetch is aborted."""
+    p = call.p
+    fetch = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
     finished = False
     try:
         async with asyncio.timeout(timeout_s):
@@ -119,15 +134,9 @@ async def preflight(call: HttpCall) -> None:
 
 
 async def start(call: HttpCall, fetch: PageFetch) -> Head:
-    p = call.p
-    body = p.body
-    headers = dict(p.headers)
-    if p.json_body is not None:
-        body = json.dumps(p.json_body)
-        if not any(name.lower() == "content-type" for name in headers):
-            headers["Content-Type"] = "application/json"
+    headers, body = call.p.request_parts()
     try:
-        return await fetch.start(p.url, p.method, headers, body)
+        return await fetch.start(call.p.url, call.p.method, headers, body)
     except FetchFailed as exc:
         raise network_failure(call, exc.reason) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -114,6 +115,15 @@ class HttpParams(FrameParams):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def request_parts(self) -> tuple[dict[str, str], str | None]:
+        """The headers and body to send (`json` becomes the body, typed application/json)."""
+        headers = dict(self.headers)
+        if self.json_body is None:
+            return headers, self.body
+        if not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = "application/json"
+        return headers, json.dumps(self.json_body)
 
 
 class SavedBody(Data):

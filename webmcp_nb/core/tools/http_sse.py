@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..page_fetch import FetchFailed, PageFetch
+from ..page_fetch import FetchFailed, Head, PageFetch
 from ..registry import ToolFailure
 from ..sse import EventStreamParser
 from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, describe
@@ -23,6 +23,11 @@ class Collection:
     def details(self, call: HttpCall) -> dict[str, Any]:
         return {"partial": self.events, "reconnects": self.reconnects, "blocked_fields": call.blocked}
 
+    def result(self, call: HttpCall, head: Head) -> HttpData:
+        """The success: the stream ended (or, on a reconnect, the server answered 204)."""
+        return HttpData(**describe(call, head), byte_length=self.received, response="sse",
+                        body={"events": self.events, "reconnects": self.reconnects}, blocked_fields=call.blocked)
+
 
 async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
     """Collect events until the stream ends; a dropped connection of a safe request reconnects
@@ -35,7 +40,8 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
     deadline = time.monotonic() + duration_s
     parser = EventStreamParser()
     got = Collection()
-    headers = {"Accept": "text/event-stream", **p.headers}
+    sent_headers, body = p.request_parts()
+    headers = {"Accept": "text/event-stream", **sent_headers}
 
     def fail(error_type: str, message: str) -> ToolFailure:
         note = (f" Partial output: {len(got.events)} events and {got.reconnects} reconnects (in details.partial); it "
@@ -64,7 +70,7 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
             async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 call.sent = True
                 try:
-                    head = await fetch.start(p.url, p.method, headers, p.body)
+                    head = await fetch.start(p.url, p.method, headers, body)
                 except FetchFailed as exc:
                     raise fail("navigation_failed", f"The page's fetch of {p.url} failed: {exc.reason}.") from None
                 if got.reconnects and head.status == 204:
@@ -90,9 +96,7 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
                         add(event)
                     if chunk.done:
                         finished = True
-                        return HttpData(**describe(call, head), byte_length=got.received, response="sse",
-                                        body={"events": got.events, "reconnects": got.reconnects},
-                                        blocked_fields=call.blocked)
+                        return got.result(call, head)
                     if chunk.error is not None:
                         break
         except TimeoutError:
@@ -115,5 +119,4 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
             headers["Last-Event-ID"] = parser.last_event_id
         if ctx.on_progress is not None:
             ctx.on_progress({"kind": "sse_reconnect", "count": len(got.events), "reconnects": got.reconnects})
-    return HttpData(**describe(call, head), byte_length=got.received, response="sse",
-                    body={"events": got.events, "reconnects": got.reconnects}, blocked_fields=call.blocked)
+    return got.result(call, head)
