@@ -82,8 +82,8 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
     except PlaywrightError as exc:
         if ctx.page.is_closed():
             raise
-        raise call.failure("navigation_failed", f"The page could not go on with the request (did it navigate "
-                           f"away?): {first_lines(exc.message)}") from None
+        raise call.failure("navigation_failed", f"The page could not go on with the request to {p.url} (did it "
+                           f"navigate away?): {first_lines(exc.message)}") from None
 
 
 async def request(call: HttpCall, timeout_s: float) -> HttpData:
