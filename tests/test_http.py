@@ -217,10 +217,10 @@ def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
 
 def test_sse_duration_cancels_the_reader_and_the_page_stays_usable(s: CheckedSession, demo: DemoServer) -> None:
     started = time.monotonic()
-    envelope = s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 500})
-    assert time.monotonic() - started < 10
+    envelope = s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 2000})
+    assert time.monotonic() - started < 10  # the limit holds (an endless stream), generously measured
     message = error(envelope, "operation_timeout", "unknown", "read_only")
-    assert "max_duration_ms (500 ms)" in message and "cancelled" in message
+    assert "max_duration_ms (2000 ms)" in message and "cancelled" in message
     assert envelope.details["partial"] and envelope.details["partial"][0]["data"] == {"n": 1}
     wait_streams_closed(demo)
     page_still_works(s)
