@@ -425,3 +425,37 @@ def test_a_page_that_navigates_away_mid_request_is_a_clear_failure(s: CheckedSes
     assert "/slow?ms=3000" in message
     ok(s.navigate(demo.url))
     page_still_works(s)
+
+
+# --------------------------------------------------------------------------- #
+# The pieces, without a browser
+# --------------------------------------------------------------------------- #
+
+
+def test_the_event_stream_parser_follows_the_standard() -> None:
+    from webmcp_nb.core.sse import EventStreamParser
+
+    parser = EventStreamParser()
+    stream = "\ufeff: comment\r\nretry: 250\r\nid: 7\nevent: update\ndata: {\"a\":\r\ndata: 1}\r\rdata: plain\n\n"
+    raw = stream.encode()
+    events = [event for index in range(len(raw)) for event in parser.feed(raw[index:index + 1])]  # byte by byte
+    assert [(e.event, e.id, e.data, e.retry) for e in events] == [
+        ("update", "7", '{"a":\n1}', 250), ("message", "7", "plain", None)
+    ]
+    assert (parser.last_event_id, parser.retry_ms) == ("7", 250)
+    assert events[0].to_dict()["data"] == {"a": 1} and events[1].to_dict()["data"] == "plain"
+    assert parser.feed(b"data: unfinished\n") == []
+    parser.reset_connection()  # an event cut off by a drop is not dispatched
+    assert [e.data for e in parser.feed(b"\ndata: next\n\n")] == ["next"]
+
+
+def test_secret_field_names_ignore_case_and_separators() -> None:
+    from webmcp_nb.core.secret_fields import block_in_json_text, block_secrets, secret_names
+
+    value = {"API-KEY": 1, "refreshToken": 2, "private key": 3, "tokens": 4, "x": [{"Client_Secret": 5}], "pin": 6}
+    cleaned, blocked = block_secrets(value, secret_names(["PIN"]))
+    assert cleaned == {"API-KEY": "[blocked]", "refreshToken": "[blocked]", "private key": "[blocked]", "tokens": 4,
+                       "x": [{"Client_Secret": "[blocked]"}], "pin": "[blocked]"}
+    assert blocked == ["API-KEY", "refreshToken", "private key", "x[0].Client_Secret", "pin"]
+    assert block_in_json_text('{"password": "p"}') == ('{"password": "[blocked]"}', ["password"])
+    assert block_in_json_text("password: p") == ("password: p", [])

@@ -275,6 +275,7 @@ def render_text(envelope: Envelope) -> str:
         lines = [
             f"{envelope.tool}: error {envelope.error_type}{_header_suffix(envelope)}",
             envelope.message or "(no message)",
+            *([f"details: {_json(envelope.details)}"] if envelope.details else []),
             _retry_line(envelope),
             f"operation: {op.id}",
         ]
