@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 COMPAT_VENV ?= .venv-playwright-1.62
 COMPAT_PLAYWRIGHT ?= 1.62.0
 
-.PHONY: install chromium demo test test-compat bench clean
+.PHONY: install chromium demo test test-compat bench generate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,14 @@ bench: install chromium
 	$(PY) bench/bench_core.py --write BENCHMARKS.md
 	$(PY) bench/bench_notebook.py --write BENCHMARKS.md
 	$(PY) bench/bench_webmcp.py --write BENCHMARKS.md
+	$(PY) bench/bench_execute.py --write BENCHMARKS.md
 	$(PY) bench/bench_mcp.py --write BENCHMARKS.md
 	$(PY) bench/bench_results.py --write BENCHMARKS.md
+
+# The typed Session methods (webmcp_nb/_generated.py) from the tool registry; run after adding
+# or changing a tool, and commit the result (tests/test_api.py fails while it is stale).
+generate: install
+	$(PY) scripts/generate_api.py
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache

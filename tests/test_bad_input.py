@@ -50,6 +50,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "browser_wait_for": {"time_s": 1.0},
     "browser_handle_dialog": {"accept": True},
     "browser_evaluate": {"expression": "document.body.innerHTML = ''"},
+    "browser_execute": {"code": "await page.evaluate(\"document.body.innerHTML = ''\")"},
     "browser_tabs": {"action": "new"},
     "browser_frames": {},
     "browser_webmcp_list": {},

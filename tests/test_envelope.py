@@ -60,7 +60,7 @@ def test_error_types_are_exactly_the_documented_set() -> None:
         "verification_failed", "invalid_params", "modal_state_blocked", "internal_error",
         "operation_timeout", "result_too_large", "unsupported_capability", "page_not_found",
         "frame_not_found", "observation_timeout", "download_not_found", "download_failed",
-        "approval_denied",
+        "approval_denied", "page_crashed", "cancelled",
     }
 
 

@@ -267,7 +267,7 @@ def test_progress_hook_hears_each_event(s: CheckedSession) -> None:
 
 
 def test_a_mutation_runs_once_and_a_cut_off_one_is_unknown(s: CheckedSession) -> None:
-    data = ok(s.http("/api/counter?key=once", method="POST", json={"n": 1}))
+    data = ok(s.http("/api/counter?key=once", method="POST", json_body={"n": 1}))
     assert data["body"] == {"key": "once", "count": 1, "method": "POST", "body": '{"n": 1}'}
     assert count(s, "once") == 1
     envelope = s.http("/api/counter?key=slow&delay_ms=3000", method="PUT", body="x", timeout_s=0.5)

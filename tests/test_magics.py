@@ -278,7 +278,7 @@ def test_arguments_are_generated_from_the_schema() -> None:
         tool = command(spec.name)
         required = spec.input_schema.get("required", [])
         positionals = [a.name for a in tool.arguments if a.positional]
-        expected = list(spec.positional) or [
+        expected = list(spec.magic_positional) or [
             n for n in required if spec.input_schema["properties"][n].get("type") == "string"
         ]
         assert positionals == expected
@@ -502,10 +502,14 @@ def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("serve --caps bogus", "unknown capability bogus; choose from js, code, files, pdf"),
+        ("serve --caps bogus", "unknown capability bogus; choose from js, code, files, pdf, secrets, http, browser"),
         ("serve --approve maybe", "invalid choice: 'maybe'"),
         ("serve --host 0.0.0.0", "only loopback by default"),
         ("serve --port nine", "invalid int value"),
+        ("serve --allow-scheme file", "the file: scheme is granted with a root directory: file_root (--file-root DIR)"),
+        ("serve --allow-scheme ftp", "unknown scheme ftp; choose from data, blob, view-source, chrome, devtools"),
+        ("serve --file-root /nonexistent-root", "the file root /nonexistent-root does not exist"),
+        ("serve --chromium-arg=no-dashes", "Chromium arguments start with '--': no-dashes"),
     ],
 )
 def test_serve_rejects_bad_options_and_starts_nothing(browser: Any, line: str, message: str) -> None:

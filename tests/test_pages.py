@@ -431,7 +431,9 @@ def test_tabs_list_has_the_current_tab(session, demo, one_tab):
     envelope = session.tabs("list")
     data = completed(envelope)
     assert data == {
-        "tabs": [{"page_id": one_tab, "url": demo.url_for("index.html"), "title": "Demo Shop", "current": True}],
+        "tabs": [
+            {"page_id": one_tab, "url": demo.url_for("index.html"), "title": "Demo Shop", "current": True, "status": "ok"}
+        ],
         "current_page_id": one_tab,
     }
     assert envelope.operation.page_id is None
@@ -488,7 +490,9 @@ def test_tabs_new_with_a_url_and_select(session, demo, one_tab):
 def test_tabs_new_without_url_is_blank(session, one_tab):
     data = completed(session.tabs("new"))
     assert len(data["tabs"]) == 2
-    assert data["tabs"][1] == {"page_id": data["current_page_id"], "url": "about:blank", "title": "", "current": True}
+    assert data["tabs"][1] == {
+        "page_id": data["current_page_id"], "url": "about:blank", "title": "", "current": True, "status": "ok"
+    }
 
 
 def test_tabs_new_with_a_url_without_scheme_is_invalid_and_opens_nothing(session, one_tab):

@@ -13,28 +13,91 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from ._generated import FormField, Viewport
+    from .client import PageToolHandle, Session
     from .core.aria import find_ref
-    from .core.envelope import Envelope, ToolCallError
+    from .core.engine import CallRecord
+    from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
+    from .core.instances import InstanceState
+    from .core.live import LiveView
+    from .core.page_tools import PageToolRegistration
+    from .core.registry import ToolSpec
     from .core.runtime import RuntimeThreadError
+    from .core.webmcp import Mode as WebMCPMode
+    from .core.webmcp import WebMCPEvent
+    from .demo import DemoServer
+    from .mcp import ServerHandle
     from .notebook.extension import load_ipython_extension, unload_ipython_extension
-    from .client import Session
     from .notebook.session import NotebookSession
+    from .notebook.webmcp import WebMCP
+    from .notebook.widgets import BrowserPanel, CallLog
+    from .published import Published, PublishedHandle
 
+# Public name -> (module, attribute), imported on first access so that `import webmcp_nb` stays cheap.
 _LAZY = {
-    "Session": ("webmcp_nb.client", "Session"),
+    "BrowserPanel": ("webmcp_nb.notebook.widgets", "BrowserPanel"),
+    "CallLog": ("webmcp_nb.notebook.widgets", "CallLog"),
+    "CallRecord": ("webmcp_nb.core.engine", "CallRecord"),
+    "DemoServer": ("webmcp_nb.demo", "DemoServer"),
+    "ERROR_TYPES": ("webmcp_nb.core.envelope", "ERROR_TYPES"),
     "Envelope": ("webmcp_nb.core.envelope", "Envelope"),
-    "ToolCallError": ("webmcp_nb.core.envelope", "ToolCallError"),
+    "ErrorType": ("webmcp_nb.core.envelope", "ErrorType"),
+    "FormField": ("webmcp_nb._generated", "FormField"),
+    "InstanceState": ("webmcp_nb.core.instances", "InstanceState"),
+    "LiveView": ("webmcp_nb.core.live", "LiveView"),
+    "NotebookSession": ("webmcp_nb.notebook.session", "NotebookSession"),
+    "Operation": ("webmcp_nb.core.envelope", "Operation"),
+    "Outcome": ("webmcp_nb.core.envelope", "Outcome"),
+    "PageToolHandle": ("webmcp_nb.client", "PageToolHandle"),
+    "PageToolRegistration": ("webmcp_nb.core.page_tools", "PageToolRegistration"),
+    "Published": ("webmcp_nb.published", "Published"),
+    "PublishedHandle": ("webmcp_nb.published", "PublishedHandle"),
+    "Retry": ("webmcp_nb.core.envelope", "Retry"),
     "RuntimeThreadError": ("webmcp_nb.core.runtime", "RuntimeThreadError"),
+    "ServerHandle": ("webmcp_nb.mcp", "ServerHandle"),
+    "Session": ("webmcp_nb.client", "Session"),
+    "Status": ("webmcp_nb.core.envelope", "Status"),
+    "ToolCallError": ("webmcp_nb.core.envelope", "ToolCallError"),
+    "ToolSpec": ("webmcp_nb.core.registry", "ToolSpec"),
+    "Viewport": ("webmcp_nb._generated", "Viewport"),
+    "WebMCP": ("webmcp_nb.notebook.webmcp", "WebMCP"),
+    "WebMCPEvent": ("webmcp_nb.core.webmcp", "WebMCPEvent"),
+    "WebMCPMode": ("webmcp_nb.core.webmcp", "Mode"),
     "find_ref": ("webmcp_nb.core.aria", "find_ref"),
     "load_ipython_extension": ("webmcp_nb.notebook.extension", "load_ipython_extension"),
     "unload_ipython_extension": ("webmcp_nb.notebook.extension", "unload_ipython_extension"),
 }
 
+# Explicit, for readers and type checkers; tests/test_api.py checks it against _LAZY.
 __all__ = [
+    "ERROR_TYPES",
+    "BrowserPanel",
+    "CallLog",
+    "CallRecord",
+    "DemoServer",
     "Envelope",
+    "ErrorType",
+    "FormField",
+    "InstanceState",
+    "LiveView",
+    "NotebookSession",
+    "Operation",
+    "Outcome",
+    "PageToolHandle",
+    "PageToolRegistration",
+    "Published",
+    "PublishedHandle",
+    "Retry",
     "RuntimeThreadError",
+    "ServerHandle",
     "Session",
+    "Status",
     "ToolCallError",
+    "ToolSpec",
+    "Viewport",
+    "WebMCP",
+    "WebMCPEvent",
+    "WebMCPMode",
     "__version__",
     "find_ref",
     "load_ipython_extension",
@@ -61,3 +124,6 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -8,9 +8,11 @@ import dataclasses
 import threading
 import time
 import weakref
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._generated import ToolMethods
 from .core.config import LaunchDefaults, Limits
 from .core.envelope import Envelope
 from .core.runtime import Runtime
@@ -18,8 +20,9 @@ from .core.util import utc_now
 
 if TYPE_CHECKING:
     from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
+    from .core.grants import Grant
     from .mcp import ServerHandle
-    from .published import Handle, Published
+    from .published import Published, PublishedHandle
     from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
     from .core.page_tools import PageToolRegistration
@@ -28,15 +31,17 @@ if TYPE_CHECKING:
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
 
-class Session:
+class Session(ToolMethods):
     """A browser workbench: tool calls from any thread or event loop.
 
     >>> with Session() as s:
     ...     s.navigate("http://127.0.0.1:8000/").raise_for_status()
     ...     print(s.snapshot().data["snapshot"])
 
-    Nothing starts until the first call. Calls on one instance run one at a
-    time in arrival order; instances run in parallel.
+    Every tool ``browser_X`` has a typed method ``s.X(...)`` that blocks and an awaitable
+    ``await s.aX(...)`` (generated from the registry into `ToolMethods`), as `call` has
+    `acall` and `close` has `aclose`. Nothing starts until the first call. Calls on one
+    instance run one at a time in arrival order; instances run in parallel.
     """
 
     def __init__(
@@ -146,7 +151,7 @@ class Session:
         withdraws it."""
         from .published import tool_spec
 
-        def publish(function: Callable[..., Any]) -> Handle:
+        def publish(function: Callable[..., Any]) -> PublishedHandle:
             return self.published.add_tool(tool_spec(function, **options), function)
 
         return publish if function is None else publish(function)
@@ -165,7 +170,7 @@ class Session:
         request (also as a decorator: `@s.resource("notes://today")`)."""
         from .published import PublishedResource
 
-        def publish(source: str | bytes | Callable[[], str | bytes]) -> Handle:
+        def publish(source: str | bytes | Callable[[], str | bytes]) -> PublishedHandle:
             if callable(source):
                 read, label, about = source, name or source.__name__, description or (source.__doc__ or "").strip()
             else:
@@ -180,7 +185,7 @@ class Session:
         description."""
         from .published import prompt_spec
 
-        def publish(function: Callable[..., Any]) -> Handle:
+        def publish(function: Callable[..., Any]) -> PublishedHandle:
             return self.published.add_prompt(prompt_spec(function, **options))
 
         return publish if function is None else publish(function)
@@ -188,7 +193,8 @@ class Session:
     @property
     def servers(self) -> list[ServerHandle]:
         """The MCP servers this session runs (`serve_mcp`)."""
-        return [server for server in self._servers if server.running]
+        self._servers = {server for server in self._servers if server.running}
+        return list(self._servers)
 
     def serve_mcp(
         self,
@@ -201,34 +207,56 @@ class Session:
         allow_remote: bool = False,
         token: str | None = None,
         allowed_origins: Sequence[str] | None = None,
+        file_root: str | None = None,
+        upload_roots: Sequence[str] = (),
+        allow_schemes: Sequence[str] = (),
+        chromium_args: Sequence[str] = (),
     ) -> ServerHandle:
         """Serve this session to agents over MCP (streamable HTTP at `handle.url`,
         bearer `handle.token`) on the runtime thread; `handle.stop()` ends it.
 
-        caps: extra tool groups for agents ("js", "code", "files", "pdf").
+        caps: extra tool groups for agents ("js", "code", "files", "pdf"), and "browser"
+        (any launch option: Chromium flags, binary, profile path, a visible window).
         approve: "consequential" (destructive tools), "all" (every tool that is not
         read-only) or "none"; `approver` decides (None approves, a string denies).
         allowed_origins: whose WebMCP page tools are mirrored to agents (default: the
         origins this session's own callers navigated to; agents' navigations do not count).
+        file_root: the one directory whose file: URLs agents may load (default: none).
+        upload_roots: where agents may upload files from (default: the artifacts directory).
+        allow_schemes: more URL schemes for agents: "data", "blob", "view-source", "chrome",
+        "devtools" (default: http, https and about:blank only).
+        chromium_args: Chromium flags the operator adds to every browser an agent launches.
+        See the README's threat model before granting anything to an agent you do not trust.
         """
         from .mcp import serve_http
 
-        return self._runtime.run(
+        handle = self._runtime.run(
             serve_http(
                 self, port=port, host=host, caps=caps, approve=approve, approver=approver,
                 allow_remote=allow_remote, token=token, allowed_origins=allowed_origins,
+                file_root=file_root, upload_roots=upload_roots, allow_schemes=allow_schemes,
+                chromium_args=chromium_args,
             )
         )
+        self._servers.add(handle)
+        return handle
 
     # calling ----------------------------------------------------------------
-    def call(self, tool: str, /, **args: Any) -> Envelope:
+    def call(self, tool: str, /, *, call_timeout_s: float | None = None, **args: Any) -> Envelope:
         """Call `tool` and block until its envelope is ready. Safe from any thread
-        except the runtime's own (use `acall` there)."""
-        return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
+        except the runtime's own (use `acall` there).
 
-    async def acall(self, tool: str, /, **args: Any) -> Envelope:
-        """Call `tool` from any event loop."""
-        return await self._runtime.arun(self._execute(tool, args, time.monotonic(), utc_now(), self.caller))
+        `call_timeout_s` gives up sooner than the operation timeout (`operation_timeout`; a call
+        still queued then never runs). KeyboardInterrupt cancels the call the same way."""
+        return self._runtime.run(
+            self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
+        )
+
+    async def acall(self, tool: str, /, *, call_timeout_s: float | None = None, **args: Any) -> Envelope:
+        """Call `tool` from any event loop (`call_timeout_s` as in `call`)."""
+        return await self._runtime.arun(
+            self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
+        )
 
     def call_as(
         self, caller: str, tool: str, args: dict[str, Any], *, on_progress: Callable[[dict[str, Any]], None] | None = None
@@ -246,14 +274,14 @@ class Session:
         args: dict[str, Any],
         *,
         approval: Approval | None = None,
-        groups: frozenset[str] | None = None,
+        grant: Grant | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """`acall` on behalf of another front end: `approval` gates calls that change
-        things; `groups` limits the tools it may call (see `Engine.execute`)."""
+        things; `grant` limits what it may call and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
             self._execute(
-                tool, args, time.monotonic(), utc_now(), caller, approval=approval, groups=groups,
+                tool, args, time.monotonic(), utc_now(), caller, approval=approval, grant=grant,
                 on_progress=on_progress,
             )
         )
@@ -267,10 +295,27 @@ class Session:
         caller: str,
         **policy: Any,
     ) -> Envelope:
-        engine = self._ensure_engine()
+        engine = self.engine
         return await engine.execute(tool, args, submitted=submitted, started_at=started_at, caller=caller, **policy)
 
-    def _ensure_engine(self) -> Engine:
+    @property
+    def runtime(self) -> Runtime:
+        """The thread and event loop that own every browser object (`Runtime.run`, `arun`, `submit`)."""
+        return self._runtime
+
+    @property
+    def started(self) -> bool:
+        """Whether the first call has started the tool core (its limits are then live)."""
+        return self._engine is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def engine(self) -> Engine:
+        """The tool core behind this session, started on first use (for front ends: the public
+        hooks of `webmcp_nb.core.engine.Engine`)."""
         engine = self._engine
         if engine is not None:
             return engine
@@ -298,19 +343,19 @@ class Session:
 
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
-        engine = self._ensure_engine()
+        engine = self.engine
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every WebMCP event of every page: tool-list
         changes and invocations, including calls made inside the page; returns a remover."""
-        return self._ensure_engine().add_webmcp_listener(listener)
+        return self.engine.add_webmcp_listener(listener)
 
     @property
     def webmcp_history(self) -> list[WebMCPEvent]:
         """The latest WebMCP events (at most 500), oldest first."""
-        return self._ensure_engine().webmcp_history
+        return self.engine.webmcp_history
 
     def page_tool(
         self,
@@ -338,7 +383,7 @@ class Session:
             from .core.page_tools import PythonTool
 
             tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
-            engine = self._ensure_engine()
+            engine = self.engine
             registration = self._runtime.run(
                 engine.register_page_tool(tool, instance=instance, page_id=page_id, exposed_to=exposed_to or ())
             )
@@ -354,24 +399,29 @@ class Session:
         """
         from .core.live import LiveView
 
-        view = LiveView(self._ensure_engine(), on_frame, **options)
+        view = LiveView(self.engine, on_frame, **options)
         self._runtime.run(view.start())
         return view
 
     def overview(self) -> dict[str, Any]:
         """Instances and their tabs as the core knows them, read without a tool call
         (so without waiting behind other calls). Titles are not included."""
-        engine = self._ensure_engine()
+        engine = self.engine
         instances = {}
         for name, instance in list(engine.manager.instances.items()):
             pages = [{"page_id": state.page_id, "url": state.page.url} for state in list(instance.pages.values())]
             instances[name] = {"state": instance.state, "current_page_id": instance.current_page_id, "pages": pages}
         return {"current_instance": engine.current_instance, "instances": instances}
 
+    def artifact(self, name: str) -> Path:
+        """A file a call wrote into the session's artifacts directory, by its file name
+        (`operation.artifacts` holds the full paths); FileNotFoundError when there is none."""
+        return self.engine.artifact(name)
+
     @property
     def history(self) -> list[CallRecord]:
         """The most recent calls (at most 500), oldest first."""
-        return list(self._ensure_engine().history)
+        return list(self.engine.history)
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:
@@ -413,87 +463,8 @@ class Session:
         await self.aclose()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("running" if self._engine else "idle")
+        state = "closed" if self.closed else ("running" if self.started else "idle")
         return f"<webmcp_nb.Session {state}>"
-
-    # friendly methods: sugar over `call`, nothing more --------------------------
-    def navigate(self, url: str, **args: Any) -> Envelope:
-        return self.call("browser_navigate", url=url, **args)
-
-    def navigate_back(self, **args: Any) -> Envelope:
-        return self.call("browser_navigate_back", **args)
-
-    def navigate_forward(self, **args: Any) -> Envelope:
-        return self.call("browser_navigate_forward", **args)
-
-    def reload(self, **args: Any) -> Envelope:
-        return self.call("browser_reload", **args)
-
-    def snapshot(self, **args: Any) -> Envelope:
-        return self.call("browser_snapshot", **args)
-
-    def click(self, ref: str, **args: Any) -> Envelope:
-        return self.call("browser_click", ref=ref, **args)
-
-    def type(self, ref: str, text: str, **args: Any) -> Envelope:
-        return self.call("browser_type", ref=ref, text=text, **args)
-
-    def fill_form(self, fields: list[dict[str, Any]], **args: Any) -> Envelope:
-        return self.call("browser_fill_form", fields=fields, **args)
-
-    def select_option(self, ref: str, values: list[str], **args: Any) -> Envelope:
-        return self.call("browser_select_option", ref=ref, values=values, **args)
-
-    def hover(self, ref: str, **args: Any) -> Envelope:
-        return self.call("browser_hover", ref=ref, **args)
-
-    def press_key(self, key: str, **args: Any) -> Envelope:
-        return self.call("browser_press_key", key=key, **args)
-
-    def drag(self, source_ref: str, target_ref: str, **args: Any) -> Envelope:
-        return self.call("browser_drag", source_ref=source_ref, target_ref=target_ref, **args)
-
-    def wait_for(self, **args: Any) -> Envelope:
-        return self.call("browser_wait_for", **args)
-
-    def screenshot(self, **args: Any) -> Envelope:
-        return self.call("browser_screenshot", **args)
-
-    def evaluate(self, expression: str, **args: Any) -> Envelope:
-        return self.call("browser_evaluate", expression=expression, **args)
-
-    def handle_dialog(self, accept: bool, **args: Any) -> Envelope:
-        return self.call("browser_handle_dialog", accept=accept, **args)
-
-    def file_upload(self, paths: list[str], **args: Any) -> Envelope:
-        return self.call("browser_file_upload", paths=paths, **args)
-
-    def tabs(self, action: str = "list", **args: Any) -> Envelope:
-        return self.call("browser_tabs", action=action, **args)
-
-    def frames(self, **args: Any) -> Envelope:
-        return self.call("browser_frames", **args)
-
-    def create_instance(self, name: str, **args: Any) -> Envelope:
-        return self.call("browser_create_instance", name=name, **args)
-
-    def destroy_instance(self, name: str, **args: Any) -> Envelope:
-        return self.call("browser_destroy_instance", name=name, **args)
-
-    def http(self, url: str, method: str = "GET", **args: Any) -> Envelope:
-        return self.call("browser_http", url=url, method=method, **args)
-
-    def webmcp_list(self, **args: Any) -> Envelope:
-        return self.call("browser_webmcp_list", **args)
-
-    def webmcp_call(self, name: str, input: dict[str, Any] | None = None, **args: Any) -> Envelope:
-        return self.call("browser_webmcp_call", name=name, input=input or {}, **args)
-
-    def list_instances(self) -> Envelope:
-        return self.call("browser_list_instances")
-
-    def health(self) -> Envelope:
-        return self.call("browser_health")
 
 
 class PageToolHandle:
@@ -519,7 +490,7 @@ class PageToolHandle:
 
     def unregister(self) -> None:
         """Abort the registration: the page's tool list loses it."""
-        self._session._runtime.run(self.registration.unregister())
+        self._session.runtime.run(self.registration.unregister())
 
     def __repr__(self) -> str:
         state = "registered" if self.active else "unregistered"

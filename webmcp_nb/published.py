@@ -67,23 +67,23 @@ class Published:
         for listener in list(self.listeners):
             listener(kind)
 
-    def add_resource(self, resource: PublishedResource) -> Handle:
+    def add_resource(self, resource: PublishedResource) -> PublishedHandle:
         if resource.uri in self.resources:
             raise ValueError(f"resource {resource.uri!r} is already published")
         self.resources[resource.uri] = resource
         self.changed("resources")
-        return Handle(self, "resources", resource.uri, resource.read)
+        return PublishedHandle(self, "resources", resource.uri, resource.read)
 
-    def add_prompt(self, prompt: PublishedPrompt) -> Handle:
+    def add_prompt(self, prompt: PublishedPrompt) -> PublishedHandle:
         if prompt.name in self.prompts:
             raise ValueError(f"prompt {prompt.name!r} is already published")
         self.prompts[prompt.name] = prompt
         self.changed("prompts")
-        return Handle(self, "prompts", prompt.name, prompt.render)
+        return PublishedHandle(self, "prompts", prompt.name, prompt.render)
 
-    def add_tool(self, spec: ToolSpec, function: Callable[..., Any]) -> Handle:
+    def add_tool(self, spec: ToolSpec, function: Callable[..., Any]) -> PublishedHandle:
         self.tools.add(spec)
-        return Handle(self, "tools", spec.name, function)
+        return PublishedHandle(self, "tools", spec.name, function)
 
     def remove(self, kind: Kind, key: str) -> None:
         if kind == "tools":
@@ -94,7 +94,7 @@ class Published:
             self.changed(kind)
 
 
-class Handle:
+class PublishedHandle:
     """A published tool, resource or prompt. Calling it calls the function;
     `.unregister()` withdraws it from agents."""
 

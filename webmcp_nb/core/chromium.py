@@ -8,6 +8,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .webmcp import Mode
 
 ENV_VAR = "WEBMCP_NB_CHROMIUM"
 
@@ -24,7 +28,7 @@ LAUNCH_ARGS = (
 WEBMCP_FEATURE = "WebMCP"
 
 
-def launch_args(webmcp: str, extra: Sequence[str] = ()) -> list[str]:
+def launch_args(webmcp: Mode, extra: Sequence[str] = ()) -> list[str]:
     """The flags for a launch: ours, the caller's, and one merged ``--enable-features``
     (Chromium keeps only the last such flag, so a caller's features and WebMCP must share it)."""
     features = [WEBMCP_FEATURE] if webmcp == "native" else []

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .webmcp import Mode
 
 MIN_RESULT_BYTES = 4096
 
@@ -65,4 +69,4 @@ class LaunchDefaults:
     headless: bool = True
     executable_path: str | None = None
     args: tuple[str, ...] = field(default_factory=tuple)
-    webmcp: str = "native"  # see webmcp_nb.core.webmcp
+    webmcp: Mode = "native"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
     from .engine import Approval, Engine
+    from .grants import Grant
     from .instances import Instance
     from .pages import PageState
     from .registry import ToolSpec
@@ -29,6 +30,7 @@ class CallContext:
     deadline: float
     caller: str = "python"
     approval: Approval | None = None
+    grant: Grant | None = None  # what the caller may pass; None: full power (see grants)
     instance: Instance | None = None
     page_state: PageState | None = None
     frame: Frame | None = None
@@ -40,15 +42,13 @@ class CallContext:
     instance_id: str | None = None
     # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
-    # The capability groups the caller was granted (None: all of them, the notebook's own calls).
-    groups: frozenset[str] | None = None
     # The front end's progress hook (a notebook's live display): tools that stream call it with
     # small dicts as things arrive (browser_http's SSE events). Runs on the runtime loop: keep it quick.
     on_progress: Callable[[dict[str, Any]], None] | None = None
 
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""
-        return self.groups is None or group in self.groups
+        return self.grant is None or group in self.grant.groups
 
     @property
     def page(self) -> Page:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import tempfile
 import time
 import uuid
@@ -17,20 +18,25 @@ from playwright.async_api import Error as PlaywrightError
 
 from .config import LaunchDefaults, Limits
 from .context import CallContext
-from .envelope import Envelope, Operation, Outcome, Retry, enforce_size_limit
+from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .file_guard import judge_by
+from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
 from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
 from .util import first_lines, utc_now
-from .webmcp import WebMCPEvent
+from .webmcp import PageTool, WebMCPEvent
 
 if TYPE_CHECKING:
     from .page_tools import PageToolRegistration, PythonTool
 
 DEFAULT_INSTANCE = "default"
 HISTORY_SIZE = 500  # calls kept for call logs that open later
+
+# Errors after which a tab is checked for a renderer stuck in script (see PageState.suspect).
+SLOW_ERRORS = frozenset({"operation_timeout", "observation_timeout", "navigation_timeout", "wait_timeout"})
 
 TIMEOUT_PHASES = {
     "queued": "it was still waiting for earlier calls on this instance, and nothing was done.",
@@ -54,9 +60,9 @@ class ApprovalRequest:
 
 
 Approval = Callable[[ApprovalRequest], Awaitable[str | None]]
+"""Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
 BinaryRenderer = Callable[[bytes, str, dict[str, Any], Any], Any]
 """`fn(data, media_type, operation, cancelled) -> {"url", "expires_at"}` (see `Session.binary_renderer`)."""
-"""Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +108,17 @@ class Engine:
         started_at: str | None = None,
         caller: str = "python",
         approval: Approval | None = None,
-        groups: frozenset[str] | None = None,
+        grant: Grant | None = None,
+        timeout_s: float | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """Run `tool` with `args`; always returns an envelope, never raises.
 
-        `groups` limits the callable tools to those capability groups (an agent's
-        grant). With `approval`, a tool that needs it (see `needs_approval`) waits for
-        that decision after validation and before queueing on its instance.
+        `grant` limits what the caller may call and pass (an agent's; None: everything).
+        With `approval`, a tool that needs it (see `needs_approval`) waits for that
+        decision after validation and before queueing on its instance. `timeout_s`
+        shortens the operation timeout for this call. If the caller cancels (or goes
+        away), the call is recorded as `cancelled` and a call still queued never runs.
         """
         submitted = time.monotonic() if submitted is None else submitted
         started_at = started_at or utc_now()
@@ -117,7 +126,7 @@ class Engine:
         ctx: CallContext | None = None
         try:
             spec = self.registry.get(tool)
-            if groups is not None and spec.group not in groups:
+            if grant is not None and spec.group not in grant.groups:
                 ungranted, spec = spec, None
                 raise ToolFailure(
                     "invalid_params",
@@ -128,18 +137,29 @@ class Engine:
             if not isinstance(args, dict):
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
+            budget, source = self.limits.operation_timeout_s, "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS"
+            if timeout_s is not None:
+                if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+                    raise ToolFailure(
+                        "invalid_params", f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
+                        started=False,
+                    )
+                if timeout_s < budget:
+                    budget, source = timeout_s, "the call's own timeout"
             ctx = CallContext(
-                self, spec, deadline=submitted + self.limits.operation_timeout_s, caller=caller, approval=approval,
-                groups=groups, on_progress=on_progress,
+                self, spec, deadline=submitted + budget, caller=caller, approval=approval, grant=grant,
+                on_progress=on_progress,
             )
+            if spec.check is not None:
+                spec.check(ctx, params)
             try:
                 async with asyncio.timeout(ctx.remaining_s()):
                     data = await self._run(spec, params, ctx)
             except TimeoutError:
                 raise ToolFailure(
                     "operation_timeout",
-                    f"{tool} did not finish within {self.limits.operation_timeout_s:g} s "
-                    f"(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS, queue wait included); {TIMEOUT_PHASES[ctx.phase]}",
+                    f"{tool} did not finish within {budget:g} s ({source}, queue wait included); "
+                    f"{TIMEOUT_PHASES[ctx.phase]}",
                     started=ctx.phase == "running",
                 ) from None
             envelope = self._envelope(
@@ -147,6 +167,7 @@ class Engine:
                 data=data.model_dump(mode="python"),
             )
         except ToolFailure as failure:
+            self._suspect_page(ctx, failure)
             outcome, retry = classify(spec, failure.started, failure.read_only)
             if failure.completed:
                 outcome = "completed"
@@ -155,6 +176,7 @@ class Engine:
                 error_type=failure.error_type, message=failure.message, details=failure.details,
             )
         except asyncio.CancelledError:
+            self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
             failure = self._translate(exc, ctx)
@@ -201,15 +223,54 @@ class Engine:
                 raise self.manager.unavailable(target)
             return await register(target, target.page(page_id), tool, exposed_to)
 
-    def artifact_path(self, kind: str, ending: str) -> Path:
-        """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's
-        artifacts directory (the random part: two files in the same second must not collide)."""
+    @property
+    def artifacts_dir(self) -> Path:
+        """The session's artifacts directory (created on first use)."""
         if self._artifacts_dir is None:
             self._artifacts_dir = Path(tempfile.mkdtemp(prefix="webmcp_nb-artifacts-"))
         self._artifacts_dir.mkdir(parents=True, exist_ok=True)
-        return self._artifacts_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}{ending}"
+        return self._artifacts_dir
 
-    def launch_options(self, name: str, **overrides: Any) -> LaunchOptions:
+    # pages, for front ends ------------------------------------------------------
+    def locate_page(self, instance: str | None, page_id: str | None) -> tuple[str, str]:
+        """(instance name, page id) of a tab: default the current instance and its current tab;
+        ToolFailure (instance_not_found, page_not_found) when there is none."""
+        name = instance or self.current_instance
+        return name, self.manager.get(name).page(page_id).page_id
+
+    def current_page(self) -> tuple[str, str] | None:
+        """(instance name, page id) of the current instance's current tab, if there is one."""
+        instance = self.manager.instances.get(self.current_instance)
+        if instance is None or instance.current_page_id is None:
+            return None
+        return instance.name, instance.current_page_id
+
+    def page_tools(self, instance: str, page_id: str) -> tuple[str, list[PageTool]] | None:
+        """The main frame id and the WebMCP tools of a live tab, or None (gone, or WebMCP off)."""
+        live = self.manager.instances.get(instance)
+        state = live.pages.get(page_id) if live is not None and live.state == "live" else None
+        if state is None or state.webmcp is None:
+            return None
+        return state.frame_id(state.page.main_frame), list(state.webmcp.tools)
+
+    def artifact_path(self, kind: str, ending: str) -> Path:
+        """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's
+        artifacts directory (the random part: two files in the same second must not collide)."""
+        return self.artifacts_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}{ending}"
+
+    def artifact(self, name: str) -> Path:
+        """The file `name` in the session's artifacts directory (a bare file name: no directories);
+        FileNotFoundError when there is none."""
+        if not name or name != Path(name).name or name in (".", ".."):
+            raise FileNotFoundError(name)
+        path = self.artifacts_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(name)
+        return path
+
+    def launch_options(self, name: str, grant: Grant | None = None, **overrides: Any) -> LaunchOptions:
+        """Options for launching `name`: the session's defaults, `overrides`, and the Chromium
+        arguments the operator added to `grant` (launches an agent causes)."""
         defaults = self.launch_defaults
         values: dict[str, Any] = {
             "name": name,
@@ -219,6 +280,8 @@ class Engine:
             "webmcp": defaults.webmcp,
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
+        if grant is not None:
+            values["args"] = (*values["args"], *grant.chromium_args)
         return LaunchOptions(**values)
 
     # running ----------------------------------------------------------------
@@ -228,7 +291,7 @@ class Engine:
             ctx.phase = "running"
             return await spec.handler(ctx, params)
         ctx.phase = "launching"
-        instance = await self._resolve_instance(getattr(params, "instance", None))
+        instance = await self._resolve_instance(getattr(params, "instance", None), ctx.grant)
         ctx.instance = instance
         await self._await_approval(ctx, params, instance)
         ctx.phase = "queued"
@@ -236,11 +299,18 @@ class Engine:
         async with lock:
             if instance.state != "live":
                 raise self.manager.unavailable(instance)
+            if not spec.resolves_modal:
+                await judge_by(instance, ctx.grant)
             if spec.target == "instance":
                 ctx.phase = "running"
                 return await spec.handler(ctx, params)
             page_state = instance.page(params.page_id)
             ctx.page_state = page_state
+            if not await page_state.healthy():  # crashed or stuck: fail fast, or recover it
+                if not spec.recovers_page:
+                    raise page_state.unhealthy_error(spec.name)
+                ctx.phase = "running"
+                return await spec.handler(ctx, params)
             if page_state.webmcp is not None:
                 await page_state.webmcp.ready()
             ctx.frame = page_state.frame(getattr(params, "frame_id", None))
@@ -309,7 +379,8 @@ class Engine:
         data = work.result().model_dump() if finished else {"url": page_state.page.url}
         return spec.data.model_validate({**data, "modal_state": modal.describe()})
 
-    async def _resolve_instance(self, name: str | None) -> Instance:
+    async def _resolve_instance(self, name: str | None, grant: Grant | None = None) -> Instance:
+        self.manager.check_driver()
         explicit = name is not None
         name = name or self.current_instance
         instance = self.manager.instances.get(name)
@@ -323,7 +394,7 @@ class Engine:
             failure = self.manager.missing(name)
             del self.manager.crashes[name]  # reported once; the next implicit call starts afresh
             raise failure
-        return await self.manager.launch(self.launch_options(name))
+        return await self.manager.launch(self.launch_options(name, grant))
 
     # envelopes --------------------------------------------------------------
     def _envelope(
@@ -334,7 +405,10 @@ class Engine:
         started_at: str,
         outcome: Outcome,
         retry: Retry,
-        **body: Any,
+        *,
+        data: dict[str, Any] | None = None,
+        error_type: ErrorType | None = None,
+        message: str | None = None,
     ) -> Envelope:
         instance_name = instance_id = page_id = frame_id = None
         artifacts: tuple[str, ...] = ()
@@ -363,22 +437,46 @@ class Engine:
             retry=retry,
             artifacts=artifacts,
         )
-        status = "error" if "error_type" in body else "success"
-        return Envelope(status=status, instance=instance_name, operation=operation, **body)
+        status: Status = "success" if error_type is None else "error"
+        return Envelope(status, instance_name, operation, data=data, error_type=error_type, message=message)
 
     def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:
         """Map an unexpected exception to a failure, conservatively."""
         instance = ctx.instance if ctx else None
+        self.manager.check_driver()  # a dead driver fails calls before its exit is seen
+        if instance is not None and instance.lost():
+            crash = self.manager.crashes.get(instance.name)
+            detail = crash.detail if crash is not None else "the browser process exited"
+            return ToolFailure("instance_crashed", f"Instance {instance.name!r} crashed during the call: {detail}.")
         if isinstance(exc, PlaywrightError):
-            if instance is not None and instance.lost():
-                return ToolFailure(
-                    "instance_crashed",
-                    f"Instance {instance.name!r} crashed during the call: the browser process exited.",
-                )
+            if ctx and ctx.page_state is not None and ctx.page_state.crashed_at:
+                failure = ctx.page_state.unhealthy_error(ctx.spec.name)
+                failure.started = True
+                failure.message = failure.message.replace("was not started", "was interrupted", 1)
+                return failure
             if ctx and ctx.page_state is not None and ctx.page_state.closed:
                 return ToolFailure("page_not_found", f"Page {ctx.page_state.page_id} was closed during the call.")
             return ToolFailure("internal_error", f"Playwright error: {first_lines(exc.message)}")
         return ToolFailure("internal_error", f"{type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _suspect_page(ctx: CallContext | None, failure: ToolFailure) -> None:
+        """After a call timed out on a tab, check (in the background) that its renderer answers."""
+        if ctx is not None and ctx.page_state is not None and failure.started and failure.error_type in SLOW_ERRORS:
+            ctx.page_state.suspect(ctx.spec.name)
+
+    def _record_cancelled(
+        self, tool: str, args: Any, caller: str, spec: ToolSpec | None, ctx: CallContext | None,
+        submitted: float, started_at: str,
+    ) -> None:
+        """Log a call whose caller went away: what it had done by then (nobody gets this envelope)."""
+        phase = ctx.phase if ctx is not None else "queued"
+        outcome, retry = classify(spec, phase == "running")
+        envelope = self._envelope(
+            tool, ctx, submitted, started_at, outcome, retry, error_type="cancelled",
+            message=f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}",
+        )
+        self._notify(tool, args, caller, envelope)
 
     def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
         record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)

@@ -19,12 +19,15 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+Status = Literal["success", "error"]
 Outcome = Literal["completed", "not_started", "unknown"]
+"""Whether the tool acted: it did, it did not start, or it may have acted (unknown)."""
 Retry = Literal["not_needed", "after_correction", "read_only", "inspect_state"]
+"""What a caller may do next (see `RETRY_ADVICE`)."""
 
-ERROR_TYPES: tuple[str, ...] = (
+ErrorType = Literal[
     "instance_not_found",
     "instance_already_exists",
     "instance_limit_exceeded",
@@ -52,9 +55,20 @@ ERROR_TYPES: tuple[str, ...] = (
     "download_failed",
     # Added for agents (MCP): the notebook user denied the call, or did not answer in time.
     "approval_denied",
-)
+    # A tab's renderer crashed (killed, out of memory): reload it (a fresh renderer) or close it.
+    "page_crashed",
+    # The caller went away before the call finished (MCP cancellation or disconnect,
+    # KeyboardInterrupt); seen in call logs only, as nobody waits for the envelope.
+    "cancelled",
+]
+"""Every `error_type` an envelope can carry: the contract's list, declared once."""
 
-RETRY_ADVICE: dict[str, str] = {
+ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
+
+LIST_KEYS = ("entries", "tabs", "frames", "instances", "tools", "downloads")
+"""Data keys that hold a result's listed items (see `Envelope.rows`)."""
+
+RETRY_ADVICE: dict[Retry, str] = {
     "not_needed": "nothing to retry",
     "after_correction": "nothing was done; correct the call before retrying",
     "read_only": "the tool changes nothing; it is safe to call again",
@@ -106,7 +120,7 @@ class ToolCallError(Exception):
         self.envelope = envelope
 
     @property
-    def error_type(self) -> str:
+    def error_type(self) -> ErrorType:
         return self.envelope.error_type or "internal_error"
 
 
@@ -114,11 +128,11 @@ class ToolCallError(Exception):
 class Envelope:
     """The typed result of one tool call."""
 
-    status: Literal["success", "error"]
+    status: Status
     instance: str | None
     operation: Operation
     data: dict[str, Any] | None = None
-    error_type: str | None = None
+    error_type: ErrorType | None = None
     message: str | None = None
     # An error's structured facts, when it has some (an SSE collection's partial events).
     details: dict[str, Any] | None = None
@@ -182,6 +196,30 @@ class Envelope:
         from .render import mimebundle
 
         return mimebundle(self, include=include, exclude=exclude)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The listed items of a successful result (network or console entries, tabs, frames,
+        instances, tools, downloads); ValueError for a result that lists nothing."""
+        self.raise_for_status()
+        for key in LIST_KEYS:
+            items = (self.data or {}).get(key)
+            if isinstance(items, list):
+                return items
+        raise ValueError(f"{self.tool} lists nothing: its data has none of {', '.join(LIST_KEYS)}")
+
+    def to_pandas(self) -> Any:
+        """The listed items as a pandas DataFrame (pandas must be installed)."""
+        import pandas
+
+        return pandas.DataFrame(self.rows())
+
+    def plot(self) -> Any:
+        """A `browser_network` result as a waterfall (static SVG; displays inline in a notebook)."""
+        if self.tool != "browser_network":
+            raise ValueError(f"plot() draws browser_network results, not {self.tool}")
+        from .waterfall import Waterfall
+
+        return Waterfall(self.rows())
 
 
 def _json_default(value: Any) -> Any:

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import chromium
 from .downloads import Downloads
+from .driver import Driver, start_playwright
 from .evidence import Evidence
 from .registry import ToolFailure
 from .pages import PageState
 from .util import first_lines, utc_now
-from .webmcp import PageTools, WebMCPHub
+from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
 from .webmcp_script import POLYFILL_JS, ScriptTools
 
@@ -25,6 +27,12 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
     from .config import Limits
+    from .envelope import ErrorType
+    from .grants import Grant
+
+
+InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
+"""Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +46,7 @@ class LaunchOptions:
     user_agent: str | None = None
     executable_path: str | None = None
     args: tuple[str, ...] = ()
-    webmcp: str = "native"  # native | page | polyfill | off (see webmcp_nb.core.webmcp)
+    webmcp: Mode = "native"
 
 
 @dataclass
@@ -47,7 +55,7 @@ class Instance:
 
     options: LaunchOptions
     instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    state: str = "launching"  # launching | live | closing | crashed | closed
+    state: InstanceState = "launching"
     browser: Browser | None = None
     context: BrowserContext | None = None
     executable: str | None = None
@@ -61,12 +69,16 @@ class Instance:
     python_tools: dict[tuple[str, str], Any] = field(default_factory=dict)  # (page_id, name) -> registration
     python_binding: bool = False  # the binding Python page tools call (exposed on first use)
     downloads: Downloads = field(default_factory=Downloads)
+    grant: Grant | None = None  # the latest caller's grant, judging file: loads (see file_guard)
+    file_guard: bool = False  # whether the file: route is installed
+    file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
     event_buffer_size: int = 1000
 
     def __post_init__(self) -> None:
         self.evidence = Evidence(self.instance_id, self.event_buffer_size)
+    code_state: dict[str, Any] = field(default_factory=dict)  # browser_execute's `state`
 
     @property
     def name(self) -> str:
@@ -90,7 +102,14 @@ class Instance:
         self.current_page_id = state.page_id
         page.on("close", lambda _page: self.forget(state))
         page.on("download", lambda download: self.downloads.add(download, state.page_id))
+        page.on("framenavigated", lambda frame: self._note_document(frame.url))
+        for frame in page.frames:
+            self._note_document(frame.url)
         return state
+
+    def _note_document(self, url: str) -> None:
+        if url.startswith("file:"):
+            self.file_seen = True
 
     def _page_tools(self, state: PageState) -> PageTools | None:
         mode = self.options.webmcp
@@ -104,11 +123,33 @@ class Instance:
         state.closed = True
         if state.webmcp is not None:
             state.webmcp.close()
+        if self.pages.get(state.page_id) is not state:
+            return  # forgotten already (the tab that replaced it may carry its page_id now)
         for key in [key for key in self.python_tools if key[0] == state.page_id]:
             self.python_tools[key].end()
         self.pages.pop(state.page_id, None)
         if self.current_page_id == state.page_id:
             self.current_page_id = next(reversed(self.pages), None)
+
+    async def reopen(self, state: PageState) -> PageState:
+        """Replace a crashed or stuck tab by a new one under the same page_id (and place): its
+        renderer is terminated (CDP `Page.crash`), the tab closed, a blank one opened. The caller
+        loads the URL again."""
+        assert self.context is not None
+        old_id, order = state.page_id, list(self.pages)
+        current = self.current_page_id
+        if state.crashed_at is None:
+            await _crash_renderer(state)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(state.page.close(), 10)
+        self.forget(state)
+        fresh = self.track(await self.context.new_page())
+        del self.pages[fresh.page_id]
+        fresh.page_id = old_id
+        self.pages[old_id] = fresh
+        self.pages = {page_id: self.pages[page_id] for page_id in order + list(self.pages) if page_id in self.pages}
+        self.current_page_id = current if current in self.pages else old_id
+        return fresh
 
     def page(self, page_id: str | None) -> PageState:
         """The page with `page_id` (strict), or the current page."""
@@ -163,24 +204,54 @@ class InstanceManager:
         self.crash_log: deque[Crash] = deque(maxlen=20)
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
         self.webmcp = WebMCPHub()
-        self._playwright: Playwright | None = None
-        self._playwright_lock = asyncio.Lock()
+        self._driver: Driver | None = None
+        self._driver_lock = asyncio.Lock()
+        self.driver_restarts = 0
+        self.driver_exit: dict[str, Any] | None = None  # the latest unexpected exit of the driver
+        self.driver_lost = False  # it exited, and no new one has started yet
 
     async def playwright(self) -> Playwright:
-        async with self._playwright_lock:
-            if self._playwright is None:
-                from playwright.async_api import async_playwright
+        """The running Playwright; a driver that died is replaced by a new one here."""
+        async with self._driver_lock:
+            self.check_driver()
+            if self._driver is None:
+                self._driver = await start_playwright(on_exit=self.check_driver)
+                if self.driver_lost:
+                    self.driver_lost = False
+                    self.driver_restarts += 1
+            return self._driver.playwright
 
-                from .driver import start_driver_in_own_session
+    def check_driver(self) -> None:
+        """If the driver died under us: its instances are lost (each reported as crashed),
+        and the next call that needs a browser starts a new driver. Cheap; idempotent."""
+        driver = self._driver
+        if driver is None or not driver.exited():
+            return
+        self._driver = None
+        detail = driver.describe_exit()
+        self.driver_exit = {"pid": driver.pid, "at": utc_now(), "detail": detail}
+        self.driver_lost = True
+        for instance in list(self.instances.values()):
+            if instance.state == "live":
+                self._on_disconnected(instance, detail)
+        asyncio.get_running_loop().create_task(driver.stop())
 
-                start_driver_in_own_session()
-                self._playwright = await async_playwright().start()
-            return self._playwright
+    def driver_status(self) -> dict[str, Any]:
+        """For health: `running`, `not_started` or `exited` (lost, replaced on the next call)."""
+        self.check_driver()
+        driver = self._driver
+        state = "running" if driver is not None else "exited" if self.driver_lost else "not_started"
+        return {
+            "state": state,
+            "pid": driver.pid if driver is not None else None,
+            "restarts": self.driver_restarts,
+            "last_exit": self.driver_exit,
+        }
 
     def playwright_managed_chromium(self) -> str | None:
         """The Chromium `playwright install chromium` put in place, if any."""
-        if self._playwright is not None:
-            path = self._playwright.chromium.executable_path
+        if self._driver is not None:
+            path = self._driver.playwright.chromium.executable_path
             if Path(path).exists():
                 return path
         return chromium.playwright_cache_chromium()
@@ -342,17 +413,17 @@ class InstanceManager:
         if not context.pages:
             await context.new_page()
 
-    def _record_failed_launch(self, options: LaunchOptions, error_type: str, message: str) -> None:
+    def _record_failed_launch(self, options: LaunchOptions, error_type: ErrorType, message: str) -> None:
         self.failed_launches.append(
             {"name": options.name, "at": utc_now(), "error_type": error_type, "message": message}
         )
 
     # crash and close ----------------------------------------------------------
-    def _on_disconnected(self, instance: Instance) -> None:
+    def _on_disconnected(self, instance: Instance, detail: str = "the browser process exited unexpectedly") -> None:
         if instance.state in ("closing", "closed", "crashed"):
             return
         instance.state = "crashed"
-        crash = Crash(instance.name, instance.instance_id, utc_now(), "the browser process exited unexpectedly")
+        crash = Crash(instance.name, instance.instance_id, utc_now(), detail)
         self.crashes[instance.name] = crash
         self.crash_log.append(crash)
         if self.instances.get(instance.name) is instance:
@@ -396,9 +467,21 @@ class InstanceManager:
                 await self.close(name)
             except Exception:  # noqa: BLE001 - shutting down: keep closing the rest
                 pass
-        if self._playwright is not None:
-            await self._playwright.stop()
-            self._playwright = None
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            await driver.stop()
+
+
+async def _crash_renderer(state: PageState) -> None:
+    """Terminate the tab's renderer (even one stuck in script) and wait for the crash."""
+    crashed = asyncio.get_running_loop().create_future()
+    state.page.once("crash", lambda _page: crashed.done() or crashed.set_result(None))
+    with contextlib.suppress(Exception):  # closing the tab ends the renderer anyway
+        cdp = await asyncio.wait_for(state.cdp(), 5)
+        # The renderer dies before it can answer: the command itself fails.
+        request = asyncio.ensure_future(cdp.send("Page.crash"))
+        request.add_done_callback(lambda done: done.cancelled() or done.exception())
+        await asyncio.wait_for(crashed, 5)
 
 
 async def _browser_pid(browser: Browser) -> int | None:

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .registry import ToolFailure
+from .util import origin_of
 from .webmcp import WebMCPEvent
 
 if TYPE_CHECKING:
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from .pages import PageState
 
 BINDING = "__webmcp_nb_python_tool"
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # The binding is read once, at registration: a script swapping `window[binding]` later does not
 # see the token. The token lives only in this closure.
@@ -55,21 +55,6 @@ REGISTER_JS = """async ([name, description, inputSchema, annotations, binding, t
   await mc.registerTool({ name, description, inputSchema, annotations, execute }, { signal: controller.signal });
   return controller;
 }"""
-
-
-def origin_of(url: str) -> str | None:
-    """The serialised origin (``scheme://host[:port]``) of an http(s) URL; None for anything else
-    (opaque origins such as ``about:``, ``data:``, ``file:``), so that callers fail closed."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
-        return None
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    suffix = f":{port}" if port is not None and port != DEFAULT_PORTS[parts.scheme] else ""
-    return f"{parts.scheme}://{host}{suffix}"
 
 
 def parse_origins(origins: Iterable[str]) -> frozenset[str]:

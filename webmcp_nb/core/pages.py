@@ -10,14 +10,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import aria
 from .registry import ToolFailure
+from .util import utc_now
 
 if TYPE_CHECKING:
-    from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page
+    from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page, Request
 
     from .webmcp import PageTools
 
 T = TypeVar("T")
 
+# How long a renderer may take to answer a trivial evaluation before its tab counts as
+# unresponsive: once after a call on it timed out, and again before each later call.
+PROBE_S = 2.0
+RECHECK_S = 0.5
 
 
 @dataclass
@@ -69,6 +74,18 @@ class PageState:
         # (document generation, the browser's title read, the URL then), started at DOMContentLoaded
         self._title_prefetch: tuple[int, asyncio.Future[str | None], str] | None = None
         self.webmcp: PageTools | None = None  # set by the instance (None when WebMCP is off)
+        # Its renderer's health: when it crashed, or since when it has not answered (and after which call).
+        self.crashed_at: str | None = None
+        self.unresponsive: dict[str, str] | None = None
+        self._probe: asyncio.Future[None] | None = None
+        # The main frame's navigation request in flight: while it is, DevTools holds back
+        # commands for the renderer, so a probe's silence means nothing.
+        self._navigation: Request | None = None
+        page.on("crash", self._on_crash)
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_done)
+        page.on("requestfailed", self._on_request_done)
+        page.on("framenavigated", lambda frame: frame.parent_frame is None and self._on_request_done(None))
         for frame in page.frames:
             self.frame_id(frame)
         page.on("frameattached", self.frame_id)
@@ -83,6 +100,77 @@ class PageState:
             self._cdp = asyncio.ensure_future(self.page.context.new_cdp_session(self.page))
         return await asyncio.shield(self._cdp)
 
+    # renderer health -----------------------------------------------------------
+    @property
+    def condition(self) -> str:
+        """`ok`, `unresponsive` (stuck in script) or `crashed`."""
+        return "crashed" if self.crashed_at else "unresponsive" if self.unresponsive else "ok"
+
+    def _on_crash(self, _page: Page) -> None:
+        self.crashed_at = utc_now()
+        self.unresponsive = None
+
+    def _on_request(self, request: Request) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self._navigation = request
+
+    def _on_request_done(self, request: Request | None) -> None:
+        if request is None or request is self._navigation:
+            self._navigation = None
+
+    async def answers(self, timeout_s: float) -> bool:
+        """Whether the renderer evaluates `0` within `timeout_s` (a stuck script blocks it)."""
+        from playwright.async_api import Error
+
+        try:
+            async with asyncio.timeout(timeout_s):
+                await (await self.cdp()).send("Runtime.evaluate", {"expression": "0"})
+        except TimeoutError:
+            return False
+        except Error:
+            return not (self.crashed_at or self.closed)  # it answered (e.g. between documents)
+        return True
+
+    def suspect(self, after: str) -> None:
+        """A call on this tab (`after`) timed out: check in the background whether its renderer
+        still answers; if not, the tab is marked unresponsive."""
+        if self.condition == "ok" and (self._probe is None or self._probe.done()):
+            self._probe = asyncio.ensure_future(self._check(after))
+
+    async def _check(self, after: str) -> None:
+        if not await self.answers(PROBE_S) and not (self.closed or self.crashed_at or self._navigation):
+            self.unresponsive = {"since": utc_now(), "after": after}
+
+    async def healthy(self) -> bool:
+        """False if the renderer crashed or still does not answer (checked quickly); a tab
+        whose stuck script has ended is marked responsive again."""
+        if self._probe is not None and not self._probe.done():
+            await asyncio.shield(self._probe)
+        if self.unresponsive is not None and await self.answers(RECHECK_S):
+            self.unresponsive = None
+        return self.condition == "ok"
+
+    def unhealthy_error(self, tool: str) -> ToolFailure:
+        """Why `tool` was not started on this crashed or unresponsive tab, and what to do."""
+        close = f'browser_tabs(action="close", page_id="{self.page_id}")'
+        if self.crashed_at:
+            return ToolFailure(
+                "page_crashed",
+                f"{tool} was not started: the renderer of page {self.page_id} ({self.page.url}) crashed at "
+                f"{self.crashed_at} (killed or out of memory). Load it again in a fresh renderer with "
+                f"browser_reload (the page_id stays), or close it with {close}.",
+                started=False,
+            )
+        assert self.unresponsive is not None
+        return ToolFailure(
+            "operation_timeout",
+            f"{tool} was not started: page {self.page_id} ({self.page.url}) is unresponsive; its renderer has "
+            f"not answered since {self.unresponsive['since']} (a script may be stuck in a loop; "
+            f"{self.unresponsive['after']} timed out on it). Terminate its renderer and load the page again "
+            f"with browser_reload(force=true), or close it with {close}.",
+            started=False,
+        )
+
     # title ------------------------------------------------------------------
     async def title(self) -> str:
         """The document title. On Chromium it is read from the browser process, which answers
@@ -92,13 +180,13 @@ class PageState:
         if prefetched is not None and prefetched[0] == self.document_generation and prefetched[2] == self.page.url:
             title = await prefetched[1]
         else:
-            title = await self._browser_title()
+            title = await self.browser_title()
         url = self.page.url
         if not title or url.endswith(title) or title == "about:blank":
             return await self.page.title()  # the browser shows the URL when a page has no title
         return title
 
-    async def _browser_title(self) -> str | None:
+    async def browser_title(self) -> str | None:
         from playwright.async_api import Error
 
         try:
@@ -109,7 +197,7 @@ class PageState:
     def _prefetch_title(self) -> None:
         if self._cdp is not None:  # only where the DevTools session is already open (Chromium)
             self._title_prefetch = (
-                self.document_generation, asyncio.ensure_future(self._browser_title()), self.page.url
+                self.document_generation, asyncio.ensure_future(self.browser_title()), self.page.url
             )
 
     # frames -----------------------------------------------------------------

@@ -18,12 +18,18 @@ from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .envelope import ErrorType
 
 Target = Literal["server", "instance", "page"]
 Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
+Check = Callable[["CallContext", Any], None]
+"""Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
+approval and queueing: nothing has happened yet."""
+RESERVED_PARAMS = frozenset({"call_timeout_s"})
+"""Keywords `Session.call` takes for itself, so no tool may declare them."""
 
 
 class ToolFailure(Exception):
@@ -39,7 +45,7 @@ class ToolFailure(Exception):
     """
 
     def __init__(
-        self, error_type: str, message: str, *, started: bool = True, read_only: bool | None = None,
+        self, error_type: ErrorType, message: str, *, started: bool = True, read_only: bool | None = None,
         completed: bool = False, details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
@@ -71,16 +77,24 @@ class ToolSpec:
     open_world: bool = False
     group: Group = "core"
     resolves_modal: bool = False
+    recovers_page: bool = False  # runs on a crashed or unresponsive tab (which fails other tools fast)
     too_large_hint: str = ""
     # Argument paths ("text", "fields.*.value") that carry text typed into a page field: recorded
     # as [redacted] unless the handler found the field ordinary (see webmcp_nb.core.redaction).
     typed_text: tuple[str, ...] = ()
+    positional: tuple[str, ...] | None = None
+    """Parameters the `Session` methods take by position, in this order (default: the
+    required ones, in schema order); the others are keyword-only."""
+    check: Check | None = None
+    # False: the tool declares no output schema to agents, and its results carry structured
+    # content only on a success without an image (its data has no fixed shape: browser_execute).
+    structured_output: bool = True
     # For a tool that is read-only for some calls only (browser_http: GET, HEAD, OPTIONS): says,
     # from the call's arguments, that this call changes nothing (no approval is asked for it).
     read_only_when: Callable[[dict[str, Any]], bool] | None = None
-    # The fields a command line (the %browser magic) takes by position, in declaration order;
-    # default: the required text fields.
-    positional: tuple[str, ...] = ()
+    # The fields the %browser command line takes by position, in declaration order (default: the
+    # required text fields); browser_http's `http GET /api/items`.
+    magic_positional: tuple[str, ...] = ()
 
     def call_is_read_only(self, args: dict[str, Any]) -> bool:
         return self.read_only or (self.read_only_when is not None and self.read_only_when(args))
@@ -172,6 +186,9 @@ class Registry:
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self:
             raise ValueError(f"tool {spec.name!r} is already registered")
+        reserved = RESERVED_PARAMS & set(spec.params.model_fields)
+        if reserved:
+            raise ValueError(f"{spec.name}: parameter {', '.join(sorted(reserved))} is reserved (Session.call's own)")
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec

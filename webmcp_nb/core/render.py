@@ -20,11 +20,11 @@ import base64
 import html
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .envelope import RETRY_ADVICE, Envelope
+from .envelope import LIST_KEYS, RETRY_ADVICE, Envelope
 
 if TYPE_CHECKING:
     from .registry import ToolSpec
@@ -44,7 +44,8 @@ DEFAULT_SCREENSHOT_WIDTH = 800
 # Keys whose value is always shown as JSON, even when it is null (a script's result).
 _JSON_KEYS = frozenset({"result"})
 _IMAGE_KEYS = ("image", "mime_type", "width", "height", "source_width", "source_height", "scaled")
-_LIST_KEYS = ("tabs", "frames", "instances", "tools", "downloads")
+# Lists whose kind is the tool's (browser_console and browser_network both return "entries").
+_ENTRY_KINDS = {"browser_console": "console", "browser_network": "network"}
 # Keys whose JSON object or array value is shown as a collapsible tree (browser_http's body).
 _TREE_KEYS = frozenset({"body"})
 _TREE_OPEN_DEPTH = 2  # deeper levels start folded
@@ -66,8 +67,8 @@ class _Image:
 
     def summary(self) -> str:
         size = f"{self.width}x{self.height}"
-        source = f"{self.source_width}x{self.source_height}"
-        return f"{self.mime_type} {size} (source {source}), {len(self.data):,} bytes"
+        source = f" (source {self.source_width}x{self.source_height})" if self.source_width is not None else ""
+        return f"{self.mime_type} {size}{source}, {len(self.data):,} bytes"
 
 
 @dataclass
@@ -117,10 +118,11 @@ def _split(envelope: Envelope) -> _Parts:
             source_width=values["source_width"],
             source_height=values["source_height"],
         )
-    for key in _LIST_KEYS:
+    for key in LIST_KEYS:
         items = data.get(key)
-        if isinstance(items, list) and all(isinstance(item, dict) for item in items):
-            parts.lists.append((key, data.pop(key)))
+        kind = _ENTRY_KINDS.get(envelope.tool) if key == "entries" else key
+        if kind is not None and isinstance(items, list) and all(isinstance(item, dict) for item in items):
+            parts.lists.append((kind, data.pop(key)))
     # browser_create_instance: one instance, shown like a listed one.
     single = data.get("instance")
     if isinstance(single, dict) and "instance_id" in single:
@@ -190,45 +192,6 @@ def _retry_line(envelope: Envelope) -> str:
 # --------------------------------------------------------------------------- #
 
 
-def _item_line(kind: str, item: dict[str, Any], *, current: str | None = None) -> str:
-    """One compact line for a tab, a frame or an instance."""
-    rest = dict(item)
-    if kind == "tabs":
-        mark = "*" if rest.pop("current", False) else "-"
-        line = f"{mark} {rest.pop('page_id', '?')} {_json(rest.pop('title', ''))} {rest.pop('url', '')}"
-    elif kind == "frames":
-        frame_id = rest.pop("frame_id", "?")
-        is_main = rest.pop("is_main", False)
-        name = rest.pop("name", "")
-        parent = rest.pop("parent_frame_id", None)
-        url = rest.pop("url", "")
-        where = "main" if is_main else f"name {_json(name)}, parent {parent}"
-        line = f"- {frame_id} {where} {url}"
-    elif kind == "tools":
-        return _page_tool_text(rest)
-    elif kind == "downloads":
-        size = rest.pop("size_bytes", None)
-        saved = f" -> {rest.pop('path')} ({size} bytes)" if rest.get("path") else ""
-        rest.pop("path", None)
-        line = f"- {rest.pop('download_id', '?')} {rest.pop('state', '?')} {_json(rest.pop('suggested_filename', ''))}{saved}"
-    else:  # instances
-        name = rest.pop("name", "?")
-        mark = "*" if current is not None and name == current else "-"
-        words = [str(rest.pop("state", "?")), str(rest.pop("backend", "?"))]
-        if rest.pop("headless", None):
-            words.append("headless")
-        pid = rest.pop("browser_pid", None)
-        if pid is not None:
-            words.append(f"pid {pid}")
-        pages = rest.pop("pages", None)
-        if pages is not None:
-            words.append(f"{pages} page" + ("" if pages == 1 else "s"))
-        words.append(f"instance_id {rest.pop('instance_id', '?')}")
-        line = f"{mark} {name}: " + ", ".join(words)
-    extras = [f"{key} {_scalar_text(key, value)}" for key, value in rest.items() if value is not None]
-    return line + ("; " + ", ".join(extras) if extras else "")
-
-
 def _hints(annotations: Any) -> list[str]:
     """The annotations that are set (true or a value), hints without their ``Hint`` suffix."""
     if not isinstance(annotations, dict):
@@ -289,9 +252,7 @@ def render_text(envelope: Envelope) -> str:
             lines.append(f"image: {parts.image.summary()}")
         current = next((value for key, value in parts.fields if key == "current_instance"), None)
         for kind, items in parts.lists:
-            legend = " (* = current)" if kind in ("tabs", "instances") and (kind == "tabs" or current) else ""
-            lines.append(f"{kind}: {len(items)}{legend}")
-            lines += [_item_line(kind, item, current=current) for item in items]
+            lines += LIST_KINDS[kind].text(kind, items, current)
         if parts.snapshot is not None:
             lines.append(parts.snapshot)
         if parts.saved is not None:
@@ -310,9 +271,10 @@ _FONT = "font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; font-siz
 _MONO = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px;"
 _MUTED = "opacity:.7"
 _BOX = "border: 1px solid rgba(127,127,127,0.35); border-radius: 6px; padding: 8px 10px; margin: 4px 0;"
-_SUCCESS = "#1a7f37"
-_ERROR = "#cf222e"
-_WARN = "#bf8700"
+SUCCESS_COLOUR = "#1a7f37"
+ERROR_COLOUR = "#cf222e"
+WARN_COLOUR = "#bf8700"
+PAGE_TOOL_COLOUR = "#8250df"
 _CELL = "border: 1px solid rgba(127,127,127,0.3); padding: 2px 6px; text-align: left; vertical-align: top;"
 # Short: a snapshot has one chip per ref.
 _CHIP = "font-size:11px;padding:0 3px;border-radius:3px;background:rgba(127,127,127,.2)"
@@ -388,10 +350,15 @@ def _tree(value: Any, depth: int) -> str:
     return _e(_json(value))
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """A table; cells are HTML already escaped by the caller."""
+def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None = None) -> str:
+    """A table; cells are HTML already escaped by the caller. Rows with a true `alerts` entry are red."""
     head = "".join(f'<th style="{_CELL} font-weight: 600;">{_e(header)}</th>' for header in headers)
-    body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row) + "</tr>" for row in rows)
+    marks = alerts or [False] * len(rows)
+    body = "".join(
+        (f'<tr style="color: {ERROR_COLOUR}; background: rgba(207,34,46,0.06);">' if alert else "<tr>")
+        + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row) + "</tr>"
+        for row, alert in zip(rows, marks)
+    )
     return f'<table style="border-collapse: collapse; margin: 4px 0; font-size: 12px;"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -399,82 +366,224 @@ def _code(value: Any) -> str:
     return f'<code style="{_MONO}">{_e(value)}</code>' if value not in (None, "") else ""
 
 
-def _list_html(kind: str, items: list[dict[str, Any]], current: str | None) -> str:
-    if kind == "tabs":
-        headers = ["", "page_id", "title", "url"]
-        known = {"current", "page_id", "title", "url"}
+# --------------------------------------------------------------------------- #
+# Lists: one declaration per kind, for the text lines and the HTML table alike
+# --------------------------------------------------------------------------- #
+
+Cell = Callable[[dict[str, Any], "str | None"], str]
+"""An HTML table cell (already escaped) from an item and the current instance's name."""
+
+
+@dataclass(frozen=True)
+class ListKind:
+    """How a list of one kind (tabs, frames, instances, tools, downloads, console or network
+    entries) is shown: `line` is an item's text line, `columns` its HTML row (header, keys the
+    cell shows, cell). Keys no column shows follow as extra columns and as `key value` text;
+    `alert` marks items shown in red (errors, failures)."""
+
+    line: Callable[[dict[str, Any], "str | None"], str]
+    columns: tuple[tuple[str, tuple[str, ...], Cell], ...]
+    legend: str = ""
+    hidden: frozenset[str] = frozenset()  # keys shown by neither rendering
+    alert: Callable[[dict[str, Any]], bool] = lambda item: False
+
+    def text(self, kind: str, items: list[dict[str, Any]], current: str | None) -> list[str]:
+        legend = self.legend if self.legend and (kind == "tabs" or current) else ""
+        lines = [f"{kind}: {len(items)}{legend}"]
+        shown = self.shown()
+        for item in items:
+            extras = [f"{key} {_scalar_text(key, value)}" for key, value in item.items()
+                      if key not in shown and value is not None]
+            lines.append(self.line(item, current) + ("; " + ", ".join(extras) if extras else ""))
+        return lines
+
+    def html(self, kind: str, items: list[dict[str, Any]], current: str | None) -> str:
+        shown = self.shown()
+        extra = sorted({key for item in items for key in item} - shown)
+        headers = [header for header, _, _ in self.columns] + extra
         rows = [
-            [
-                "●" if item.get("current") else "",
-                _code(item.get("page_id")),
-                _e(item.get("title", "")),
-                _code(item.get("url")),
-            ]
+            [cell(item, current) for _, _, cell in self.columns]
+            + [_e(_scalar_text(key, item[key])) if item.get(key) is not None else "" for key in extra]
             for item in items
         ]
-    elif kind == "frames":
-        headers = ["frame_id", "main", "name", "parent_frame_id", "url"]
-        known = {"frame_id", "is_main", "name", "parent_frame_id", "url"}
-        rows = [
-            [
-                _code(item.get("frame_id")),
-                "yes" if item.get("is_main") else "",
-                _e(item.get("name", "")),
-                _code(item.get("parent_frame_id")),
-                _code(item.get("url")),
-            ]
-            for item in items
-        ]
-    elif kind == "tools":
-        headers = ["name", "kind", "description", "inputs (* required)", "hints", "frame_id"]
-        known = {"name", "title", "kind", "description", "input_schema", "annotations", "frame_id", "origin"}
-        rows = [
-            [
-                _code(item.get("name")) + (f"<br>{_e(item['title'])}" if item.get("title") else ""),
-                _e(item.get("kind", "")),
-                _e(item.get("description", "")),
-                _inputs_html(item.get("input_schema")),
-                _e(", ".join(_hints(item.get("annotations")))),
-                _code(item.get("frame_id")),
-            ]
-            for item in items
-        ]
-    elif kind == "downloads":
-        headers = ["download_id", "file", "state", "bytes", "path"]
-        known = {"download_id", "suggested_filename", "state", "size_bytes", "path"}
-        rows = [
-            [
-                _code(item.get("download_id")),
-                _e(item.get("suggested_filename", "")),
-                _e(item.get("state", "")),
-                _e(item.get("size_bytes") if item.get("size_bytes") is not None else ""),
-                _code(item.get("path")),
-            ]
-            for item in items
-        ]
-    else:
-        headers = ["", "name", "state", "backend", "headless", "pid", "pages", "instance_id", "current_page_id"]
-        known = {"name", "state", "backend", "headless", "browser_pid", "pages", "instance_id", "current_page_id"}
-        rows = [
-            [
-                "●" if current is not None and item.get("name") == current else "",
-                _code(item.get("name")),
-                _e(item.get("state", "")),
-                _e(item.get("backend", "")),
-                "yes" if item.get("headless") else "",
-                _e(item.get("browser_pid") if item.get("browser_pid") is not None else ""),
-                _e(item.get("pages", "")),
-                _code(item.get("instance_id")),
-                _code(item.get("current_page_id")),
-            ]
-            for item in items
-        ]
-    extra = sorted({key for item in items for key in item} - known)
-    headers += extra
-    for row, item in zip(rows, items):
-        row += [_e(_scalar_text(key, item[key])) if item.get(key) is not None else "" for key in extra]
-    title = f'<div style="font-weight: 600; margin-top: 6px;">{_e(kind)} ({len(items)})</div>'
-    return title + _table(headers, rows)
+        alerts = [self.alert(item) for item in items]
+        title = f'<div style="font-weight: 600; margin-top: 6px;">{_e(kind)} ({len(items)})</div>'
+        return title + _table(headers, rows, alerts)
+
+    def shown(self) -> frozenset[str]:
+        return frozenset(key for _, keys, _ in self.columns for key in keys) | self.hidden
+
+
+def _tab_status(item: dict[str, Any]) -> str:
+    """A tab's status when it is not ok (`unresponsive`, `crashed`)."""
+    status = item.get("status", "ok")
+    return f" [{status}]" if status != "ok" else ""
+
+
+def _text_cell(key: str) -> Cell:
+    return lambda item, current: _e(item.get(key) if item.get(key) is not None else "")
+
+
+def _code_cell(key: str) -> Cell:
+    return lambda item, current: _code(item.get(key))
+
+
+def _instance_line(item: dict[str, Any], current: str | None) -> str:
+    name = item.get("name", "?")
+    words = [str(item.get("state", "?")), str(item.get("backend", "?"))]
+    if item.get("headless"):
+        words.append("headless")
+    if item.get("browser_pid") is not None:
+        words.append(f"pid {item['browser_pid']}")
+    pages = item.get("pages")
+    if pages is not None:
+        words.append(f"{pages} page" + ("" if pages == 1 else "s"))
+    words.append(f"instance_id {item.get('instance_id', '?')}")
+    if item.get("current_page_id"):
+        words.append(f"current_page_id {item['current_page_id']}")
+    mark = "*" if current is not None and name == current else "-"
+    return f"{mark} {name}: " + ", ".join(words)
+
+
+def _frame_line(item: dict[str, Any], current: str | None) -> str:
+    where = "main" if item.get("is_main") else f"name {_json(item.get('name', ''))}, parent {item.get('parent_frame_id')}"
+    return f"- {item.get('frame_id', '?')} {where} {item.get('url', '')}"
+
+
+def _download_line(item: dict[str, Any], current: str | None) -> str:
+    saved = f" -> {item['path']} ({item.get('size_bytes')} bytes)" if item.get("path") else ""
+    return f"- {item.get('download_id', '?')} {item.get('state', '?')} {_json(item.get('suggested_filename', ''))}{saved}"
+
+
+def _where(item: dict[str, Any]) -> str:
+    url = item.get("url") or ""
+    return f"{url}:{item['line']}" if url and item.get("line") is not None else url
+
+
+def _console_line(item: dict[str, Any], current: str | None) -> str:
+    kind = " (uncaught)" if item.get("kind") == "pageerror" else ""
+    where = f" at {_where(item)}" if _where(item) else ""
+    return f"- #{item.get('seq')} {item.get('level')}{kind}: {_json(item.get('text', ''))}{where}"
+
+
+def _network_status(item: dict[str, Any]) -> str:
+    if item.get("state") == "failed":
+        return f"failed {item.get('failure') or ''}".strip()
+    return str(item["status"]) if item.get("status") is not None else str(item.get("state", ""))
+
+
+def _network_ms(item: dict[str, Any]) -> str:
+    timing = item.get("timing") or {}
+    end = timing.get("response_end")
+    return f"{end:.0f} ms" if isinstance(end, (int, float)) else ""
+
+
+def _network_line(item: dict[str, Any], current: str | None) -> str:
+    words = [f"- #{item.get('seq')} {item.get('request_id')} {item.get('method')} {_network_status(item)}",
+             str(item.get("url", "")), str(item.get("resource_type", ""))]
+    if _network_ms(item):
+        words.append(_network_ms(item))
+    if item.get("encoded_size") is not None:
+        words.append(f"{item['encoded_size']} B")
+    line = " ".join(words)
+    for key in ("request_headers", "response_headers"):
+        if item.get(key):
+            line += f"\n    {key.replace('_', ' ')}: {_json(item[key])}"
+    return line
+
+
+LIST_KINDS: dict[str, ListKind] = {
+    "tabs": ListKind(
+        line=lambda item, current: f"{'*' if item.get('current') else '-'} {item.get('page_id', '?')} "
+        f"{_json(item.get('title', ''))} {item.get('url', '')}" + _tab_status(item),
+        columns=(
+            ("", ("current",), lambda item, current: "●" if item.get("current") else ""),
+            ("page_id", ("page_id",), _code_cell("page_id")),
+            ("title", ("title", "status"), lambda item, current: _e(item.get("title", "")) + _tab_status(item)),
+            ("url", ("url",), _code_cell("url")),
+        ),
+        legend=" (* = current)",
+        alert=lambda item: item.get("status", "ok") != "ok",
+    ),
+    "frames": ListKind(
+        line=_frame_line,
+        columns=(
+            ("frame_id", ("frame_id",), _code_cell("frame_id")),
+            ("main", ("is_main",), lambda item, current: "yes" if item.get("is_main") else ""),
+            ("name", ("name",), _text_cell("name")),
+            ("parent_frame_id", ("parent_frame_id",), _code_cell("parent_frame_id")),
+            ("url", ("url",), _code_cell("url")),
+        ),
+    ),
+    "tools": ListKind(
+        line=lambda item, current: _page_tool_text(item),
+        columns=(
+            ("name", ("name", "title"), lambda item, current: _code(item.get("name"))
+             + (f"<br>{_e(item['title'])}" if item.get("title") else "")),
+            ("kind", ("kind",), _text_cell("kind")),
+            ("description", ("description",), _text_cell("description")),
+            ("inputs (* required)", ("input_schema",), lambda item, current: _inputs_html(item.get("input_schema"))),
+            ("hints", ("annotations",), lambda item, current: _e(", ".join(_hints(item.get("annotations"))))),
+            ("frame_id", ("frame_id",), _code_cell("frame_id")),
+        ),
+        hidden=frozenset({"origin"}),
+    ),
+    "downloads": ListKind(
+        line=_download_line,
+        columns=(
+            ("download_id", ("download_id",), _code_cell("download_id")),
+            ("file", ("suggested_filename",), _text_cell("suggested_filename")),
+            ("state", ("state",), _text_cell("state")),
+            ("bytes", ("size_bytes",), _text_cell("size_bytes")),
+            ("path", ("path",), _code_cell("path")),
+        ),
+        alert=lambda item: item.get("state") == "failed",
+    ),
+    "instances": ListKind(
+        line=_instance_line,
+        columns=(
+            ("", (), lambda item, current: "●" if current is not None and item.get("name") == current else ""),
+            ("name", ("name",), _code_cell("name")),
+            ("state", ("state",), _text_cell("state")),
+            ("backend", ("backend",), _text_cell("backend")),
+            ("headless", ("headless",), lambda item, current: "yes" if item.get("headless") else ""),
+            ("pid", ("browser_pid",), _text_cell("browser_pid")),
+            ("pages", ("pages",), _text_cell("pages")),
+            ("instance_id", ("instance_id",), _code_cell("instance_id")),
+            ("current_page_id", ("current_page_id",), _code_cell("current_page_id")),
+        ),
+        legend=" (* = current)",
+    ),
+    "console": ListKind(
+        line=_console_line,
+        columns=(
+            ("#", ("seq",), _text_cell("seq")),
+            ("level", ("level", "kind"), lambda item, current: _e(item.get("level", ""))
+             + (" (uncaught)" if item.get("kind") == "pageerror" else "")),
+            ("text", ("text",), lambda item, current: _pre(item.get("text", "")) if "\n" in item.get("text", "")
+             else _e(item.get("text", ""))),
+            ("source", ("url", "line"), lambda item, current: _code(_where(item))),
+        ),
+        hidden=frozenset({"at", "page_id", "frame_id", "column", "stack", "truncated_fields"}),
+        alert=lambda item: item.get("level") == "error",
+    ),
+    "network": ListKind(
+        line=_network_line,
+        columns=(
+            ("#", ("seq",), _text_cell("seq")),
+            ("id", ("request_id",), _code_cell("request_id")),
+            ("method", ("method",), _text_cell("method")),
+            ("status", ("status", "state", "failure"), lambda item, current: _e(_network_status(item))),
+            ("url", ("url",), _code_cell("url")),
+            ("type", ("resource_type",), _text_cell("resource_type")),
+            ("time", ("timing",), lambda item, current: _e(_network_ms(item))),
+            ("size", ("encoded_size",), _text_cell("encoded_size")),
+        ),
+        hidden=frozenset({"at", "page_id", "frame_id", "status_text", "redirected_from", "redirect_chain",
+                          "request_headers", "response_headers", "mime_type", "truncated_fields"}),
+        alert=lambda item: item.get("state") == "failed" or (item.get("status") or 0) >= 400,
+    ),
+}
 
 
 # A snapshot line: quoted strings stay text, [ref=...] becomes a chip, other [...] are muted.
@@ -568,9 +677,9 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
     op = envelope.operation
     instance = f' · instance <code style="{_MONO}">{_e(envelope.instance)}</code>' if envelope.instance else ""
     if envelope.ok:
-        badge = _badge("success", _SUCCESS)
+        badge = _badge("success", SUCCESS_COLOUR)
     else:
-        badge = _badge(f"error · {envelope.error_type}", _ERROR)
+        badge = _badge(f"error · {envelope.error_type}", ERROR_COLOUR)
     body = [
         (
             f'<div>{badge} <code style="{_MONO} font-weight: 600;">{_e(envelope.tool)}</code>{instance}'
@@ -580,7 +689,7 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
     if not envelope.ok:
         advice = RETRY_ADVICE.get(op.retry, "")
         body.append(
-            f'<div style="border-left: 4px solid {_ERROR}; background: rgba(207,34,46,0.08); padding: 6px 10px; '
+            f'<div style="border-left: 4px solid {ERROR_COLOUR}; background: rgba(207,34,46,0.08); padding: 6px 10px; '
             f'margin: 6px 0;"><div style="font-weight: 700;">{_e(envelope.error_type)}</div>'
             f'<div style="white-space: pre-wrap; word-break: break-word; margin: 2px 0;">{_e(envelope.message or "")}</div>'
             f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
@@ -592,14 +701,14 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
         parts = _split(envelope)
         if parts.modal is not None:
             body.append(
-                f'<div style="border-left: 4px solid {_WARN}; background: rgba(191,135,0,0.12); padding: 6px 10px; '
+                f'<div style="border-left: 4px solid {WARN_COLOUR}; background: rgba(191,135,0,0.12); padding: 6px 10px; '
                 f'margin: 6px 0; font-weight: 600;">{_e(_modal_line(parts.modal))}</div>'
             )
         body.append(_fields_html(parts.fields))
         if parts.image is not None:
             body.append(_image_html(parts.image, screenshot_width))
         current = next((value for key, value in parts.fields if key == "current_instance"), None)
-        body += [_list_html(kind, items, current) for kind, items in parts.lists]
+        body += [LIST_KINDS[kind].html(kind, items, current) for kind, items in parts.lists]
         if parts.snapshot is not None:
             body.append(_snapshot_html(parts.snapshot))
         if parts.saved is not None:
@@ -761,7 +870,7 @@ def progress_bundle(tool: str, updates: list[dict[str, Any]]) -> dict[str, str]:
     lines = [summary] + [f"{event.get('id') or '-'} {event.get('event')}: {_json(event.get('data'))}" for event in events]
     rows = [[_e(event.get("id") or ""), _e(event.get("event")), _e(_json(event.get("data")))] for event in events]
     html_text = (
-        f'<div class="webmcp-nb-progress" style="{_FONT} {_BOX}"><div>{_badge("receiving", _WARN)} '
+        f'<div class="webmcp-nb-progress" style="{_FONT} {_BOX}"><div>{_badge("receiving", WARN_COLOUR)} '
         f'<code style="{_MONO}">{_e(tool)}</code> · {last.get("count", 0)} events · {last.get("reconnects", 0)} '
         f'reconnects</div>{_table(["id", "event", "data"], rows) if rows else ""}</div>'
     )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from urllib.parse import urlsplit
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def utc_now() -> str:
@@ -13,3 +16,24 @@ def utc_now() -> str:
 def first_lines(text: str, lines: int = 8) -> str:
     """The first `lines` lines of `text`, stripped (Playwright errors carry long call logs)."""
     return "\n".join(text.strip().splitlines()[:lines])
+
+
+def origin_of(url: str) -> str | None:
+    """The serialised origin (``scheme://host[:port]``, default port dropped, as browsers write
+    ``location.origin``) of an http(s) URL; None for anything else (opaque origins such as
+    ``about:``, ``data:``, ``file:``), so that callers fail closed."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    suffix = f":{port}" if port is not None and port != DEFAULT_PORTS[parts.scheme] else ""
+    return f"{parts.scheme}://{host}{suffix}"
+
+
+def origin_label(url: str) -> str:
+    """`origin_of(url)`, or for an opaque origin its scheme (``file:``, ``data:``): for display."""
+    return origin_of(url) or urlsplit(url).scheme + ":"

@@ -24,6 +24,23 @@ TYPE_COLOURS = {
 FAILED = "#cf222e"
 
 
+class Waterfall:
+    """A waterfall picture that displays itself (SVG) in a notebook; `.svg` is its text."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.entries = entries
+        self.svg = waterfall_svg(entries)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"text/plain": f"<network waterfall: {len(self.entries)} requests>", "image/svg+xml": self.svg}, {}
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(self.svg)
+
+
 def waterfall_svg(entries: list[dict[str, Any]]) -> str:
     """The SVG for network entries (as `browser_network` returns them), oldest first."""
     timed = [entry for entry in entries if (entry.get("timing") or {}).get("start")]

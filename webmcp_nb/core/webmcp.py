@@ -37,7 +37,7 @@ import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .registry import ToolFailure
 from .util import utc_now
@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from .pages import PageState
 
 Mode = Literal["native", "page", "polyfill", "off"]
-MODES: tuple[str, ...] = ("native", "page", "polyfill", "off")
+"""An instance's WebMCP mode (see the module docstring)."""
+MODES: tuple[Mode, ...] = get_args(Mode)
 EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused", "warning"]
 HISTORY_SIZE = 500
 # CDP annotation names -> the WebMCP (getTools) names.
@@ -166,7 +167,7 @@ class PageTools:
     keeps the list, emits events and resolves a tool by name.
     """
 
-    mode: str = "native"
+    mode: Mode = "native"
 
     def __init__(self, state: PageState, instance: str, hub: WebMCPHub) -> None:
         self.state = state
@@ -403,8 +404,3 @@ async def wait_answer(future: asyncio.Future[Any], timeout_s: float, what: str) 
         ) from None
 
 
-def origin_of(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else parts.scheme + ":"

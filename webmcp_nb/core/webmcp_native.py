@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .registry import ToolFailure
-from .webmcp import HINTS, CutOff, PageTool, PageTools, ToolError, WebMCPHub, origin_of, wait_answer
+from .util import origin_label
+from .webmcp import HINTS, CutOff, PageTool, PageTools, ToolError, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Frame
@@ -161,7 +162,7 @@ class NativeTools(PageTools):
             frame = await self._frame(cdp_frame)
             described = await self._describe(frame) if frame is not None else {}
             frame_id = self.state.frame_id(frame) if frame is not None else None
-            fallback_origin = origin_of(frame.url) if frame is not None else ""
+            fallback_origin = origin_label(frame.url) if frame is not None else ""
             self._add(cdp_frame, [
                 PageTool(
                     name=tool["name"],

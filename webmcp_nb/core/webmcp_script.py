@@ -17,12 +17,14 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .registry import ToolFailure
-from .webmcp import CutOff, PageTool, PageTools, ToolError, WebMCPHub, origin_of, wait_answer
+from .util import origin_label
+from .webmcp import CutOff, PageTool, PageTools, ToolError, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
 
     from .pages import PageState
+    from .webmcp import Mode
 
 LIST_TIMEOUT_S = 5.0
 
@@ -99,7 +101,7 @@ CUT_OFF = ("Execution context was destroyed", "Frame was detached", "has been cl
 
 
 class ScriptTools(PageTools):
-    def __init__(self, state: PageState, instance: str, hub: WebMCPHub, mode: str) -> None:
+    def __init__(self, state: PageState, instance: str, hub: WebMCPHub, mode: Mode) -> None:
         super().__init__(state, instance, hub)
         self.mode = mode
         self._documents: dict[str, float] = {}  # frame id -> performance.timeOrigin of the document read
@@ -139,7 +141,7 @@ class ScriptTools(PageTools):
                 description=tool["description"],
                 input_schema=tool["inputSchema"] or {"type": "object", "properties": {}},
                 annotations=tool["annotations"],
-                origin=tool["origin"] or origin_of(frame.url),
+                origin=tool["origin"] or origin_label(frame.url),
                 frame_id=key,
                 kind="declarative" if tool["declarative"] else "imperative",
             )

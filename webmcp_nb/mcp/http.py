@@ -29,6 +29,8 @@ from .server import AgentServer
 
 if TYPE_CHECKING:
     from ..client import Session
+    from ..core.engine import Engine
+    from ..core.runtime import Runtime
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
@@ -59,6 +61,61 @@ class BearerToken:
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
+
+
+class CancelOnDisconnect:
+    """ASGI wrapper: a POST whose client goes away before the answer starts is cancelled.
+
+    The SDK watches for that only on SSE responses, and this server answers JSON; without it
+    a call an agent gave up on (a 2026-07-28 client cancels by closing its request) would
+    still run later. The engine then logs it as cancelled (a queued call never runs)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:  # the body first, so that afterwards `receive` can only report a disconnect
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body: list[dict[str, Any]] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+        gone = asyncio.Event()
+        answering = False
+
+        async def replay() -> dict[str, Any]:
+            if body:
+                return body.pop()
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def tracked_send(message: dict[str, Any]) -> None:
+            nonlocal answering
+            answering = True
+            await send(message)
+
+        handler = asyncio.ensure_future(self.app(scope, replay, tracked_send))
+        watcher = asyncio.ensure_future(receive())
+        dropped = False
+        try:
+            await asyncio.wait({handler, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if watcher.done():
+                gone.set()
+                if not (handler.done() or answering):
+                    dropped = handler.cancel()
+            try:
+                await handler
+            except asyncio.CancelledError:
+                if not dropped:
+                    raise
+        finally:
+            watcher.cancel()
+            handler.cancel()
 
 
 def _security(host: str) -> TransportSecuritySettings:
@@ -102,10 +159,12 @@ class ServerHandle:
     token: str
     caps: tuple[str, ...]
     approve: str
+    grants: str  # what else agents may reach (URLs, uploads): `Grant.describe`
     _server: AgentServer = field(repr=False)
     _uvicorn: uvicorn.Server = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
-    _session: Session = field(repr=False)
+    _runtime: Runtime = field(repr=False)
+    _engine: Engine = field(repr=False)
     approvals: Any = None  # where a notebook shows approval prompts (`ApprovalPanel`)
 
     @property
@@ -116,11 +175,10 @@ class ServerHandle:
         """Stop serving (idempotent); open client connections are closed."""
         if self._task.done():
             return
-        runtime = self._session._runtime
-        if runtime.in_runtime_thread():
+        if self._runtime.in_runtime_thread():
             self._request_stop()
         else:
-            runtime.run(self.astop())
+            self._runtime.run(self.astop())
 
     def _request_stop(self) -> None:
         self._server.close()
@@ -133,21 +191,18 @@ class ServerHandle:
         except (TimeoutError, asyncio.CancelledError):
             self._uvicorn.force_exit = True
             self._task.cancel()
-        self._session._servers.discard(self)
 
     def pin(self, page_id: str | None = None, instance: str | None = None) -> None:
         """Also mirror the WebMCP tools of this page (default: the current one) to agents,
         wherever the notebook goes next."""
-        self._session._runtime.run(self._pin(page_id, instance, True))
+        self._runtime.run(self._pin(page_id, instance, True))
 
     def unpin(self, page_id: str | None = None, instance: str | None = None) -> None:
-        self._session._runtime.run(self._pin(page_id, instance, False))
+        self._runtime.run(self._pin(page_id, instance, False))
 
     async def _pin(self, page_id: str | None, instance: str | None, pin: bool) -> None:
-        engine = self._session._ensure_engine()
-        name = instance or engine.current_instance
-        target = engine.manager.get(name).page(page_id)
-        (self._server.mirrors.pin if pin else self._server.mirrors.unpin)(name, target.page_id)
+        name, page = self._engine.locate_page(instance, page_id)
+        (self._server.mirrors.pin if pin else self._server.mirrors.unpin)(name, page)
 
     @property
     def mirrored(self) -> list[str]:
@@ -173,6 +228,7 @@ class ServerHandle:
             f"MCP server: {self.url}",
             f"token:      {self.token}",
             f"caps:       {grant}; approval: {self.approve}",
+            f"grants:     {self.grants}",
             "",
             "Claude Code:",
             f"  {configs['claude_code']}",
@@ -208,8 +264,10 @@ async def serve_http(
     allow_remote: bool = False,
     token: str | None = None,
     allowed_origins: Sequence[str] | None = None,
+    **grant_options: Any,
 ) -> ServerHandle:
-    """Start serving `session` over streamable HTTP; runs on the runtime loop."""
+    """Start serving `session` over streamable HTTP; runs on the runtime loop.
+    `grant_options` go to `Grant.build` (file_root, upload_roots, ...)."""
     if host not in LOOPBACK:
         if not allow_remote:
             raise ValueError(
@@ -222,7 +280,7 @@ async def serve_http(
             stacklevel=2,
         )
     agent_server = AgentServer(
-        session, caps=caps, approve=approve, approver=approver, allowed_origins=allowed_origins
+        session, caps=caps, approve=approve, approver=approver, allowed_origins=allowed_origins, **grant_options
     )
     token = token or secrets.token_urlsafe(32)
     app = agent_server.server.streamable_http_app(
@@ -230,7 +288,7 @@ async def serve_http(
     )
     sock = bind(host, port)
     config = uvicorn.Config(
-        BearerToken(app, token),
+        BearerToken(CancelOnDisconnect(app), token),
         log_config=None,
         log_level="warning",
         access_log=False,
@@ -251,12 +309,13 @@ async def serve_http(
     handle = ServerHandle(
         url=f"http://{shown_host}:{bound_port}{MCP_PATH}",
         token=token,
-        caps=tuple(sorted(agent_server.groups - {"core", "notebook"})),
+        caps=agent_server.grant.caps,
         approve=agent_server.approve,
+        grants=agent_server.grant.describe(),
         _server=agent_server,
         _uvicorn=server,
         _task=task,
-        _session=session,
+        _runtime=session.runtime,
+        _engine=session.engine,
     )
-    session._servers.add(handle)
     return handle

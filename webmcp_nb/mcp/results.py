@@ -14,6 +14,10 @@ blocks, never as base64 in structured content or text:
 - a tool with an output schema (a page tool's result) keeps its structured
   content, in which each image is replaced by a short note naming its block.
 
+A tool without structured output (`ToolSpec.structured_output`: browser_execute,
+whose data has no fixed shape) declares no output schema either; its failures are
+text only, and its successes carry structured content unless they hold an image.
+
 Every schema here is portable: no type arrays (nullable fields are ``anyOf``
 of single types) and every enumeration says its type.
 """
@@ -23,15 +27,20 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import mimetypes
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any, get_args
 
 import mcp_types as types
 
-from ..core.envelope import ERROR_TYPES, Envelope, enforce_size_limit
+from ..core.envelope import ERROR_TYPES, Envelope, Outcome, Retry, enforce_size_limit
 from ..core.registry import ToolSpec
 from ..core.render import render_text
+
+ARTIFACT_URI = "webmcp-nb://artifacts/"
+"""Files a call wrote are offered to agents as resource links under this URI."""
 
 
 def _enum(*values: str) -> dict[str, Any]:
@@ -51,8 +60,8 @@ OPERATION_SCHEMA: dict[str, Any] = {
         "started_at": {"type": "string"},
         "finished_at": {"type": "string"},
         "duration_ms": {"type": "number"},
-        "outcome": _enum("completed", "not_started", "unknown"),
-        "retry": _enum("not_needed", "after_correction", "read_only", "inspect_state"),
+        "outcome": _enum(*get_args(Outcome)),
+        "retry": _enum(*get_args(Retry)),
         "artifacts": {"type": "array", "items": {"type": "string"}},
         "references_omitted": {"type": "boolean"},
     },
@@ -87,8 +96,9 @@ def carries_image(spec: ToolSpec) -> bool:
 
 @cache
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
-    """The envelope of `spec` (success with its data schema, or error), or None for image tools."""
-    if carries_image(spec):
+    """The envelope of `spec` (success with its data schema, or error), or None for image tools
+    and tools without structured output."""
+    if carries_image(spec) or not spec.structured_output:
         return None
     data = copy.deepcopy(spec.data_schema)
     defs = data.pop("$defs", {})
@@ -150,8 +160,39 @@ def image_result(envelope: Envelope) -> types.CallToolResult:
     """A successful envelope whose data holds images, for a tool without an output schema:
     the image blocks and a text block with the envelope's facts, no structured content.
     (`browser_screenshot`; any tool whose data holds ``bytes`` next to a ``mime_type``.)"""
-    content: list[Any] = [*image_blocks(envelope), types.TextContent(type="text", text=facts_text(envelope))]
+    content: list[Any] = [
+        *image_blocks(envelope), types.TextContent(type="text", text=facts_text(envelope)), *artifact_links(envelope)
+    ]
     return types.CallToolResult(content=content, is_error=not envelope.ok)
+
+
+def artifact_uri(name: str) -> str:
+    return ARTIFACT_URI + name
+
+
+_TEXT_ENDINGS = {".har": "application/json", ".jsonl": "application/jsonl", ".yaml": "application/yaml"}
+
+
+def artifact_mime_type(name: str) -> str:
+    return _TEXT_ENDINGS.get(Path(name).suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def is_text(mime_type: str) -> bool:
+    return mime_type.startswith("text/") or mime_type in ("application/json", *_TEXT_ENDINGS.values())
+
+
+def artifact_links(envelope: Envelope) -> list[types.ResourceLink]:
+    """A resource link for each file the call wrote (`operation.artifacts`), so an agent on
+    another machine can fetch it with resources/read (see `AgentServer`)."""
+    links = []
+    for artifact in envelope.operation.artifacts:
+        path = Path(artifact)
+        size = path.stat().st_size if path.is_file() else None
+        links.append(types.ResourceLink(
+            type="resource_link", uri=artifact_uri(path.name), name=path.name, size=size,
+            mime_type=artifact_mime_type(path.name),
+        ))
+    return links
 
 
 def _without_bytes(value: Any) -> Any:
@@ -186,5 +227,9 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
         structured = json.loads(json.dumps(_without_bytes(envelope.to_dict()), default=list))
     else:
         structured = json.loads(envelope.to_json_bytes())
-    content: list[Any] = [*images, types.TextContent(type="text", text=render_text(envelope))]
+    content: list[Any] = [
+        *images, types.TextContent(type="text", text=render_text(envelope)), *artifact_links(envelope)
+    ]
+    if spec is not None and not spec.structured_output and not envelope.ok:
+        return types.CallToolResult(content=content, is_error=True)  # no shape to validate against
     return types.CallToolResult(content=content, structured_content=structured, is_error=not envelope.ok)

@@ -33,17 +33,16 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..core.engine import Approval
-from ..core.registry import Group, ToolSpec
+from ..core.grants import Grant, widens_grant
+from ..core.registry import ToolSpec
 from ..published import Kind
 from .mirror import CALL_TOOL, Mirrors
-from .results import call_result, output_schema
+from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
 
 if TYPE_CHECKING:
     from ..client import Session
 
 ApprovePolicy = Literal["consequential", "all", "none"]
-GRANTABLE: tuple[str, ...] = tuple(group for group in get_args(Group) if group not in ("core", "notebook"))
-ALWAYS_GRANTED = ("core", "notebook")
 CALLER_META_KEY = "webmcp_nb/caller"
 """`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
 
@@ -63,13 +62,12 @@ _TARGET_NOTES = {
 }
 
 
-def check_options(caps: Sequence[str], approve: str) -> tuple[frozenset[str], ApprovePolicy]:
-    unknown = sorted(set(caps) - set(GRANTABLE))
-    if unknown:
-        raise ValueError(f"unknown capability {', '.join(unknown)}; choose from {', '.join(GRANTABLE)}")
+def check_options(caps: Sequence[str], approve: str, **grant_options: Any) -> tuple[Grant, ApprovePolicy]:
+    """The agents' grant and approval policy from a server's options (ValueError if one is bad)."""
+    grant = Grant.build(caps, **grant_options)
     if approve not in get_args(ApprovePolicy):
         raise ValueError(f"approve must be one of {', '.join(get_args(ApprovePolicy))}, not {approve!r}")
-    return frozenset(caps) | frozenset(ALWAYS_GRANTED), approve  # type: ignore[return-value]
+    return grant, approve  # type: ignore[return-value]
 
 
 def agent_description(spec: ToolSpec) -> str:
@@ -167,16 +165,21 @@ class AgentServer:
         approve: str = "none",
         approver: Approval | None = None,
         allowed_origins: Sequence[str] | None = None,
+        upload_roots: Sequence[str] | None = None,
+        **grant_options: Any,
     ) -> None:
+        """`grant_options`: see `Grant.build`; uploads default to the session's artifacts directory."""
         self.session = session
-        self.groups, self.approve = check_options(caps, approve)
+        if not upload_roots:
+            upload_roots = [str(session.engine.artifacts_dir)]
+        self.grant, self.approve = check_options(caps, approve, upload_roots=upload_roots, **grant_options)
         if self.approve != "none" and approver is None:
             raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
         self.approver = approver
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
-            session._ensure_engine(), allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
+            session.engine, allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
         )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
@@ -203,12 +206,12 @@ class AgentServer:
 
     # tools ------------------------------------------------------------------
     def visible(self) -> list[ToolSpec]:
-        return [spec for spec in self.session.published.tools if spec.group in self.groups]
+        return [spec for spec in self.session.published.tools if spec.group in self.grant.groups]
 
     def visible_spec(self, name: str) -> ToolSpec | None:
         tools = self.session.published.tools
         spec = tools.get(name) if name in tools else None
-        return spec if spec is not None and spec.group in self.groups else None
+        return spec if spec is not None and spec.group in self.grant.groups else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -246,21 +249,24 @@ class AgentServer:
             envelope = await self.session.acall_as(
                 self.caller(ctx), CALL_TOOL, mirror.call_args(params.arguments or {}),
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
-                groups=self.groups,
+                grant=self.grant,
             )
             return call_result(envelope, spec, self.session.limits.max_result_bytes)
         spec = self.visible_spec(params.name)
+        arguments = params.arguments or {}
+        widens = widens_grant(params.name, arguments, self.session.launch_defaults.headless)
         approval = (
-            self._approval(read_only=spec.call_is_read_only(params.arguments or {}), destructive=spec.destructive)
+            self._approval(read_only=spec.call_is_read_only(arguments), destructive=spec.destructive or widens)
             if spec else None
         )
         envelope = await self.session.acall_as(
-            self.caller(ctx), params.name, params.arguments or {}, approval=approval, groups=self.groups
+            self.caller(ctx), params.name, arguments, approval=approval, grant=self.grant
         )
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 
     def _approval(self, *, read_only: bool, destructive: bool) -> Approval | None:
-        """The approver for a call under the policy; read-only tools never wait."""
+        """The approver for a call under the policy; read-only tools never wait. Under
+        "consequential", `destructive` includes arguments that use the `browser` cap."""
         if read_only or self.approve == "none" or (self.approve == "consequential" and not destructive):
             return None
         return self.approver
@@ -280,19 +286,43 @@ class AgentServer:
     async def _read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        resource = self.session.published.resources.get(str(params.uri))
-        if resource is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!s}")
-        content = await asyncio.to_thread(resource.read)
         uri = str(params.uri)
+        if uri.startswith(ARTIFACT_URI):
+            content, mime_type = await asyncio.to_thread(self._artifact, uri.removeprefix(ARTIFACT_URI))
+        else:
+            resource = self.session.published.resources.get(uri)
+            if resource is None:
+                raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!s}")
+            content, mime_type = await asyncio.to_thread(resource.read), resource.mime_type
         if isinstance(content, bytes):
             blob = base64.b64encode(content).decode("ascii")
-            return types.ReadResourceResult(
-                contents=[types.BlobResourceContents(uri=uri, mime_type=resource.mime_type, blob=blob)]
-            )
+            return types.ReadResourceResult(contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)])
         return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=str(content))]
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=str(content))]
         )
+
+    def _artifact(self, name: str) -> tuple[str | bytes, str]:
+        """A file a call wrote (offered as a resource link in its result), within the byte limit."""
+        try:
+            path = self.session.artifact(name)
+        except FileNotFoundError:
+            raise MCPError(types.INVALID_PARAMS, f"No artifact {name[:200]!r} in this session") from None
+        limit = self.session.limits.max_result_bytes
+        size = path.stat().st_size
+        if size * 4 // 3 + 1024 > limit:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Artifact {name!r} is {size} bytes, over what one read may return within "
+                f"BROWSER_MCP_MAX_RESULT_BYTES ({limit}); read it on the notebook's machine.",
+            )
+        mime_type = artifact_mime_type(name)
+        data = path.read_bytes()
+        if is_text(mime_type):
+            try:
+                return data.decode("utf-8"), mime_type
+            except UnicodeDecodeError:
+                pass
+        return data, mime_type
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -341,12 +371,13 @@ class AgentServer:
 
 
 async def serve_stdio(
-    session: Session, *, caps: Sequence[str] = (), allowed_origins: Sequence[str] | None = None
+    session: Session, *, caps: Sequence[str] = (), allowed_origins: Sequence[str] | None = None, **grant_options: Any
 ) -> None:
-    """Serve `session` over this process's stdin/stdout until the client closes it."""
+    """Serve `session` over this process's stdin/stdout until the client closes it
+    (`grant_options`: see `Grant.build`)."""
     from mcp.server.stdio import stdio_server
 
-    agent = AgentServer(session, caps=caps, allowed_origins=allowed_origins)
+    agent = AgentServer(session, caps=caps, allowed_origins=allowed_origins, **grant_options)
     try:
         async with stdio_server() as (read, write):
             await agent.server.run(read, write, agent.server.create_initialization_options())

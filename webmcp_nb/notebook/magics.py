@@ -27,6 +27,7 @@ from traitlets.config import Configurable
 
 from ..core.config import Limits
 from ..core.live import DEFAULT_MAX_FPS
+from ..cli import add_grant_options
 from ..client import tool_registry
 from . import session as shared
 from .progress import LiveProgress
@@ -114,8 +115,8 @@ def arguments_of(spec: ToolSpec) -> list[Argument]:
     defs = schema.get("$defs", {})
     required = set(schema.get("required", ()))
     arguments = [_argument(name, node, defs, name in required) for name, node in schema.get("properties", {}).items()]
-    if spec.positional:
-        arguments = [dataclasses.replace(a, by_position=a.name in spec.positional) for a in arguments]
+    if spec.magic_positional:
+        arguments = [dataclasses.replace(a, by_position=a.name in spec.magic_positional) for a in arguments]
     return arguments
 
 
@@ -384,6 +385,8 @@ EXTRAS = {
 }
 
 HELP_WORDS = ("help", "-h", "--help")
+CELL_BODY = ("execute",)
+"""Subcommands whose ``%%browser NAME`` cell body is their positional argument (browser_execute's code)."""
 
 _commands: dict[str, ToolCommand] = {}
 _commands_lock = threading.Lock()
@@ -457,6 +460,8 @@ def overview(options: str = "") -> str:
         "  %browser TOOL [ARGS]          call one tool; returns its result Envelope (env = %browser snapshot)",
         "  %%browser                     one call per line (# comments and blank lines allowed); stops at",
         "                                the first error, which is displayed; the value is the list of envelopes",
+        "  %%browser execute [options]   run the cell body as a browser_execute Python snippet (page, context,",
+        "                                browser, state, snapshot(), ref(); top-level await); returns its envelope",
         "  %browser TOOL --help          the tool's arguments",
         "  %browser tools | panel | log  the tool table, the live browser panel, the call log",
         "  %browser webmcp               the page's own WebMCP tools (call one: %browser webmcp_call NAME --input JSON)",
@@ -602,9 +607,26 @@ class BrowserMagics(Magics, Configurable):
     def browser(self, line: str, cell: str | None = None) -> Any:
         if cell is None:
             return self._run_line(line)
-        if line.strip():
-            raise UsageError("%%browser takes no arguments on its first line; write one call per line below it.")
+        words = split_words(line)
+        if words and words[0] in CELL_BODY:
+            return self._run_body(words, cell)
+        if words:
+            raise UsageError(
+                "%%browser takes no arguments on its first line (except "
+                + ", ".join(f"`%%browser {name}`" for name in CELL_BODY)
+                + "); write one call per line below it."
+            )
         return self._run_cell(cell)
+
+    def _run_body(self, words: list[str], cell: str) -> Envelope | None:
+        """``%%browser execute [flags]``: the cell body, as written, is the positional argument."""
+        tool = command(words[0])
+        try:
+            args = tool.parse([*words[1:], "--", cell])
+        except _HelpRequested as request:
+            print(request.text.rstrip())
+            return None
+        return self._call(tool.spec, args)
 
     def _run_line(self, line: str) -> Any:
         words = split_words(line)
@@ -741,8 +763,10 @@ def _serve_parser() -> argparse.ArgumentParser:
         formatter_class=_formatter,
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
-    parser.add_argument("--caps", nargs="+", default=[], metavar="GROUP",
-                        help="extra tool groups for agents: js, code, files, pdf (default: core tools only)")
+    parser.add_argument("--caps", nargs="+", default=[], metavar="CAP",
+                        help="extra grants for agents: tool groups js, code, files, pdf, and browser (any launch "
+                        "option) (default: core tools only)")
+    add_grant_options(parser)
     parser.add_argument("--approve", choices=["consequential", "all", "none"], default="consequential",
                         help="which agent calls wait for your approval (default: consequential)")
     parser.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",

@@ -56,15 +56,6 @@ class NotebookSession(Session):
         self.screenshot_width = screenshot_width
         self.live_view_fps = live_view_fps
 
-    @property
-    def started(self) -> bool:
-        """Whether the first call has started the tool core (its limits are then live)."""
-        return self._engine is not None
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def panel(self) -> BrowserPanel:
         """A live view of the current page with controls (an ipywidget)."""
         from .widgets import BrowserPanel
@@ -104,7 +95,7 @@ class NotebookSession(Session):
         return handle
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("running" if self._engine else "idle")
+        state = "closed" if self.closed else ("running" if self.started else "idle")
         return f"<webmcp_nb.NotebookSession {state}>"
 
 

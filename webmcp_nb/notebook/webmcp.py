@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..core.render import render_html
+from ..core.render import ERROR_COLOUR, render_html
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -71,7 +71,7 @@ class PageToolCall:
             try:
                 arguments = {f.name: f.value() for f in fields if f.given()}
             except ValueError as exc:
-                result.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+                result.value = f"<span style='color:{ERROR_COLOUR}'>{html.escape(str(exc))}</span>"
                 return
             future = self.session.submit(
                 "browser_webmcp_call", {"name": self.name, "input": arguments, **self._target}, caller=FORM_CALLER

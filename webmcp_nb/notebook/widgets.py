@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import traitlets
 
 from ..core.live import DEFAULT_MAX_FPS
-from ..core.render import render_html, render_text
+from ..core.render import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
 from ..core.webmcp import WebMCPEvent
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class CallLog(widgets.VBox):
 
 # HTML ---------------------------------------------------------------------------
 def _event_html(event: WebMCPEvent) -> str:
-    colour = "#cf222e" if event.status == "error" else "#8250df"
+    colour = ERROR_COLOUR if event.status == "error" else PAGE_TOOL_COLOUR
     by = f" <span style='color:#555'>by {html.escape(event.caller)}</span>" if event.caller else ""
     return (
         "<div class='webmcp-nb-event' style='border-bottom:1px solid #ddd;padding:2px 0 2px 14px'>"
@@ -269,7 +269,7 @@ def _log_html(entries: list[CallRecord | WebMCPEvent]) -> str:
             continue
         envelope = record.envelope
         op = envelope.operation
-        colour = "#1a7f37" if envelope.ok else "#cf222e"
+        colour = SUCCESS_COLOUR if envelope.ok else ERROR_COLOUR
         label = "success" if envelope.ok else envelope.error_type
         rows.append(
             "<details style='border-bottom:1px solid #ddd;padding:2px 0'><summary>"
@@ -284,7 +284,7 @@ def _log_html(entries: list[CallRecord | WebMCPEvent]) -> str:
 
 
 def _status_html(envelope: Envelope) -> str:
-    colour = "#1a7f37" if envelope.ok else "#cf222e"
+    colour = SUCCESS_COLOUR if envelope.ok else ERROR_COLOUR
     first, _, rest = render_text(envelope).partition("\n")
     detail = html.escape(rest.strip().splitlines()[0]) if rest.strip() else ""
     return f"<span style='color:{colour}'>{html.escape(first)}</span> <span style='color:#555'>{detail}</span>"

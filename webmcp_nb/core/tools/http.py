@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     destructive=True,
     open_world=True,
     read_only_when=read_only_call,
-    positional=("method", "url"),
+    magic_positional=("method", "url"),
     too_large_hint="Ask for less (a narrower URL), or save=true (the body to a file).",
 )
 async def http(ctx: CallContext, p: HttpParams) -> HttpData:

@@ -67,7 +67,7 @@ class HttpParams(FrameParams):
         default_factory=dict, description="Request headers (the page's cookies are sent as the page would send them)."
     )
     body: Annotated[str, StringConstraints(max_length=1_048_576)] | None = Field(None, description="A text body.")
-    json_body: Any = Field(None, alias="json", description="A JSON body (sets Content-Type: application/json).")
+    json_body: Any = Field(None, description="A JSON body (sets Content-Type: application/json).")
     response: ResponseMode = Field(
         "auto", description="How to read the body: auto (JSON, NDJSON or text by its media type), json, text, "
         "ndjson, sse (collect server-sent events; needs `sse` limits) or binary (see `binary`)."
@@ -100,7 +100,7 @@ class HttpParams(FrameParams):
     def _consistent(self) -> HttpParams:
         problems = []
         if self.body is not None and self.json_body is not None:
-            problems.append("give either body or json, not both")
+            problems.append("give either body or json_body, not both")
         if (self.body is not None or self.json_body is not None) and self.method in ("GET", "HEAD"):
             problems.append(f"a {self.method} request has no body")
         if (self.response == "sse") != (self.sse is not None):

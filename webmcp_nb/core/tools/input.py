@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from playwright.async_api import FileChooser, Locator
 
     from ..context import CallContext
+    from ..envelope import ErrorType
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Text = Annotated[str, StringConstraints(max_length=100_000)]
@@ -27,7 +28,7 @@ Text = Annotated[str, StringConstraints(max_length=100_000)]
 
 # Playwright refuses these before it touches the element, so nothing was done:
 # (fragment of its message, error type, what to tell the caller).
-_REFUSALS = (
+_REFUSALS: tuple[tuple[str, ErrorType, str], ...] = (
     ("Element is not an <input>", "element_not_found", "the element is not an editable field"),
     ("cannot be filled", "element_not_found", "the element is an input that does not take text"),
     ("Not a checkbox or radio button", "element_not_found", "the element is not a checkbox or radio button"),
@@ -374,8 +375,20 @@ async def drag(ctx: CallContext, p: DragParams) -> ActionData:
 
 class UploadParams(PageParams):
     paths: list[Annotated[str, StringConstraints(min_length=1, max_length=4096)]] = Field(
-        max_length=100, description="Files to choose; an empty list cancels the chooser."
+        max_length=100,
+        description="Files to choose (for agents: under the directories the operator named, by default the "
+        "session's artifacts directory); an empty list cancels the chooser.",
     )
+
+
+def _upload_paths(ctx: CallContext, paths: list[str]) -> list[Path]:
+    """The real files `paths` name, symlinks resolved; for an agent, only under its upload roots."""
+    if ctx.grant is not None:
+        return [ctx.grant.upload_path(path) for path in paths]
+    missing = [path for path in paths if not Path(path).is_file()]
+    if missing:
+        raise ToolFailure("invalid_params", f"Not a readable file: {', '.join(missing)}", started=False)
+    return [Path(path).resolve() for path in paths]
 
 
 class UploadData(ActionData):
@@ -392,26 +405,25 @@ class UploadData(ActionData):
     group="files",
     destructive=True,  # sends local files to the site
     resolves_modal=True,
+    check=lambda ctx, p: _upload_paths(ctx, p.paths),
 )
 async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
     page_state = ctx.page_state
     assert page_state is not None
     modal = page_state.require_modal("file_chooser", "No file chooser is open; click the file input first")
-    missing = [path for path in p.paths if not Path(path).is_file()]
-    if missing:
-        raise ToolFailure("invalid_params", f"Not a readable file: {', '.join(missing)}", started=False)
+    paths = _upload_paths(ctx, p.paths)
     chooser: FileChooser = modal.handle  # type: ignore[assignment]
-    if len(p.paths) > 1 and not chooser.is_multiple():
+    if len(paths) > 1 and not chooser.is_multiple():
         raise ToolFailure(
             "invalid_params", f"The file chooser takes one file; {len(p.paths)} were given.", started=False
         )
     page_state.clear_modal()
     # The page may answer the new files with a dialog (an alert in its change handler), which
     # holds set_files until it is resolved: the engine-style race reports that dialog instead.
-    setting = asyncio.ensure_future(chooser.set_files(p.paths, timeout=ctx.action_timeout_ms))
+    setting = asyncio.ensure_future(chooser.set_files(paths, timeout=ctx.action_timeout_ms))
     if await page_state.until_modal(setting):
         setting.result()
-    data = UploadData(url=ctx.page.url, files=[str(Path(path).resolve()) for path in p.paths])
+    data = UploadData(url=ctx.page.url, files=[str(path) for path in paths])
     if page_state.modal is not None:
         data.modal_state = ModalState.model_validate(page_state.modal.describe())
     return data

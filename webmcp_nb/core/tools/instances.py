@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from .. import chromium
+from ..grants import is_profile_name
+from ..instances import InstanceState
 from ..registry import tool
+from ..webmcp import Mode
 from .models import Data, InstanceName, Params
 
 if TYPE_CHECKING:
@@ -29,7 +32,9 @@ class CreateParams(Params):
     backend: Literal["chromium"] = "chromium"
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        None, description="A persistent profile directory; default: a fresh temporary profile."
+        None,
+        description="A persistent profile: for agents, a name (a directory in the session's profiles "
+        "directory), or a directory path with the `browser` capability. Default: a fresh temporary profile.",
     )
     viewport: Viewport | None = Field(None, description="Page size in CSS pixels; default 1280x720.")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = None
@@ -37,8 +42,10 @@ class CreateParams(Params):
     executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None, description="The Chromium binary; default: resolved (see browser_health)."
     )
-    args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Extra browser flags.")
-    webmcp: Literal["native", "page", "polyfill", "off"] | None = Field(
+    args: list[LaunchArg] = Field(
+        default_factory=list, max_length=64, description="Extra browser flags (agents: `browser` capability)."
+    )
+    webmcp: Mode | None = Field(
         None,
         description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
         "page brings itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it "
@@ -49,7 +56,7 @@ class CreateParams(Params):
 class InstanceInfo(Data):
     name: str
     instance_id: str
-    state: str
+    state: InstanceState
     backend: str
     headless: bool
     profile_dir: str | None
@@ -57,7 +64,7 @@ class InstanceInfo(Data):
     browser_pid: int | None
     pages: int
     current_page_id: str | None
-    webmcp: Literal["native", "page", "polyfill", "off"]
+    webmcp: Mode
 
 
 class CreateData(Data):
@@ -72,13 +79,15 @@ class CreateData(Data):
     params=CreateParams,
     data=CreateData,
     target="server",
+    check=lambda ctx, p: _check_launch(ctx, p),
 )
 async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     options = ctx.engine.launch_options(
         p.name,
+        ctx.grant,
         backend=p.backend,
         headless=p.headless,
-        profile_dir=p.profile_dir,
+        profile_dir=_profile_dir(ctx, p.profile_dir),
         viewport=p.viewport.model_dump() if p.viewport else None,
         locale=p.locale,
         user_agent=p.user_agent,
@@ -91,6 +100,19 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     ctx.instance_id = instance.instance_id
     ctx.engine.current_instance = p.name
     return CreateData(instance=InstanceInfo(**instance.describe()))
+
+
+def _check_launch(ctx: CallContext, p: CreateParams) -> None:
+    if ctx.grant is not None:
+        ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
+
+
+def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
+    """A profile directory: for an agent, a name is a directory in the session's profiles
+    directory (a path needs the `browser` cap, see `_check_launch`); else a path as given."""
+    if value is None or ctx.grant is None or not is_profile_name(value):
+        return value
+    return str(ctx.engine.artifacts_dir / "profiles" / value)
 
 
 class DestroyParams(Params):
@@ -162,6 +184,14 @@ class HealthData(Data):
     chromium: str | None
     failed_launches: list[dict[str, Any]]
     crashes: list[dict[str, Any]]
+    driver: dict[str, Any] = Field(
+        description="Playwright's driver process: state running, not_started or exited (it died; the next "
+        "call starts a new one), its pid, how often it was restarted, and its last unexpected exit."
+    )
+    unhealthy_pages: list[dict[str, Any]] = Field(
+        description="Tabs whose renderer crashed or stopped answering (status crashed / unresponsive)."
+    )
+    problems: list[str] = Field(description="Why status is degraded (empty when ok).")
     versions: dict[str, str]
 
 
@@ -186,8 +216,23 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
     for instance in manager.instances.values():
         counts[instance.state] = counts.get(instance.state, 0) + 1
     counts["total"] = len(manager.instances)
+    driver = manager.driver_status()
+    unhealthy = [
+        {"instance": instance.name, "page_id": state.page_id, "url": state.page.url, "status": state.condition,
+         "since": state.crashed_at or (state.unresponsive or {}).get("since")}
+        for instance in manager.instances.values()
+        for state in list(instance.pages.values())
+        if state.condition != "ok"
+    ]
+    problems = [] if executable else ["no Chromium was found (see browsers)"]
+    if driver["state"] == "exited":
+        problems.append(f"{driver['last_exit']['detail']}; the next call starts a new one")
+    problems += [f"page {page['page_id']} of instance {page['instance']!r} is {page['status']}" for page in unhealthy]
     return HealthData(
-        status="ok" if executable else "degraded",
+        status="degraded" if problems else "ok",
+        driver=driver,
+        unhealthy_pages=unhealthy,
+        problems=problems,
         instances=counts,
         limits={
             "max_instances": limits.max_instances,

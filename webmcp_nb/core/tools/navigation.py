@@ -21,7 +21,8 @@ WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 
 class NavigateParams(PageParams):
     url: AbsoluteUrl = Field(
-        description="Absolute URL, including its scheme (https://, http://, file://, about:, data:)."
+        description="Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, "
+        "data: and others only where the operator granted them)."
     )
     wait_until: WaitUntil = Field("load", description="When the navigation counts as done.")
     observe: Observe | None = ObserveField
@@ -31,10 +32,24 @@ class WaitParams(PageParams):
     wait_until: WaitUntil = "load"
 
 
+class ReloadParams(WaitParams):
+    force: bool = Field(
+        False,
+        description="Terminate the tab's renderer first (for a page stuck in script) and load its URL in a "
+        "fresh one; the page_id stays. A crashed tab is reloaded this way without it.",
+    )
+
+
 class PageData(ActionData):
     title: str | None = None
     status: int | None = Field(None, description="HTTP status of the main document, if any.")
     moved: bool | None = Field(None, description="For back/forward: whether there was history to move through.")
+
+
+def check_url(ctx: CallContext, url: str | None) -> None:
+    """Refuse a URL the caller's grant does not allow (before anything is done)."""
+    if url is not None and ctx.grant is not None:
+        ctx.grant.check_url(url)
 
 
 async def _page_data(ctx: CallContext, response: Response | None, moved: bool | None = None) -> PageData:
@@ -75,6 +90,7 @@ async def _navigation(
     data=PageData,
     target="page",
     open_world=True,
+    check=lambda ctx, p: check_url(ctx, p.url),
 )
 async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
     response = await _navigation(ctx, f"Navigation to {p.url}", ctx.page.goto, p.url, wait_until=p.wait_until)
@@ -121,12 +137,26 @@ def _position(ctx: CallContext) -> tuple[str, int]:
 @tool(
     name="browser_reload",
     title="Reload",
-    description="Reload the current tab.",
-    params=WaitParams,
+    description="Reload the current tab. force=true terminates its renderer and loads the URL in a fresh "
+    "one: the way out for a tab marked unresponsive (a script stuck in a loop).",
+    params=ReloadParams,
     data=PageData,
     target="page",
     open_world=True,
+    recovers_page=True,
 )
-async def reload(ctx: CallContext, p: WaitParams) -> PageData:
-    response = await _navigation(ctx, "Reload", ctx.page.reload, wait_until=p.wait_until)
+async def reload(ctx: CallContext, p: ReloadParams) -> PageData:
+    state, instance = ctx.page_state, ctx.instance
+    assert state is not None and instance is not None
+    if not (p.force or state.crashed_at):
+        if state.unresponsive:
+            raise state.unhealthy_error("browser_reload without force=true")
+        response = await _navigation(ctx, "Reload", ctx.page.reload, wait_until=p.wait_until)
+        return await _page_data(ctx, response)
+    url = state.page.url
+    ctx.page_state = await instance.reopen(state)
+    ctx.frame = ctx.page.main_frame
+    response = None
+    if url and url != "about:blank":
+        response = await _navigation(ctx, f"Loading {url} again", ctx.page.goto, url, wait_until=p.wait_until)
     return await _page_data(ctx, response)

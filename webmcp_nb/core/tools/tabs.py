@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
+from ..pages import PROBE_S
 from ..registry import tool
 from .models import AbsoluteUrl, Data, Identifier, InstanceParams, PageParams
+from .navigation import check_url
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -36,6 +39,11 @@ class Tab(Data):
     url: str
     title: str
     current: bool
+    status: Literal["ok", "unresponsive", "crashed"] = Field(
+        "ok",
+        description="unresponsive: its renderer stopped answering (a script stuck in a loop); crashed: its "
+        "renderer died. Other tools fail fast on such a tab; browser_reload(force=true) or close it.",
+    )
 
 
 class TabsData(Data):
@@ -51,17 +59,31 @@ async def _tabs(instance: Instance) -> TabsData:
     titles: list[tuple[PageState, str]] = []
     for state in list(instance.pages.values()):
         try:
-            titles.append((state, await state.page.title()))
+            titles.append((state, await _title(state)))
         except Error:
             if not (state.closed or state.page.is_closed()):
                 raise
     current = instance.current_page_id
     tabs = [
-        Tab(page_id=state.page_id, url=state.page.url, title=title, current=state.page_id == current)
+        Tab(
+            page_id=state.page_id, url=state.page.url, title=title, current=state.page_id == current,
+            status=state.condition,  # type: ignore[arg-type]
+        )
         for state, title in titles
         if not state.closed
     ]
     return TabsData(tabs=tabs, current_page_id=current)
+
+
+async def _title(state: PageState) -> str:
+    """The tab's title. A renderer that crashed, is stuck or does not answer in time is not
+    waited for: then the browser process tells the title (and a slow one is checked)."""
+    if await state.healthy():
+        try:
+            return await asyncio.wait_for(state.page.title(), PROBE_S)
+        except TimeoutError:
+            state.suspect("browser_tabs")
+    return await state.browser_title() or ""
 
 
 @tool(
@@ -72,6 +94,8 @@ async def _tabs(instance: Instance) -> TabsData:
     params=TabsParams,
     data=TabsData,
     target="instance",
+    positional=("action",),
+    check=lambda ctx, p: check_url(ctx, p.url),
 )
 async def tabs(ctx: CallContext, p: TabsParams) -> TabsData:
     instance = ctx.instance

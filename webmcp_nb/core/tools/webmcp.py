@@ -10,8 +10,8 @@ from pydantic import Field, StringConstraints, field_validator
 
 from ..observe import Observe, ObserveField
 from ..registry import ToolFailure, tool
+from ..webmcp import CutOff, Mode, ToolError, content_text, map_result, validate_input
 from ..secret_fields import block_in_json_text, block_secrets
-from ..webmcp import CutOff, ToolError, content_text, map_result, validate_input
 from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class PageToolInfo(Data):
 
 class WebMCPListData(Data):
     url: str
-    mode: Literal["native", "page", "polyfill"]
+    mode: Mode
     tools: list[PageToolInfo]
 
 
@@ -137,6 +137,7 @@ class WebMCPCallData(ActionData):
     target="page",
     open_world=True,
     too_large_hint="Ask the tool for less.",
+    positional=("name", "input"),
 )
 async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
     assert ctx.page_state is not None

@@ -1,0 +1,330 @@
+"""Faults on real Chromium: a dead driver, a hung page, killed browsers and renderers, dialog
+storms, a tab that closes itself, and callers that give up. Each ends in an envelope and the
+session recovers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+import httpx2
+import psutil
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from webmcp_nb import Envelope
+
+from .conftest import browser_processes, error, ok, ref_for
+
+HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
+
+
+def wait_until(condition: Callable[[], object], timeout_s: float = 10.0, what: str = "condition") -> object:
+    """Poll `condition` until it returns something truthy (fails the test after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def started(fresh_session, url: str):
+    """A session on `url` whose calls then time out after 3 s (the launch may take longer)."""
+    s = fresh_session()
+    ok(s.navigate(url))
+    s.reconfigure(operation_timeout_s=3)
+    return s
+
+
+def timeout_once_stuck(call: Callable[[], Envelope]) -> Envelope:
+    """The first envelope of `call` that is not a success (the page's loop starts on a timer)."""
+    return wait_until(lambda: (envelope := call()).ok is False and envelope, 20.0, "the call to time out")
+
+
+def tab_status(s, page_id: str) -> str:
+    return next(tab["status"] for tab in ok(s.tabs())["tabs"] if tab["page_id"] == page_id)
+
+
+def cart(s) -> str:
+    return ok(s.evaluate("document.querySelector('#cart').textContent"))["result"]
+
+
+def renderer_pids(s) -> set[int]:
+    """The live renderer processes of the session's first instance."""
+    browser_pid = ok(s.list_instances())["instances"][0]["browser_pid"]
+    found = set()
+    for process in psutil.Process(browser_pid).children(recursive=True):
+        try:
+            if "--type=renderer" in process.cmdline() and process.status() != psutil.STATUS_ZOMBIE:
+                found.add(process.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def gone(pids: list[int]) -> bool:
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return False
+        except psutil.NoSuchProcess:
+            continue
+    return True
+
+
+# the Playwright driver --------------------------------------------------------------------------
+def test_a_dead_driver_is_reported_and_replaced_on_the_next_call(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    ok(s.create_instance("second"))
+    ok(s.navigate(demo.url, instance="second"))
+    driver = ok(s.health())["driver"]
+    assert driver["state"] == "running" and driver["restarts"] == 0
+    node = psutil.Process(driver["pid"])
+    assert node.ppid() == os.getpid() and any("run-driver" in part for part in node.cmdline())
+    browsers = [p.pid for p in browser_processes()]
+    assert browsers
+
+    node.kill()
+    started = time.monotonic()
+    health = wait_until(lambda: (h := ok(s.health()))["driver"]["state"] == "exited" and h, 2.0, "health to see it")
+    assert time.monotonic() - started < 2.0
+    assert health["status"] == "degraded"
+    assert health["driver"]["last_exit"]["pid"] == driver["pid"]
+    assert f"(pid {driver['pid']}) exited unexpectedly" in health["driver"]["last_exit"]["detail"]
+    assert any("Playwright driver" in problem for problem in health["problems"])
+    assert sorted(c["name"] for c in health["crashes"]) == ["default", "second"]
+    assert ok(s.list_instances())["instances"] == []
+
+    # Each lost instance reports the crash; the call starts nothing.
+    message = error(s.snapshot(instance="second"), "instance_crashed", "not_started", "after_correction")
+    assert "'second'" in message and "Playwright driver" in message
+    error(s.snapshot(), "instance_crashed", "not_started", "after_correction")  # the implicit one, once
+    # The next call starts a new driver and a new default instance.
+    assert ok(s.navigate(demo.url))["title"] == "Demo Shop"
+    assert ok(s.create_instance("third"))["instance"]["state"] == "live"
+    assert ok(s.navigate(demo.url_for("form.html"), instance="third"))["url"].endswith("form.html")
+    health = ok(s.health())
+    assert health["status"] == "ok" and health["problems"] == []
+    assert health["driver"]["state"] == "running" and health["driver"]["restarts"] == 1
+    assert health["driver"]["pid"] != driver["pid"]
+    wait_until(lambda: gone(browsers), 10.0, "the old browsers to exit")
+
+
+def test_a_call_running_when_the_driver_dies_ends_with_instance_crashed(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    node = psutil.Process(ok(s.health())["driver"]["pid"])
+    waiting = s.submit("browser_wait_for", {"text": "never on this page", "time_s": 20})
+    time.sleep(0.5)
+    node.kill()
+    message = error(waiting.result(timeout=20), "instance_crashed", "unknown", "read_only")
+    assert "Playwright driver" in message
+    error(s.snapshot(), "instance_crashed", "not_started")  # as after a browser crash, then it is forgotten
+    assert ok(s.navigate(demo.url))["title"] == "Demo Shop"
+
+
+# a hung page ------------------------------------------------------------------------------------
+def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_session, demo) -> None:
+    s = started(fresh_session, demo.url)
+    hung = ok(s.tabs())["current_page_id"]
+    other = ok(s.tabs("new", url=demo.url_for("form.html")))["current_page_id"]
+    ok(s.evaluate(HANG, page_id=hung))
+    timed_out = timeout_once_stuck(lambda: s.snapshot(page_id=hung))
+    error(timed_out, "operation_timeout", "unknown", "read_only")
+    # Other tabs of the instance never wait for it, nor does the tab list.
+    assert ok(s.snapshot(page_id=other))["url"].endswith("form.html")
+    wait_until(lambda: tab_status(s, hung) == "unresponsive", 10.0, "the tab to be marked")
+    assert tab_status(s, other) == "ok"
+    health = ok(s.health())
+    assert health["status"] == "degraded"
+    assert [(p["page_id"], p["status"]) for p in health["unhealthy_pages"]] == [(hung, "unresponsive")]
+
+    # The next call on it fails fast, saying how to get out.
+    shop = ok(s.snapshot(page_id=other))["snapshot"]  # any ref will do: nothing is started
+    envelope = s.click(ref_for(shop, "textbox"), page_id=hung)
+    message = error(envelope, "operation_timeout", "not_started", "after_correction")
+    assert envelope.operation.duration_ms < 3000  # not the full operation timeout
+    assert "unresponsive" in message and "browser_reload(force=true)" in message
+    assert f'browser_tabs(action="close", page_id="{hung}")' in message
+    message = error(s.reload(page_id=hung), "operation_timeout", "not_started")
+    assert "force=true" in message
+
+    renderers_before = renderer_pids(s)
+    reloaded = s.reload(page_id=hung, force=True)
+    assert ok(reloaded)["title"] == "Demo Shop" and ok(reloaded)["url"] == demo.url
+    assert reloaded.operation.page_id == hung  # the same tab id, a fresh renderer
+    assert tab_status(s, hung) == "ok"
+    assert 'button "Add Banana"' in ok(s.snapshot(page_id=hung))["snapshot"]
+    assert [tab["page_id"] for tab in ok(s.tabs())["tabs"]] == [hung, other]
+    assert ok(s.health())["status"] == "ok"
+    wait_until(lambda: renderers_before - renderer_pids(s), 10.0, "the stuck renderer to be gone")
+
+
+def test_a_script_that_ends_clears_the_mark(fresh_session, demo) -> None:
+    s = started(fresh_session, demo.url)
+    page = ok(s.tabs())["current_page_id"]
+    ok(s.evaluate("setTimeout(() => { const end = Date.now() + 8000; while (Date.now() < end) {} }, 50); 1"))
+    error(timeout_once_stuck(s.snapshot), "operation_timeout", "unknown")
+    wait_until(lambda: tab_status(s, page) == "unresponsive", 10.0, "the tab to be marked")
+    wait_until(lambda: s.snapshot().ok, 15.0, "the loop to end")
+    assert tab_status(s, page) == "ok"
+
+
+# killed processes -------------------------------------------------------------------------------
+def test_a_killed_renderer_is_page_crashed_and_reload_brings_the_tab_back(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    page = ok(s.tabs())["current_page_id"]
+    renderers = renderer_pids(s)
+    assert renderers
+    for pid in renderers:
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: tab_status(s, page) == "crashed", 10.0, "the crash to be seen")
+    message = error(s.snapshot(), "page_crashed", "not_started", "after_correction")
+    assert "crashed" in message and "browser_reload" in message and 'browser_tabs(action="close"' in message
+    assert [p["status"] for p in ok(s.health())["unhealthy_pages"]] == ["crashed"]
+
+    reloaded = ok(s.reload())
+    assert reloaded["title"] == "Demo Shop"
+    assert "Add Banana" in ok(s.snapshot())["snapshot"]
+    assert tab_status(s, page) == "ok" and ok(s.health())["status"] == "ok"
+
+
+def test_a_browser_killed_during_a_call_ends_it_with_instance_crashed(fresh_session, demo) -> None:
+    s = fresh_session()
+    info = ok(s.create_instance("victim"))["instance"]
+    ok(s.navigate(demo.url, instance="victim"))
+    waiting = s.submit("browser_wait_for", {"instance": "victim", "text": "never on this page", "time_s": 20})
+    time.sleep(0.5)
+    os.kill(info["browser_pid"], signal.SIGKILL)
+    envelope = waiting.result(timeout=20)
+    message = error(envelope, "instance_crashed", "unknown", "read_only")
+    assert "'victim'" in message
+    error(s.snapshot(instance="victim"), "instance_crashed", "not_started")
+    ok(s.create_instance("victim"))
+    assert ok(s.navigate(demo.url, instance="victim"))["title"] == "Demo Shop"
+
+
+# pages that misbehave ---------------------------------------------------------------------------
+def test_a_dialog_storm_gives_envelopes_and_the_tab_can_be_closed(fresh_session, demo) -> None:
+    s = started(fresh_session, demo.url)
+    storm = ok(s.tabs())["current_page_id"]
+    other = ok(s.tabs("new", url=demo.url))["current_page_id"]
+    ok(s.evaluate("setTimeout(() => { for (;;) alert('storm') }, 50); 1", page_id=storm))
+    for _ in range(5):  # each accepted alert is followed by the next one
+        blocked = wait_until(lambda: (e := s.snapshot(page_id=storm)).error_type == "modal_state_blocked" and e)
+        assert "'storm'" in error(blocked, "modal_state_blocked")  # opened before or during the call
+        ok(s.handle_dialog(True, page_id=storm))
+    assert ok(s.snapshot(page_id=other))["url"] == demo.url
+    tabs = ok(s.tabs("close", page_id=storm))["tabs"]
+    assert [tab["page_id"] for tab in tabs] == [other]
+    assert ok(s.snapshot())["url"] == demo.url
+
+
+def test_a_tab_that_closes_itself_during_a_call(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    first = ok(s.tabs())["current_page_id"]
+    ok(s.evaluate("window.open(location.href, '_blank'); 1"))
+    closing = wait_until(
+        lambda: [t["page_id"] for t in ok(s.tabs())["tabs"] if t["page_id"] != first], 10.0, "the popup"
+    )[0]
+    ok(s.evaluate("setTimeout(() => window.close(), 300); 1", page_id=closing))
+    envelope = s.wait_for(text="never on this page", time_s=20, page_id=closing)
+    message = error(envelope, "page_not_found", "unknown", "read_only")
+    assert closing in message
+    error(s.snapshot(page_id=closing), "page_not_found", "not_started")
+    assert [tab["page_id"] for tab in ok(s.tabs())["tabs"]] == [first]
+
+
+# callers that give up ---------------------------------------------------------------------------
+def _hold_instance(s, seconds: float) -> threading.Thread:
+    """A call that keeps the instance busy for `seconds`, on a thread of its own."""
+    holder = threading.Thread(target=lambda: ok(s.wait_for(time_s=seconds)), daemon=True)
+    holder.start()
+    wait_until(lambda: s._engine.manager.instances["default"].lock.locked(), 10.0, "the slow call to hold it")
+    return holder
+
+
+def test_a_queued_click_whose_caller_gives_up_never_runs(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')
+    holder = _hold_instance(s, 3)
+    envelope = s.call("browser_click", ref=banana, call_timeout_s=0.5)
+    message = error(envelope, "operation_timeout", "not_started", "after_correction")
+    assert "0.5 s" in message and "the call's own timeout" in message and "nothing was done" in message
+    holder.join(20)
+    time.sleep(0.5)
+    assert cart(s) == "Cart: 0 items"
+    clicks = [r.envelope for r in s.history if r.tool == "browser_click"]
+    assert [(e.error_type, e.operation.outcome) for e in clicks] == [("operation_timeout", "not_started")]
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), "2", True])
+def test_a_bad_call_timeout_is_invalid_params(fresh_session, seconds: object) -> None:
+    s = fresh_session()
+    message = error(s.call("browser_list_instances", call_timeout_s=seconds), "invalid_params", "not_started")
+    assert "positive number of seconds" in message
+
+
+def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_session, demo) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')
+    holder = _hold_instance(s, 3)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()  # as Jupyter's "Interrupt kernel"
+    with pytest.raises(KeyboardInterrupt):
+        s.click(banana)
+    holder.join(20)
+    time.sleep(0.5)
+    assert cart(s) == "Cart: 0 items"
+    clicks = [r.envelope for r in s.history if r.tool == "browser_click"]
+    assert [(e.error_type, e.operation.outcome, e.operation.retry) for e in clicks] == [
+        ("cancelled", "not_started", "after_correction")
+    ]
+    assert "nothing was done" in (clicks[0].message or "")
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 (closes its stream) and 2025 (notifies)
+def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, demo, mode: str) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')
+    server = s.serve_mcp()
+    lock = s._engine.manager.instances["default"].lock
+
+    async def scenario() -> None:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=http), mode=mode) as client:
+            slow = asyncio.ensure_future(client.call_tool("browser_wait_for", {"time_s": 3}))
+            while not lock.locked():
+                await asyncio.sleep(0.02)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.call_tool("browser_click", {"ref": banana}), 0.5)
+            if mode == "legacy":  # (a cancelled request's late answer breaks this client's exit)
+                assert (await slow).is_error is False
+                return
+            slow.cancel()  # and gives up on the running call too
+            with pytest.raises(asyncio.CancelledError):
+                await slow
+
+    asyncio.run(scenario())
+    def agents() -> list:
+        return [r for r in s.history if r.caller.startswith("agent:")]
+
+    wait_until(lambda: len(agents()) == 2, 10.0, "both calls to be logged")
+    assert cart(s) == "Cart: 0 items"
+    logged = [(r.tool, r.envelope.error_type, r.envelope.operation.outcome, r.envelope.operation.retry) for r in agents()]
+    slow_call = ("browser_wait_for", None, "completed", "not_needed") if mode == "legacy" else (
+        "browser_wait_for", "cancelled", "unknown", "read_only"  # running when its caller left
+    )
+    assert sorted(logged) == [("browser_click", "cancelled", "not_started", "after_correction"), slow_call]

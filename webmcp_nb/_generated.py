@@ -1,0 +1,2061 @@
+"""Typed methods for every registry tool, mixed into `Session`. GENERATED: do not edit.
+
+Written by scripts/generate_api.py from the tool registry (`make generate`); tests/test_api.py
+fails when it is stale. ``s.X(...)`` blocks; ``await s.aX(...)`` is its awaitable form. Both send
+exactly the arguments given (optional parameters default to `Default` markers, which show the
+tool's own default), so a call equals ``s.call("browser_X", ...)`` with the same arguments.
+"""
+
+# ruff: noqa: B008 - a `default(...)` marker is made once, only shown, and never sent or changed.
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+from ._arguments import default, given
+from .core.envelope import Envelope
+
+
+class BinaryOptions(TypedDict):
+    mode: NotRequired[Literal["base64", "download"]]
+    max_bytes: NotRequired[int | None]  # Fail if the body is larger; default: what the mode allows.
+
+
+class FormField(TypedDict):
+    ref: str  # An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+    type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
+    value: str | bool  # Text for textbox/combobox/slider; true or false for checkbox/radio.
+    name: NotRequired[str | None]  # A label, for reading.
+
+
+class Observe(TypedDict):
+    """What an action is expected to cause, and how long to wait for it.
+    """
+
+    kind: Literal["response", "request", "url", "text", "text_gone", "element", "popup", "download", "console"]
+    url: NotRequired[str | None]  # response/request/url: a substring of the URL, or a glob with * (whole URL).
+    method: NotRequired[str | None]
+    status: NotRequired[int | None]  # response: this status.
+    text: NotRequired[str | None]  # text/text_gone: visible text; console: a substring of the message.
+    role: NotRequired[str | None]
+    name: NotRequired[str | None]
+    level: NotRequired[str | None]  # console: this level (log, info, warning, error...).
+    timeout_ms: NotRequired[int]
+
+
+class SseLimits(TypedDict):
+    max_events: int  # Fail if another event arrives after this many.
+    max_bytes: int  # Fail once the events' UTF-8 JSON (with separators) would pass this.
+    max_duration_ms: int  # Fail (cancelling the reader in the page) if the stream has not ended by then.
+
+
+class Viewport(TypedDict):
+    width: int
+    height: int
+
+
+class ToolMethods:
+    """One blocking and one awaitable method per registry tool (`Session` inherits them)."""
+
+    if TYPE_CHECKING:
+
+        def call(self, tool: str, /, **args: Any) -> Envelope: ...
+
+        async def acall(self, tool: str, /, **args: Any) -> Envelope: ...
+
+    def click(
+        self,
+        ref: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        button: Literal["left", "right", "middle"] = default("left"),
+        double: bool = default(False),
+        modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Click an element by its snapshot ref. Returns once any navigation it started has loaded its document; if the
+        click opens a dialog, `modal_state` says so.
+
+        Calls the ``browser_click`` tool and returns its `Envelope`; the awaitable form is ``aclick``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            double: Double-click.
+            modifiers: Keys held during the click. (at most 5 items)
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_click", **given(locals()))
+
+    async def aclick(
+        self,
+        ref: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        button: Literal["left", "right", "middle"] = default("left"),
+        double: bool = default(False),
+        modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Click an element by its snapshot ref. Returns once any navigation it started has loaded its document; if the
+        click opens a dialog, `modal_state` says so.
+
+        Calls the ``browser_click`` tool and returns its `Envelope`; the blocking form is ``click``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            double: Double-click.
+            modifiers: Keys held during the click. (at most 5 items)
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_click", **given(locals()))
+
+    def console(
+        self,
+        *,
+        instance: str | None = default(None),
+        after: str | None = default(None),
+        limit: int = default(100),
+        page_id: str | None = default(None),
+        reveal_secrets: bool = default(False),
+        level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
+        text: str | None = default(None),
+    ) -> Envelope:
+        """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
+        cursor) on. Every instance records them from its first page; the buffer keeps the latest entries
+        (retention_lost says when some after the cursor were dropped).
+
+        Calls the ``browser_console`` tool and returns its `Envelope`; the awaitable form is ``aconsole``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            after: next_cursor from an earlier call: only newer entries.
+            limit: At most this many entries. (1 to 500)
+            page_id: Only entries of this tab.
+            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
+            level: Only this level ('error' includes uncaught page errors).
+            text: Only entries whose text contains this (case-insensitive).
+        """
+        return self.call("browser_console", **given(locals()))
+
+    async def aconsole(
+        self,
+        *,
+        instance: str | None = default(None),
+        after: str | None = default(None),
+        limit: int = default(100),
+        page_id: str | None = default(None),
+        reveal_secrets: bool = default(False),
+        level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
+        text: str | None = default(None),
+    ) -> Envelope:
+        """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
+        cursor) on. Every instance records them from its first page; the buffer keeps the latest entries
+        (retention_lost says when some after the cursor were dropped).
+
+        Calls the ``browser_console`` tool and returns its `Envelope`; the blocking form is ``console``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            after: next_cursor from an earlier call: only newer entries.
+            limit: At most this many entries. (1 to 500)
+            page_id: Only entries of this tab.
+            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
+            level: Only this level ('error' includes uncaught page errors).
+            text: Only entries whose text contains this (case-insensitive).
+        """
+        return await self.acall("browser_console", **given(locals()))
+
+    def create_instance(
+        self,
+        name: str,
+        *,
+        backend: Literal["chromium"] = default("chromium"),
+        headless: bool | None = default(None),
+        profile_dir: str | None = default(None),
+        viewport: Viewport | None = default(None),
+        locale: str | None = default(None),
+        user_agent: str | None = default(None),
+        executable_path: str | None = default(None),
+        args: list[str] = default([]),
+        webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
+    ) -> Envelope:
+        """Launch a new browser instance under a name and make it the current instance. Fails with
+        instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.
+
+        Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable form is
+        ``acreate_instance``.
+
+        Args:
+            name: A name for the instance (letters, digits, '_', '.', '-').
+            headless: Run without a window; default: the session's setting.
+            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
+                or a directory path with the `browser` capability. Default: a fresh temporary profile.
+            viewport: Page size in CSS pixels; default 1280x720.
+            executable_path: The Chromium binary; default: resolved (see browser_health).
+            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
+            webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
+                itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
+                pages see) or 'off'.
+        """
+        return self.call("browser_create_instance", **given(locals()))
+
+    async def acreate_instance(
+        self,
+        name: str,
+        *,
+        backend: Literal["chromium"] = default("chromium"),
+        headless: bool | None = default(None),
+        profile_dir: str | None = default(None),
+        viewport: Viewport | None = default(None),
+        locale: str | None = default(None),
+        user_agent: str | None = default(None),
+        executable_path: str | None = default(None),
+        args: list[str] = default([]),
+        webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
+    ) -> Envelope:
+        """Launch a new browser instance under a name and make it the current instance. Fails with
+        instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.
+
+        Calls the ``browser_create_instance`` tool and returns its `Envelope`; the blocking form is
+        ``create_instance``.
+
+        Args:
+            name: A name for the instance (letters, digits, '_', '.', '-').
+            headless: Run without a window; default: the session's setting.
+            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
+                or a directory path with the `browser` capability. Default: a fresh temporary profile.
+            viewport: Page size in CSS pixels; default 1280x720.
+            executable_path: The Chromium binary; default: resolved (see browser_health).
+            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
+            webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
+                itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
+                pages see) or 'off'.
+        """
+        return await self.acall("browser_create_instance", **given(locals()))
+
+    def destroy_instance(
+        self,
+        name: str,
+    ) -> Envelope:
+        """Close a browser instance and everything in it. Also clears the record of a crashed instance.
+
+        Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the awaitable form is
+        ``adestroy_instance``.
+        """
+        return self.call("browser_destroy_instance", **given(locals()))
+
+    async def adestroy_instance(
+        self,
+        name: str,
+    ) -> Envelope:
+        """Close a browser instance and everything in it. Also clears the record of a crashed instance.
+
+        Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the blocking form is
+        ``destroy_instance``.
+        """
+        return await self.acall("browser_destroy_instance", **given(locals()))
+
+    def downloads(
+        self,
+        *,
+        instance: str | None = default(None),
+        download_id: str | None = default(None),
+        wait_s: float = default(0),
+    ) -> Envelope:
+        """List the files this instance's pages downloaded (a click on a download link starts one), oldest first. Each
+        finished download is saved under the session's artifacts directory; its path is in `path` and in
+        operation.artifacts. With wait_s, first waits for a download that no earlier call listed to start (after a
+        click, say), then for the downloads to finish.
+
+        Calls the ``browser_downloads`` tool and returns its `Envelope`; the awaitable form is ``adownloads``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            download_id: Only this download (from an earlier list).
+            wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
+                already) and for the downloads to finish. (0 to 30)
+        """
+        return self.call("browser_downloads", **given(locals()))
+
+    async def adownloads(
+        self,
+        *,
+        instance: str | None = default(None),
+        download_id: str | None = default(None),
+        wait_s: float = default(0),
+    ) -> Envelope:
+        """List the files this instance's pages downloaded (a click on a download link starts one), oldest first. Each
+        finished download is saved under the session's artifacts directory; its path is in `path` and in
+        operation.artifacts. With wait_s, first waits for a download that no earlier call listed to start (after a
+        click, say), then for the downloads to finish.
+
+        Calls the ``browser_downloads`` tool and returns its `Envelope`; the blocking form is ``downloads``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            download_id: Only this download (from an earlier list).
+            wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
+                already) and for the downloads to finish. (0 to 30)
+        """
+        return await self.acall("browser_downloads", **given(locals()))
+
+    def drag(
+        self,
+        source_ref: str,
+        target_ref: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Drag one element onto another.
+
+        Calls the ``browser_drag`` tool and returns its `Envelope`; the awaitable form is ``adrag``.
+
+        Args:
+            source_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            target_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_drag", **given(locals()))
+
+    async def adrag(
+        self,
+        source_ref: str,
+        target_ref: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Drag one element onto another.
+
+        Calls the ``browser_drag`` tool and returns its `Envelope`; the blocking form is ``drag``.
+
+        Args:
+            source_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            target_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_drag", **given(locals()))
+
+    def evaluate(
+        self,
+        expression: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        ref: str | None = default(None),
+        save: bool = default(False),
+    ) -> Envelope:
+        """Evaluate JavaScript in the page (or on one element) and return its JSON result.
+
+        Calls the ``browser_evaluate`` tool and returns its `Envelope`; the awaitable form is ``aevaluate``.
+
+        Args:
+            expression: A JavaScript expression, or a function such as '() => document.title'. With `ref`, a function
+                that receives the element: 'el => el.textContent'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
+                first 40 lines instead (for results too large to return). A string is saved as text, anything else as
+                JSON.
+        """
+        return self.call("browser_evaluate", **given(locals()))
+
+    async def aevaluate(
+        self,
+        expression: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        ref: str | None = default(None),
+        save: bool = default(False),
+    ) -> Envelope:
+        """Evaluate JavaScript in the page (or on one element) and return its JSON result.
+
+        Calls the ``browser_evaluate`` tool and returns its `Envelope`; the blocking form is ``evaluate``.
+
+        Args:
+            expression: A JavaScript expression, or a function such as '() => document.title'. With `ref`, a function
+                that receives the element: 'el => el.textContent'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
+                first 40 lines instead (for results too large to return). A string is saved as text, anything else as
+                JSON.
+        """
+        return await self.acall("browser_evaluate", **given(locals()))
+
+    def events_export(
+        self,
+        *,
+        instance: str | None = default(None),
+        stream: Literal["console", "network"] = default("network"),
+        format: Literal["jsonl", "har"] = default("jsonl"),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """Write the retained console or network entries to a file under the session's artifacts directory: JSON Lines,
+        or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR viewers). Secret headers stay
+        [redacted].
+
+        Calls the ``browser_events_export`` tool and returns its `Envelope`; the awaitable form is
+        ``aevents_export``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            format: 'har' (HAR 1.2, network only) or 'jsonl'.
+            page_id: Only entries of this tab.
+        """
+        return self.call("browser_events_export", **given(locals()))
+
+    async def aevents_export(
+        self,
+        *,
+        instance: str | None = default(None),
+        stream: Literal["console", "network"] = default("network"),
+        format: Literal["jsonl", "har"] = default("jsonl"),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """Write the retained console or network entries to a file under the session's artifacts directory: JSON Lines,
+        or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR viewers). Secret headers stay
+        [redacted].
+
+        Calls the ``browser_events_export`` tool and returns its `Envelope`; the blocking form is ``events_export``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            format: 'har' (HAR 1.2, network only) or 'jsonl'.
+            page_id: Only entries of this tab.
+        """
+        return await self.acall("browser_events_export", **given(locals()))
+
+    def execute(
+        self,
+        code: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        timeout_s: float | None = default(None),
+    ) -> Envelope:
+        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
+        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
+        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
+        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
+        (navigation: the navigation timeout) unless given their own.
+
+        Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable form is ``aexecute``.
+
+        Args:
+            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
+                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
+                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
+                the last expression is the result. Do not block (time.sleep): await instead.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+        """
+        return self.call("browser_execute", **given(locals()))
+
+    async def aexecute(
+        self,
+        code: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        timeout_s: float | None = default(None),
+    ) -> Envelope:
+        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
+        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
+        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
+        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
+        (navigation: the navigation timeout) unless given their own.
+
+        Calls the ``browser_execute`` tool and returns its `Envelope`; the blocking form is ``execute``.
+
+        Args:
+            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
+                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
+                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
+                the last expression is the result. Do not block (time.sleep): await instead.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+        """
+        return await self.acall("browser_execute", **given(locals()))
+
+    def file_upload(
+        self,
+        paths: list[str],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """Answer an open file chooser with local files (or cancel it with an empty list).
+
+        Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable form is ``afile_upload``.
+
+        Args:
+            paths: Files to choose (for agents: under the directories the operator named, by default the session's
+                artifacts directory); an empty list cancels the chooser. (at most 100 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return self.call("browser_file_upload", **given(locals()))
+
+    async def afile_upload(
+        self,
+        paths: list[str],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """Answer an open file chooser with local files (or cancel it with an empty list).
+
+        Calls the ``browser_file_upload`` tool and returns its `Envelope`; the blocking form is ``file_upload``.
+
+        Args:
+            paths: Files to choose (for agents: under the directories the operator named, by default the session's
+                artifacts directory); an empty list cancels the chooser. (at most 100 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return await self.acall("browser_file_upload", **given(locals()))
+
+    def fill_form(
+        self,
+        fields: list[FormField],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Fill several fields at once. Every ref is checked before anything is changed.
+
+        Calls the ``browser_fill_form`` tool and returns its `Envelope`; the awaitable form is ``afill_form``.
+
+        Args:
+            fields: (1 to 100 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_fill_form", **given(locals()))
+
+    async def afill_form(
+        self,
+        fields: list[FormField],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Fill several fields at once. Every ref is checked before anything is changed.
+
+        Calls the ``browser_fill_form`` tool and returns its `Envelope`; the blocking form is ``fill_form``.
+
+        Args:
+            fields: (1 to 100 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_fill_form", **given(locals()))
+
+    def frames(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """List the frames of a tab (main frame first) with stable frame ids.
+
+        Calls the ``browser_frames`` tool and returns its `Envelope`; the awaitable form is ``aframes``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return self.call("browser_frames", **given(locals()))
+
+    async def aframes(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """List the frames of a tab (main frame first) with stable frame ids.
+
+        Calls the ``browser_frames`` tool and returns its `Envelope`; the blocking form is ``frames``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return await self.acall("browser_frames", **given(locals()))
+
+    def handle_dialog(
+        self,
+        accept: bool,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        prompt_text: str | None = default(None),
+    ) -> Envelope:
+        """Accept or dismiss the dialog the page is showing. Works while the action that opened it is still waiting.
+
+        Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the awaitable form is
+        ``ahandle_dialog``.
+
+        Args:
+            accept: Accept (OK) or dismiss (Cancel) the dialog.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            prompt_text: The answer to a prompt() dialog.
+        """
+        return self.call("browser_handle_dialog", **given(locals()))
+
+    async def ahandle_dialog(
+        self,
+        accept: bool,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        prompt_text: str | None = default(None),
+    ) -> Envelope:
+        """Accept or dismiss the dialog the page is showing. Works while the action that opened it is still waiting.
+
+        Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the blocking form is ``handle_dialog``.
+
+        Args:
+            accept: Accept (OK) or dismiss (Cancel) the dialog.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            prompt_text: The answer to a prompt() dialog.
+        """
+        return await self.acall("browser_handle_dialog", **given(locals()))
+
+    def health(self) -> Envelope:
+        """Report instance counts, limits, the browsers that can be found, failed launches and crashes. Launches
+        nothing.
+
+        Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable form is ``ahealth``.
+        """
+        return self.call("browser_health", **given(locals()))
+
+    async def ahealth(self) -> Envelope:
+        """Report instance counts, limits, the browsers that can be found, failed launches and crashes. Launches
+        nothing.
+
+        Calls the ``browser_health`` tool and returns its `Envelope`; the blocking form is ``health``.
+        """
+        return await self.acall("browser_health", **given(locals()))
+
+    def hover(
+        self,
+        ref: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Move the mouse over an element.
+
+        Calls the ``browser_hover`` tool and returns its `Envelope`; the awaitable form is ``ahover``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_hover", **given(locals()))
+
+    async def ahover(
+        self,
+        ref: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Move the mouse over an element.
+
+        Calls the ``browser_hover`` tool and returns its `Envelope`; the blocking form is ``hover``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_hover", **given(locals()))
+
+    def http(
+        self,
+        url: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        method: Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"] = default("GET"),
+        headers: dict[str, str] = default({}),
+        body: str | None = default(None),
+        json_body: Any = default(None),
+        response: Literal["auto", "json", "text", "ndjson", "sse", "binary"] = default("auto"),
+        expect: str | None = default(None),
+        preflight: bool = default(False),
+        timeout_s: float | None = default(None),
+        max_result_bytes: int | None = default(None),
+        save: bool = default(False),
+        max_save_bytes: int = default(67108864),
+        strict: bool = default(False),
+        sse: SseLimits | None = default(None),
+        binary: BinaryOptions | None = default(None),
+        secret_fields: list[str] = default([]),
+    ) -> Envelope:
+        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
+        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
+        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
+        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+
+        Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable form is ``ahttp``.
+
+        Args:
+            url: Absolute, or relative to the page's URL (such as '/api/items').
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            method: GET, HEAD and OPTIONS change nothing; the others are mutations.
+            headers: Request headers (the page's cookies are sent as the page would send them).
+            body: A text body.
+            json_body: A JSON body (sets Content-Type: application/json).
+            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
+                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
+            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
+                response is 'sse' or 'binary'.
+            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
+                request itself is sent.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
+                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
+            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
+                result budget).
+            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
+            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
+            sse: Required with response='sse': the collection's limits.
+            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
+                (max_bytes defaults to max_save_bytes).
+            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+        """
+        return self.call("browser_http", **given(locals()))
+
+    async def ahttp(
+        self,
+        url: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        method: Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"] = default("GET"),
+        headers: dict[str, str] = default({}),
+        body: str | None = default(None),
+        json_body: Any = default(None),
+        response: Literal["auto", "json", "text", "ndjson", "sse", "binary"] = default("auto"),
+        expect: str | None = default(None),
+        preflight: bool = default(False),
+        timeout_s: float | None = default(None),
+        max_result_bytes: int | None = default(None),
+        save: bool = default(False),
+        max_save_bytes: int = default(67108864),
+        strict: bool = default(False),
+        sse: SseLimits | None = default(None),
+        binary: BinaryOptions | None = default(None),
+        secret_fields: list[str] = default([]),
+    ) -> Envelope:
+        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
+        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
+        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
+        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+
+        Calls the ``browser_http`` tool and returns its `Envelope`; the blocking form is ``http``.
+
+        Args:
+            url: Absolute, or relative to the page's URL (such as '/api/items').
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            method: GET, HEAD and OPTIONS change nothing; the others are mutations.
+            headers: Request headers (the page's cookies are sent as the page would send them).
+            body: A text body.
+            json_body: A JSON body (sets Content-Type: application/json).
+            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
+                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
+            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
+                response is 'sse' or 'binary'.
+            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
+                request itself is sent.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
+                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
+            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
+                result budget).
+            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
+            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
+            sse: Required with response='sse': the collection's limits.
+            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
+                (max_bytes defaults to max_save_bytes).
+            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+        """
+        return await self.acall("browser_http", **given(locals()))
+
+    def keyboard_type(
+        self,
+        text: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """Type text into the focused element, key by key (use browser_type to target a ref).
+
+        Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the awaitable form is
+        ``akeyboard_type``.
+
+        Args:
+            text: Text typed key by key into whatever has focus.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return self.call("browser_keyboard_type", **given(locals()))
+
+    async def akeyboard_type(
+        self,
+        text: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+    ) -> Envelope:
+        """Type text into the focused element, key by key (use browser_type to target a ref).
+
+        Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the blocking form is ``keyboard_type``.
+
+        Args:
+            text: Text typed key by key into whatever has focus.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return await self.acall("browser_keyboard_type", **given(locals()))
+
+    def list_instances(self) -> Envelope:
+        """List live, launching and closing instances and which one is current.
+
+        Calls the ``browser_list_instances`` tool and returns its `Envelope`; the awaitable form is
+        ``alist_instances``.
+        """
+        return self.call("browser_list_instances", **given(locals()))
+
+    async def alist_instances(self) -> Envelope:
+        """List live, launching and closing instances and which one is current.
+
+        Calls the ``browser_list_instances`` tool and returns its `Envelope`; the blocking form is
+        ``list_instances``.
+        """
+        return await self.acall("browser_list_instances", **given(locals()))
+
+    def mouse_click_xy(
+        self,
+        x: float,
+        y: float,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        button: Literal["left", "right", "middle"] = default("left"),
+        double: bool = default(False),
+    ) -> Envelope:
+        """Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. Prefer browser_click
+        with a snapshot ref when the element is known.
+
+        Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the awaitable form is
+        ``amouse_click_xy``.
+
+        Args:
+            x: CSS pixels from the viewport's left edge. (0 to 100000)
+            y: CSS pixels from the viewport's top edge. (0 to 100000)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return self.call("browser_mouse_click_xy", **given(locals()))
+
+    async def amouse_click_xy(
+        self,
+        x: float,
+        y: float,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        button: Literal["left", "right", "middle"] = default("left"),
+        double: bool = default(False),
+    ) -> Envelope:
+        """Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. Prefer browser_click
+        with a snapshot ref when the element is known.
+
+        Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the blocking form is
+        ``mouse_click_xy``.
+
+        Args:
+            x: CSS pixels from the viewport's left edge. (0 to 100000)
+            y: CSS pixels from the viewport's top edge. (0 to 100000)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return await self.acall("browser_mouse_click_xy", **given(locals()))
+
+    def navigate(
+        self,
+        url: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Load a URL in the current tab and wait for it (default: the load event). Returns the final URL, title and
+        HTTP status.
+
+        Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable form is ``anavigate``.
+
+        Args:
+            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
+                others only where the operator granted them).
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            wait_until: When the navigation counts as done.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_navigate", **given(locals()))
+
+    async def anavigate(
+        self,
+        url: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Load a URL in the current tab and wait for it (default: the load event). Returns the final URL, title and
+        HTTP status.
+
+        Calls the ``browser_navigate`` tool and returns its `Envelope`; the blocking form is ``navigate``.
+
+        Args:
+            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
+                others only where the operator granted them).
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            wait_until: When the navigation counts as done.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_navigate", **given(locals()))
+
+    def navigate_back(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+    ) -> Envelope:
+        """Go back in the tab's history. `moved` is false when there was nothing to go back to.
+
+        Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the awaitable form is
+        ``anavigate_back``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return self.call("browser_navigate_back", **given(locals()))
+
+    async def anavigate_back(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+    ) -> Envelope:
+        """Go back in the tab's history. `moved` is false when there was nothing to go back to.
+
+        Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the blocking form is ``navigate_back``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return await self.acall("browser_navigate_back", **given(locals()))
+
+    def navigate_forward(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+    ) -> Envelope:
+        """Go forward in the tab's history. `moved` is false when there was nothing to go forward to.
+
+        Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the awaitable form is
+        ``anavigate_forward``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return self.call("browser_navigate_forward", **given(locals()))
+
+    async def anavigate_forward(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+    ) -> Envelope:
+        """Go forward in the tab's history. `moved` is false when there was nothing to go forward to.
+
+        Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the blocking form is
+        ``navigate_forward``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+        """
+        return await self.acall("browser_navigate_forward", **given(locals()))
+
+    def network(
+        self,
+        *,
+        instance: str | None = default(None),
+        after: str | None = default(None),
+        limit: int = default(100),
+        page_id: str | None = default(None),
+        reveal_secrets: bool = default(False),
+        url: str | None = default(None),
+        method: str | None = default(None),
+        status: int | None = default(None),
+        resource_type: str | None = default(None),
+        failed: bool | None = default(None),
+    ) -> Envelope:
+        """Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) on: method, URL,
+        type, status, timing, sizes, failure, redirects and headers (secret headers [redacted]). A request's entry is
+        updated as it progresses (state pending/finished/failed).
+
+        Calls the ``browser_network`` tool and returns its `Envelope`; the awaitable form is ``anetwork``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            after: next_cursor from an earlier call: only newer entries.
+            limit: At most this many entries. (1 to 500)
+            page_id: Only entries of this tab.
+            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
+            url: Only requests whose URL contains this.
+            status: Only responses with this status (0: none). (0 to 999)
+            resource_type: Only this kind: document, script, fetch, xhr, image, stylesheet, ...
+            failed: true: only failed requests; false: only the others.
+        """
+        return self.call("browser_network", **given(locals()))
+
+    async def anetwork(
+        self,
+        *,
+        instance: str | None = default(None),
+        after: str | None = default(None),
+        limit: int = default(100),
+        page_id: str | None = default(None),
+        reveal_secrets: bool = default(False),
+        url: str | None = default(None),
+        method: str | None = default(None),
+        status: int | None = default(None),
+        resource_type: str | None = default(None),
+        failed: bool | None = default(None),
+    ) -> Envelope:
+        """Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) on: method, URL,
+        type, status, timing, sizes, failure, redirects and headers (secret headers [redacted]). A request's entry is
+        updated as it progresses (state pending/finished/failed).
+
+        Calls the ``browser_network`` tool and returns its `Envelope`; the blocking form is ``network``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            after: next_cursor from an earlier call: only newer entries.
+            limit: At most this many entries. (1 to 500)
+            page_id: Only entries of this tab.
+            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
+            url: Only requests whose URL contains this.
+            status: Only responses with this status (0: none). (0 to 999)
+            resource_type: Only this kind: document, script, fetch, xhr, image, stylesheet, ...
+            failed: true: only failed requests; false: only the others.
+        """
+        return await self.acall("browser_network", **given(locals()))
+
+    def network_body(
+        self,
+        request_id: str,
+        *,
+        instance: str | None = default(None),
+        part: Literal["response", "request"] = default("response"),
+        save: bool = default(False),
+    ) -> Envelope:
+        """The body of a recorded request or of its response, as text (text, JSON, XML...) or base64. A body larger than
+        the result limit fails with result_too_large; save=true writes it to a file instead.
+
+        Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable form is ``anetwork_body``.
+
+        Args:
+            request_id: From browser_network.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            save: Write the body to a file under the session's artifacts directory.
+        """
+        return self.call("browser_network_body", **given(locals()))
+
+    async def anetwork_body(
+        self,
+        request_id: str,
+        *,
+        instance: str | None = default(None),
+        part: Literal["response", "request"] = default("response"),
+        save: bool = default(False),
+    ) -> Envelope:
+        """The body of a recorded request or of its response, as text (text, JSON, XML...) or base64. A body larger than
+        the result limit fails with result_too_large; save=true writes it to a file instead.
+
+        Calls the ``browser_network_body`` tool and returns its `Envelope`; the blocking form is ``network_body``.
+
+        Args:
+            request_id: From browser_network.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            save: Write the body to a file under the session's artifacts directory.
+        """
+        return await self.acall("browser_network_body", **given(locals()))
+
+    def pdf(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        paper: Literal["A4", "Letter", "Legal", "A3", "Tabloid"] = default("A4"),
+        landscape: bool = default(False),
+        print_background: bool = default(True),
+        page_ranges: str | None = default(None),
+    ) -> Envelope:
+        """Print the tab to a PDF file (print media styles, as the browser's own print does) under the session's
+        artifacts directory; returns its path. Headless Chromium only.
+
+        Calls the ``browser_pdf`` tool and returns its `Envelope`; the awaitable form is ``apdf``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            print_background: Print background colours and images.
+        """
+        return self.call("browser_pdf", **given(locals()))
+
+    async def apdf(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        paper: Literal["A4", "Letter", "Legal", "A3", "Tabloid"] = default("A4"),
+        landscape: bool = default(False),
+        print_background: bool = default(True),
+        page_ranges: str | None = default(None),
+    ) -> Envelope:
+        """Print the tab to a PDF file (print media styles, as the browser's own print does) under the session's
+        artifacts directory; returns its path. Headless Chromium only.
+
+        Calls the ``browser_pdf`` tool and returns its `Envelope`; the blocking form is ``pdf``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            print_background: Print background colours and images.
+        """
+        return await self.acall("browser_pdf", **given(locals()))
+
+    def press_key(
+        self,
+        key: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Press a key or chord in the focused element.
+
+        Calls the ``browser_press_key`` tool and returns its `Envelope`; the awaitable form is ``apress_key``.
+
+        Args:
+            key: A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_press_key", **given(locals()))
+
+    async def apress_key(
+        self,
+        key: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Press a key or chord in the focused element.
+
+        Calls the ``browser_press_key`` tool and returns its `Envelope`; the blocking form is ``press_key``.
+
+        Args:
+            key: A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_press_key", **given(locals()))
+
+    def reload(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+        force: bool = default(False),
+    ) -> Envelope:
+        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
+        a tab marked unresponsive (a script stuck in a loop).
+
+        Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable form is ``areload``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
+                the page_id stays. A crashed tab is reloaded this way without it.
+        """
+        return self.call("browser_reload", **given(locals()))
+
+    async def areload(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
+        force: bool = default(False),
+    ) -> Envelope:
+        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
+        a tab marked unresponsive (a script stuck in a loop).
+
+        Calls the ``browser_reload`` tool and returns its `Envelope`; the blocking form is ``reload``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
+                the page_id stays. A crashed tab is reloaded this way without it.
+        """
+        return await self.acall("browser_reload", **given(locals()))
+
+    def screenshot(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        format: Literal["png", "jpeg"] = default("png"),
+        quality: int | None = default(None),
+        full_page: bool = default(False),
+        ref: str | None = default(None),
+        original: bool = default(False),
+        save: bool = default(False),
+    ) -> Envelope:
+        """Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is (running animations are
+        not stopped). Scaled down to at most 1568 px on the longest side unless original=true; the source size is
+        reported.
+
+        Calls the ``browser_screenshot`` tool and returns its `Envelope`; the awaitable form is ``ascreenshot``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            quality: JPEG quality (default 80). (1 to 100)
+            full_page: The whole scrollable page, not just the viewport.
+            ref: Only this element.
+            original: Keep the original size (by default the longest side is at most 1568 px).
+            save: Also write the image to the session's artifacts directory.
+        """
+        return self.call("browser_screenshot", **given(locals()))
+
+    async def ascreenshot(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        format: Literal["png", "jpeg"] = default("png"),
+        quality: int | None = default(None),
+        full_page: bool = default(False),
+        ref: str | None = default(None),
+        original: bool = default(False),
+        save: bool = default(False),
+    ) -> Envelope:
+        """Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is (running animations are
+        not stopped). Scaled down to at most 1568 px on the longest side unless original=true; the source size is
+        reported.
+
+        Calls the ``browser_screenshot`` tool and returns its `Envelope`; the blocking form is ``screenshot``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            quality: JPEG quality (default 80). (1 to 100)
+            full_page: The whole scrollable page, not just the viewport.
+            ref: Only this element.
+            original: Keep the original size (by default the longest side is at most 1568 px).
+            save: Also write the image to the session's artifacts directory.
+        """
+        return await self.acall("browser_screenshot", **given(locals()))
+
+    def scroll(
+        self,
+        delta_y: float,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        delta_x: float = default(0),
+    ) -> Envelope:
+        """Scroll the page with the mouse wheel at the current pointer position.
+
+        Calls the ``browser_scroll`` tool and returns its `Envelope`; the awaitable form is ``ascroll``.
+
+        Args:
+            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_x: (-100000 to 100000)
+        """
+        return self.call("browser_scroll", **given(locals()))
+
+    async def ascroll(
+        self,
+        delta_y: float,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        delta_x: float = default(0),
+    ) -> Envelope:
+        """Scroll the page with the mouse wheel at the current pointer position.
+
+        Calls the ``browser_scroll`` tool and returns its `Envelope`; the blocking form is ``scroll``.
+
+        Args:
+            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_x: (-100000 to 100000)
+        """
+        return await self.acall("browser_scroll", **given(locals()))
+
+    def select_option(
+        self,
+        ref: str,
+        values: list[str],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Select one or more options of a <select> by value or label.
+
+        Calls the ``browser_select_option`` tool and returns its `Envelope`; the awaitable form is
+        ``aselect_option``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            values: Option values or visible labels. (1 to 1000 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_select_option", **given(locals()))
+
+    async def aselect_option(
+        self,
+        ref: str,
+        values: list[str],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Select one or more options of a <select> by value or label.
+
+        Calls the ``browser_select_option`` tool and returns its `Envelope`; the blocking form is ``select_option``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            values: Option values or visible labels. (1 to 1000 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_select_option", **given(locals()))
+
+    def snapshot(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        ref: str | None = default(None),
+        depth: int | None = default(None),
+        save: bool = default(False),
+    ) -> Envelope:
+        """Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that click, type and other tools
+        accept. Refs from older snapshots go stale when the page changes.
+
+        Calls the ``browser_snapshot`` tool and returns its `Envelope`; the awaitable form is ``asnapshot``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            ref: Return only the subtree of this element.
+            depth: Limit how many levels deep the tree goes. (1 to 1000)
+            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
+                first 40 lines instead (for results too large to return).
+        """
+        return self.call("browser_snapshot", **given(locals()))
+
+    async def asnapshot(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        ref: str | None = default(None),
+        depth: int | None = default(None),
+        save: bool = default(False),
+    ) -> Envelope:
+        """Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that click, type and other tools
+        accept. Refs from older snapshots go stale when the page changes.
+
+        Calls the ``browser_snapshot`` tool and returns its `Envelope`; the blocking form is ``snapshot``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            ref: Return only the subtree of this element.
+            depth: Limit how many levels deep the tree goes. (1 to 1000)
+            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
+                first 40 lines instead (for results too large to return).
+        """
+        return await self.acall("browser_snapshot", **given(locals()))
+
+    def tabs(
+        self,
+        action: Literal["list", "new", "select", "close"] = default("list"),
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        url: str | None = default(None),
+    ) -> Envelope:
+        """List, open, select or close tabs. Each tab has a stable page_id; other tools act on the current tab unless
+        given a page_id.
+
+        Calls the ``browser_tabs`` tool and returns its `Envelope`; the awaitable form is ``atabs``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: For select and close (close defaults to the current tab).
+            url: For new: a URL (with its scheme) to open in the new tab.
+        """
+        return self.call("browser_tabs", **given(locals()))
+
+    async def atabs(
+        self,
+        action: Literal["list", "new", "select", "close"] = default("list"),
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        url: str | None = default(None),
+    ) -> Envelope:
+        """List, open, select or close tabs. Each tab has a stable page_id; other tools act on the current tab unless
+        given a page_id.
+
+        Calls the ``browser_tabs`` tool and returns its `Envelope`; the blocking form is ``tabs``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: For select and close (close defaults to the current tab).
+            url: For new: a URL (with its scheme) to open in the new tab.
+        """
+        return await self.acall("browser_tabs", **given(locals()))
+
+    def trace(
+        self,
+        action: Literal["start", "stop"],
+        *,
+        instance: str | None = default(None),
+        screenshots: bool = default(True),
+        snapshots: bool = default(True),
+    ) -> Envelope:
+        """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
+        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`.
+
+        Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable form is ``atrace``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            screenshots: start: record screenshots.
+            snapshots: start: record DOM snapshots.
+        """
+        return self.call("browser_trace", **given(locals()))
+
+    async def atrace(
+        self,
+        action: Literal["start", "stop"],
+        *,
+        instance: str | None = default(None),
+        screenshots: bool = default(True),
+        snapshots: bool = default(True),
+    ) -> Envelope:
+        """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
+        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`.
+
+        Calls the ``browser_trace`` tool and returns its `Envelope`; the blocking form is ``trace``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            screenshots: start: record screenshots.
+            snapshots: start: record DOM snapshots.
+        """
+        return await self.acall("browser_trace", **given(locals()))
+
+    def type(
+        self,
+        ref: str,
+        text: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        submit: bool = default(False),
+        slowly: bool = default(False),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Replace the content of an editable element with text, verify it holds exactly that text, and optionally press
+        Enter.
+
+        Calls the ``browser_type`` tool and returns its `Envelope`; the awaitable form is ``atype``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            submit: Press Enter afterwards.
+            slowly: Type one key at a time (for pages that react to each key).
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_type", **given(locals()))
+
+    async def atype(
+        self,
+        ref: str,
+        text: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        submit: bool = default(False),
+        slowly: bool = default(False),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Replace the content of an editable element with text, verify it holds exactly that text, and optionally press
+        Enter.
+
+        Calls the ``browser_type`` tool and returns its `Envelope`; the blocking form is ``type``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            submit: Press Enter afterwards.
+            slowly: Type one key at a time (for pages that react to each key).
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_type", **given(locals()))
+
+    def verify_element_visible(
+        self,
+        role: str,
+        name: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check that an element with this role and accessible name is visible now. Fails with verification_failed
+        naming the visible elements of that role.
+
+        Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the awaitable form is
+        ``averify_element_visible``.
+
+        Args:
+            role: The ARIA role, as in the snapshot: button, link, heading, textbox...
+            name: The accessible name, as in the snapshot (exact match).
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return self.call("browser_verify_element_visible", **given(locals()))
+
+    async def averify_element_visible(
+        self,
+        role: str,
+        name: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check that an element with this role and accessible name is visible now. Fails with verification_failed
+        naming the visible elements of that role.
+
+        Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the blocking form is
+        ``verify_element_visible``.
+
+        Args:
+            role: The ARIA role, as in the snapshot: button, link, heading, textbox...
+            name: The accessible name, as in the snapshot (exact match).
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return await self.acall("browser_verify_element_visible", **given(locals()))
+
+    def verify_list_visible(
+        self,
+        ref: str,
+        items: list[str],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check that each of these texts is visible inside the element `ref` (a list, a table, a region). Fails naming
+        the missing items and what the element shows.
+
+        Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the awaitable form is
+        ``averify_list_visible``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            items: Texts that must each be visible in it. (1 to 200 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return self.call("browser_verify_list_visible", **given(locals()))
+
+    async def averify_list_visible(
+        self,
+        ref: str,
+        items: list[str],
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check that each of these texts is visible inside the element `ref` (a list, a table, a region). Fails naming
+        the missing items and what the element shows.
+
+        Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the blocking form is
+        ``verify_list_visible``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            items: Texts that must each be visible in it. (1 to 200 items)
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return await self.acall("browser_verify_list_visible", **given(locals()))
+
+    def verify_text_visible(
+        self,
+        text: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check that this text is visible on the page now (hidden copies do not count).
+
+        Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the awaitable form is
+        ``averify_text_visible``.
+
+        Args:
+            text: Text that must be visible (a substring, case-sensitive).
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return self.call("browser_verify_text_visible", **given(locals()))
+
+    async def averify_text_visible(
+        self,
+        text: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check that this text is visible on the page now (hidden copies do not count).
+
+        Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the blocking form is
+        ``verify_text_visible``.
+
+        Args:
+            text: Text that must be visible (a substring, case-sensitive).
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return await self.acall("browser_verify_text_visible", **given(locals()))
+
+    def verify_value(
+        self,
+        ref: str,
+        value: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check the value of the element `ref`: a field's text, a checkbox's state, a select's options or an element's
+        text. A secret field's value is never shown in the message.
+
+        Calls the ``browser_verify_value`` tool and returns its `Envelope`; the awaitable form is ``averify_value``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            value: The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the selected
+                option labels (comma-separated) for a select, or an element's text.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return self.call("browser_verify_value", **given(locals()))
+
+    async def averify_value(
+        self,
+        ref: str,
+        value: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """Check the value of the element `ref`: a field's text, a checkbox's state, a select's options or an element's
+        text. A secret field's value is never shown in the message.
+
+        Calls the ``browser_verify_value`` tool and returns its `Envelope`; the blocking form is ``verify_value``.
+
+        Args:
+            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            value: The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the selected
+                option labels (comma-separated) for a select, or an element's text.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+        """
+        return await self.acall("browser_verify_value", **given(locals()))
+
+    def wait_for(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        text: str | None = default(None),
+        text_gone: str | None = default(None),
+        ref: str | None = default(None),
+        role: str | None = default(None),
+        name: str | None = default(None),
+        state: Literal["visible", "hidden", "attached", "detached"] = default("visible"),
+        url: str | None = default(None),
+        network_idle: bool = default(False),
+        time_s: float | None = default(None),
+    ) -> Envelope:
+        """Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, the URL matches,
+        or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).
+
+        Calls the ``browser_wait_for`` tool and returns its `Envelope`; the awaitable form is ``await_for``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            text: Wait until this text is visible.
+            text_gone: Wait until this text is no longer visible.
+            ref: Wait for this element (from the latest snapshot) to reach `state`.
+            role: With name: wait for the element with this role and accessible name to reach `state`.
+            state: The element state to wait for (with ref or role/name).
+            url: Wait until the page's URL contains this (or matches it, as a glob with *).
+            network_idle: Wait until no request of the page has been in flight for 0.5 s.
+            time_s: Alone: wait this long. With a condition: the time limit (default 10). (> 0, <= 30)
+        """
+        return self.call("browser_wait_for", **given(locals()))
+
+    async def await_for(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        text: str | None = default(None),
+        text_gone: str | None = default(None),
+        ref: str | None = default(None),
+        role: str | None = default(None),
+        name: str | None = default(None),
+        state: Literal["visible", "hidden", "attached", "detached"] = default("visible"),
+        url: str | None = default(None),
+        network_idle: bool = default(False),
+        time_s: float | None = default(None),
+    ) -> Envelope:
+        """Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, the URL matches,
+        or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).
+
+        Calls the ``browser_wait_for`` tool and returns its `Envelope`; the blocking form is ``wait_for``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            text: Wait until this text is visible.
+            text_gone: Wait until this text is no longer visible.
+            ref: Wait for this element (from the latest snapshot) to reach `state`.
+            role: With name: wait for the element with this role and accessible name to reach `state`.
+            state: The element state to wait for (with ref or role/name).
+            url: Wait until the page's URL contains this (or matches it, as a glob with *).
+            network_idle: Wait until no request of the page has been in flight for 0.5 s.
+            time_s: Alone: wait this long. With a condition: the time limit (default 10). (> 0, <= 30)
+        """
+        return await self.acall("browser_wait_for", **given(locals()))
+
+    def webmcp_call(
+        self,
+        name: str,
+        input: dict[str, Any] = default({}),
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        timeout_s: float | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
+        its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
+        an MCP result with isError true is an evaluation_failed error with the page's text.
+
+        Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_call``.
+
+        Args:
+            name: The page tool's name (from browser_webmcp_list).
+            input: The tool's input, checked against its inputSchema before the call.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
+            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return self.call("browser_webmcp_call", **given(locals()))
+
+    async def awebmcp_call(
+        self,
+        name: str,
+        input: dict[str, Any] = default({}),
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        timeout_s: float | None = default(None),
+        observe: Observe | None = default(None),
+    ) -> Envelope:
+        """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
+        its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
+        an MCP result with isError true is an evaluation_failed error with the page's text.
+
+        Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the blocking form is ``webmcp_call``.
+
+        Args:
+            name: The page tool's name (from browser_webmcp_list).
+            input: The tool's input, checked against its inputSchema before the call.
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
+            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
+            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
+                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
+                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+        """
+        return await self.acall("browser_webmcp_call", **given(locals()))
+
+    def webmcp_list(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """List the WebMCP tools the page offers (every frame, imperative and declarative), with input schemas and
+        annotations. Call one with browser_webmcp_call.
+
+        Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_list``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Only the tools of this frame (from browser_frames); default: every frame.
+        """
+        return self.call("browser_webmcp_list", **given(locals()))
+
+    async def awebmcp_list(
+        self,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+    ) -> Envelope:
+        """List the WebMCP tools the page offers (every frame, imperative and declarative), with input schemas and
+        annotations. Call one with browser_webmcp_call.
+
+        Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the blocking form is ``webmcp_list``.
+
+        Args:
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Only the tools of this frame (from browser_frames); default: every frame.
+        """
+        return await self.acall("browser_webmcp_list", **given(locals()))
