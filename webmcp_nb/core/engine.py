@@ -409,6 +409,7 @@ class Engine:
         data: dict[str, Any] | None = None,
         error_type: ErrorType | None = None,
         message: str | None = None,
+        details: dict[str, Any] | None = None,
     ) -> Envelope:
         instance_name = instance_id = page_id = frame_id = None
         artifacts: tuple[str, ...] = ()
@@ -438,7 +439,9 @@ class Engine:
             artifacts=artifacts,
         )
         status: Status = "success" if error_type is None else "error"
-        return Envelope(status, instance_name, operation, data=data, error_type=error_type, message=message)
+        return Envelope(
+            status, instance_name, operation, data=data, error_type=error_type, message=message, details=details
+        )
 
     def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:
         """Map an unexpected exception to a failure, conservatively."""
