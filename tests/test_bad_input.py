@@ -9,14 +9,31 @@ naming the offending field, and the page must be exactly as it was.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
+import httpx2
+import pydantic
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.inbound import encode_header_value
 
 import webmcp_nb.core.tools  # noqa: F401 - registers every tool
-from tests.conftest import error, ok, ref_for
+from tests.conftest import browser_processes, error, ok, ref_for
 from webmcp_nb import Envelope, Session
+from webmcp_nb.core.bounds import (
+    INVALID_TOOL_NAME,
+    MAX_ARGUMENT_BYTES,
+    MAX_ARGUMENT_DEPTH,
+    MAX_INTEGER_BITS,
+    MAX_TOOL_NAME_CHARS,
+    screen,
+)
+from webmcp_nb.core.config import MIN_RESULT_BYTES
 from webmcp_nb.core.registry import REGISTRY, ToolSpec
 
 HUGE = "x" * 200_000
@@ -363,4 +380,334 @@ def test_destroying_an_unknown_instance_changes_nothing(session, known_state):
     envelope = session.destroy_instance("ghost")
     message = error(envelope, "instance_not_found", outcome="not_started", retry="after_correction")
     assert "'ghost'" in message
+    assert observe(session) == known_state
+
+
+# bounds before validation: depth, size, numbers ----------------------------------------
+def nested(levels: int, leaf: Any = 1) -> Any:
+    """`levels` objects nested in one another around `leaf`."""
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_depth_bound_is_exact():
+    # The arguments object is level 1: 1 + 63 levels under "input" is the deepest allowed.
+    assert screen("browser_webmcp_call", {"name": "t", "input": nested(MAX_ARGUMENT_DEPTH - 1)}) is None
+    refusal = screen("browser_webmcp_call", {"name": "t", "input": nested(MAX_ARGUMENT_DEPTH)})
+    assert refusal is not None and refusal.error_type == "invalid_params" and refusal.started is False
+    assert f"deeper than {MAX_ARGUMENT_DEPTH} levels" in refusal.message
+    deep_list: Any = 1
+    for _ in range(MAX_ARGUMENT_DEPTH):
+        deep_list = [deep_list]
+    assert screen("browser_select_option", {"values": deep_list}) is not None  # arrays count too
+    assert MAX_ARGUMENT_DEPTH == 64 and MAX_ARGUMENT_BYTES == 1_048_576
+
+
+@pytest.mark.parametrize(
+    "tool, args, where",
+    [
+        ("browser_webmcp_call", {"name": "add_to_cart", "input": nested(3_000)}, "input.a.a"),
+        ("browser_snapshot", {"bogus": nested(3_000)}, "bogus.a.a"),
+        ("browser_fill_form", {"fields": [nested(200)]}, "fields.0.a.a"),
+        ("browser_navigate", {"url": "about:blank", "extra": nested(MAX_ARGUMENT_DEPTH)}, "extra.a"),
+    ],
+    ids=["free-form-input", "unknown-field", "list-item", "one-past-the-bound"],
+)
+def test_deep_arguments_are_refused_before_validation(session, known_state, tool, args, where):
+    envelope = session.call_as("test", tool, args)
+    message = refused(envelope, tool, f"deeper than {MAX_ARGUMENT_DEPTH} levels", f"'{where}")
+    assert "no tool takes input that deep" in message
+    assert observe(session) == known_state
+
+
+def test_a_cyclic_argument_is_refused_as_too_deep(session, known_state):
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    envelope = session.call_as("test", "browser_webmcp_call", {"name": "x", "input": cycle})
+    refused(envelope, "browser_webmcp_call", "deeper than")
+    assert observe(session) == known_state
+
+
+def test_nesting_within_the_bound_reaches_validation(session, known_state):
+    envelope = session.call_as("test", "browser_snapshot", {"bogus": nested(MAX_ARGUMENT_DEPTH - 2)})
+    refused(envelope, "browser_snapshot", "unknown parameter 'bogus'")
+
+
+@pytest.mark.parametrize(
+    "tool, args, where",
+    [
+        ("browser_type", {"ref": "e1", "text": "x" * (MAX_ARGUMENT_BYTES + 1)}, "text"),
+        ("browser_type", {"ref": "e1", "text": "é" * (MAX_ARGUMENT_BYTES // 2 + 1)}, "text"),  # 2 bytes each in UTF-8
+        ("browser_select_option", {"ref": "e1", "values": ["a"] * 600_000}, "values"),
+        ("browser_snapshot", {"x" * (MAX_ARGUMENT_BYTES + 1): 1}, "(arguments)"),
+        ("qqq", {"bogus": list(range(10_000_000))}, "bogus"),
+    ],
+    ids=["ascii", "two-byte", "wide-list", "huge-key", "ten-million-items"],
+)
+def test_large_arguments_are_refused_before_validation(session, known_state, tool, args, where):
+    message = refused(session.call_as("test", tool, args), tool, f"larger than {MAX_ARGUMENT_BYTES:,} bytes")
+    assert f"crossed at '{where}" in message
+    assert observe(session) == known_state
+
+
+def test_arguments_within_the_size_bound_reach_validation(session, known_state):
+    # Just under a MiB of two-byte characters: validation runs and names the field.
+    envelope = session.call_as("test", "browser_snapshot", {"bogus": "é" * 500_000})
+    refused(envelope, "browser_snapshot", "unknown parameter 'bogus'")
+
+
+@pytest.mark.parametrize("value", [10**100_000, -(2**MAX_INTEGER_BITS)], ids=["googol-ish", "minus-2**1024"])
+def test_integers_beyond_any_json_number_are_refused(session, known_state, value):
+    envelope = session.call("browser_scroll", delta_y=value)
+    refused(envelope, "browser_scroll", "The integer at 'delta_y'", f"2**{MAX_INTEGER_BITS}")
+    envelope = session.call("browser_webmcp_call", name="add_to_cart", input={"quantity": [value]})
+    refused(envelope, "browser_webmcp_call", "'input.quantity.0'")
+    assert observe(session) == known_state
+
+
+def test_the_largest_integer_reaches_validation(session, known_state):
+    envelope = session.call("browser_scroll", delta_y=2**MAX_INTEGER_BITS - 1)
+    message = refused(envelope, "browser_scroll", "parameter 'delta_y'")
+    assert "..." in message  # the 309-digit number is clipped, not echoed whole
+
+
+# tool names ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", [1, None, 2.5, b"browser_snapshot", ["browser_snapshot"], {"a": 1}, object()])
+def test_a_non_string_tool_name_is_invalid_everywhere(session, known_state, name):
+    kind = type(name).__name__
+    for envelope in (
+        session.call(name),  # type: ignore[arg-type]
+        session.call_as("test", name, {}),  # type: ignore[arg-type]
+        asyncio.run(session.acall(name)),  # type: ignore[arg-type]
+    ):
+        refused(envelope, INVALID_TOOL_NAME, f"The tool name must be a string, not {kind}.")
+        assert envelope.to_dict()["operation"]["tool"] == "(invalid tool name)"
+    assert observe(session) == known_state
+
+
+def test_a_huge_unknown_tool_name_gives_a_small_envelope(session, known_state):
+    envelope = session.call("x" * 2_000_000)
+    message = refused(
+        envelope, INVALID_TOOL_NAME, "2,000,000 characters long", f"over the limit of {MAX_TOOL_NAME_CHARS}"
+    )
+    assert "x" * 41 not in message  # only the start is quoted
+    assert len(envelope.to_json_bytes()) < 1_500
+    assert len(str(envelope)) < 1_500
+    assert observe(session) == known_state
+
+
+def test_tool_names_up_to_the_limit_are_kept(session, known_state):
+    longest = "browser_" + "z" * (MAX_TOOL_NAME_CHARS - 8)
+    refused(session.call(longest), longest, f"Unknown tool {longest!r}.")
+    refused(session.call(longest + "z"), INVALID_TOOL_NAME, f"{MAX_TOOL_NAME_CHARS + 1:,} characters long")
+
+
+def test_every_envelope_is_held_to_the_byte_limit(fresh_session):
+    s = fresh_session(max_result_bytes=MIN_RESULT_BYTES)
+    for name in ("q" * MAX_TOOL_NAME_CHARS, "x" * 10_000_000, 7):
+        envelope = s.call(name)  # type: ignore[arg-type]
+        assert envelope.error_type == "invalid_params"
+        assert len(envelope.to_json_bytes()) <= MIN_RESULT_BYTES
+
+
+# lone surrogates -------------------------------------------------------------------------
+def test_a_lone_surrogate_in_a_tool_name_serialises(session, known_state):
+    envelope = session.call("browser_\ud800snapshot")
+    refused(envelope, "browser_\ud800snapshot", "Unknown tool 'browser_\\ud800snapshot'")
+    as_json = envelope.to_json()
+    as_json.encode("utf-8")  # encodable
+    assert json.loads(as_json)["operation"]["tool"] == "browser_\\ud800snapshot"  # the escape, as text
+    text = str(envelope)
+    text.encode("utf-8")
+    assert text.startswith("browser_\\ud800snapshot: error invalid_params")
+    data, _ = envelope._repr_mimebundle_()
+    for value in data.values():
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    assert "\\ud800" in repr(envelope)
+    assert observe(session) == known_state
+
+
+def test_a_lone_surrogate_in_arguments_is_invalid_and_serialises(session, known_state):
+    envelope = session.call("browser_navigate", url="http://127.0.0.1/\udfff")
+    message = refused(envelope, "browser_navigate", "parameter 'url'", "\\udfff")
+    envelope.to_json().encode("utf-8")
+    assert "\\udfff" in message
+    assert observe(session) == known_state
+
+
+def test_a_page_value_with_a_lone_surrogate_serialises(session, known_state):
+    envelope = session.evaluate("'a' + String.fromCharCode(0xd800) + 'b'")
+    assert ok(envelope)["result"] == "a\ud800b"  # the value itself is kept in Python
+    assert json.loads(envelope.to_json())["data"]["result"] == "a\\ud800b"
+    assert 'result: "a\\ud800b"' in str(envelope)
+    str(envelope).encode("utf-8")
+
+
+# over MCP: what the SDK refuses before our code runs, and what reaches the tools -----------
+PROTOCOLS = ("2025-11-25", "2026-07-28")
+
+
+class RawMCP:
+    """Hand-written JSON-RPC over streamable HTTP (httpx), in either protocol era, so that
+    requests no client library would send can be sent."""
+
+    def __init__(self, handle: Any, protocol: str) -> None:
+        self.url, self.protocol = handle.url, protocol
+        self.http = httpx.Client(timeout=60)
+        self.headers = {
+            "Authorization": f"Bearer {handle.token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        if protocol == "2025-11-25":
+            init = {"protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+            response = self.post('{"jsonrpc":"2.0","id":0,"method":"initialize","params":' + json.dumps(init) + "}")
+            self.headers |= {"mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": protocol}
+            self.post('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        else:
+            self.headers |= {"mcp-protocol-version": protocol, "mcp-method": "tools/call"}
+
+    def post(self, body: str, **headers: str) -> httpx.Response:
+        return self.http.post(self.url, content=body.encode("utf-8"), headers={**self.headers, **headers})
+
+    def call(self, params: str, name_header: str | None = None) -> tuple[int, dict[str, Any]]:
+        """POST a tools/call whose params are the JSON text `params` (a lone surrogate can
+        only be written as an escape); returns the HTTP status and the JSON-RPC response."""
+        if self.protocol != "2025-11-25":
+            meta = {
+                "io.modelcontextprotocol/protocolVersion": self.protocol,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            }
+            params = '{"_meta":' + json.dumps(meta) + "," + params[1:]
+        headers = {"mcp-name": name_header} if name_header is not None else {}
+        response = self.post('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + params + "}", **headers)
+        return response.status_code, response.json()
+
+
+@pytest.fixture(scope="module")
+def mcp_server(session: Session) -> Iterator[Any]:
+    handle = session.serve_mcp()
+    yield handle
+    handle.stop()
+
+
+def refused_result(response: dict[str, Any], tool: str, *words: str) -> dict[str, Any]:
+    """Assert a tools/call answered with an isError result carrying an invalid_params envelope."""
+    assert "error" not in response, response
+    result = response["result"]
+    assert result["isError"] is True
+    envelope = result["structuredContent"]
+    assert (envelope["status"], envelope["error_type"], envelope["instance"]) == ("error", "invalid_params", None)
+    op = envelope["operation"]
+    assert (op["tool"], op["outcome"], op["retry"]) == (tool, "not_started", "after_correction")
+    (text,) = [block["text"] for block in result["content"] if block["type"] == "text"]
+    for word in words:
+        assert word in envelope["message"] and word in text, (word, envelope["message"])
+    return envelope
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("arguments", ["[]", '["about:blank"]', '"url=about:blank"', "42", "true"])
+def test_non_object_arguments_over_mcp_are_an_invalid_params_result(
+    session, known_state, mcp_server, protocol, arguments
+):
+    raw = RawMCP(mcp_server, protocol)
+    params = '{"name":"browser_navigate","arguments":' + arguments + "}"
+    status, response = raw.call(params, name_header="browser_navigate")
+    assert status == 200
+    refused_result(response, "browser_navigate", "Arguments must be an object of named parameters.")
+    assert observe(session) == known_state
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_null_or_absent_arguments_over_mcp_are_an_empty_object(session, known_state, mcp_server, protocol):
+    raw = RawMCP(mcp_server, protocol)
+    for params in ('{"name":"browser_health","arguments":null}', '{"name":"browser_health"}'):
+        status, response = raw.call(params, name_header="browser_health")
+        assert status == 200 and response["result"]["isError"] is False
+        assert response["result"]["structuredContent"]["status"] == "success"
+
+
+@pytest.mark.parametrize("name", ["5", "null", '["browser_snapshot"]', "{}"])
+def test_a_non_string_tool_name_over_mcp_is_an_invalid_params_result(session, known_state, mcp_server, name):
+    kind = {"5": "int", "null": "NoneType", '["browser_snapshot"]': "list", "{}": "dict"}[name]
+    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":' + name + ',"arguments":{}}')
+    assert status == 200
+    refused_result(response, INVALID_TOOL_NAME, f"The tool name must be a string, not {kind}.")
+    # 2026-07-28 requests repeat the name in an `Mcp-Name` header, which the SDK's transport
+    # compares with the body before any server code runs: a non-string never matches.
+    if name != "null":
+        params = '{"name":' + name + ',"arguments":{}}'
+        status, response = RawMCP(mcp_server, "2026-07-28").call(params, name_header=name)
+        assert status == 400 and response["error"]["code"] == -32020
+        assert "mcp-name header does not match" in response["error"]["message"]
+    else:  # no name to compare: the call reaches the server
+        status, response = RawMCP(mcp_server, "2026-07-28").call('{"name":null,"arguments":{}}')
+        refused_result(response, INVALID_TOOL_NAME, "The tool name must be a string, not NoneType.")
+    assert observe(session) == known_state
+
+
+def test_a_huge_tool_name_over_mcp_gives_a_small_result(session, known_state, mcp_server):
+    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":"' + "x" * 2_000_000 + '","arguments":{}}')
+    assert status == 200
+    refused_result(response, INVALID_TOOL_NAME, "2,000,000 characters long")
+    assert len(json.dumps(response)) < 5_000
+
+
+def test_lone_surrogates_over_mcp(session, known_state, mcp_server):
+    # 2025-era: the SDK's JSON parser refuses a lone surrogate escape (-32700, HTTP 400).
+    legacy = RawMCP(mcp_server, "2025-11-25")
+    for params in (
+        '{"name":"browser_\\ud800","arguments":{}}',
+        '{"name":"browser_navigate","arguments":{"url":"\\udfff"}}',
+    ):
+        status, response = legacy.call(params)
+        assert status == 400 and response["error"]["code"] == -32700, response
+    # 2026-07-28: the body parses; the value reaches the tool, which refuses it.
+    modern = RawMCP(mcp_server, "2026-07-28")
+    status, response = modern.call(
+        '{"name":"browser_navigate","arguments":{"url":"http://127.0.0.1/\\udfff"}}', name_header="browser_navigate"
+    )
+    assert status == 200
+    envelope = refused_result(response, "browser_navigate", "parameter 'url'")
+    assert "\\udfff" in envelope["message"]
+    # ... while a name with one cannot be written into the `Mcp-Name` header at all.
+    with pytest.raises(UnicodeEncodeError):
+        encode_header_value("browser_\ud800")
+    status, response = modern.call('{"name":"browser_\\ud800","arguments":{}}')
+    assert status == 400 and response["error"]["code"] == -32020
+    assert observe(session) == known_state
+
+
+def test_the_python_client_refuses_malformed_calls_before_sending(mcp_server):
+    """mcp 2.3's `Client.call_tool` validates its own request: non-object arguments and
+    non-string names raise pydantic's ValidationError, a lone surrogate UnicodeEncodeError."""
+
+    async def scenario() -> list[str]:
+        seen = []
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {mcp_server.token}"}, timeout=60)
+        async with Client(streamable_http_client(mcp_server.url, http_client=http)) as client:
+            for name, arguments in (("browser_navigate", ["about:blank"]), ("browser_navigate", "x"), (5, {})):
+                with pytest.raises(pydantic.ValidationError) as caught:
+                    await client.call_tool(name, arguments)  # type: ignore[arg-type]
+                seen.append(caught.value.errors()[0]["loc"][0])
+            with pytest.raises(UnicodeEncodeError):
+                await client.call_tool("browser_\ud800", {})
+        return seen
+
+    assert asyncio.run(scenario()) == ["arguments", "arguments", "name"]
+
+
+@pytest.mark.parametrize("locale", ["Mi-v1J", "en-US-abcdefgh-abcdefgh"])
+def test_a_locale_chromium_refuses_is_invalid_and_leaves_no_browser(session, known_state, locale):
+    # The pattern lets these through; Chromium's ICU refuses them once the browser is up.
+    processes = len(browser_processes())
+    envelope = session.call("browser_create_instance", name="bad-locale", locale=locale)
+    message = error(envelope, "invalid_params", outcome="not_started", retry="after_correction")
+    assert f"Chromium does not accept the locale {locale!r}" in message
+    assert "bad-locale" not in [i["name"] for i in ok(session.list_instances())["instances"]]
+    assert len(browser_processes()) == processes  # the browser launched for it was closed
     assert observe(session) == known_state

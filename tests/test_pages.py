@@ -262,7 +262,7 @@ def test_snapshot_has_refs_url_and_title(session, demo):
     goto(session, demo.url_for("index.html"))
     envelope = session.snapshot()
     data = completed(envelope)
-    assert set(data) == {"url", "title", "snapshot"}
+    assert set(data) == {"url", "title", "snapshot", "saved"} and data["saved"] is None
     assert (data["url"], data["title"]) == (demo.url_for("index.html"), "Demo Shop")
     refs = SNAPSHOT_REF.findall(data["snapshot"])
     assert len(refs) > 40
@@ -416,7 +416,7 @@ def test_big_table_snapshot_over_a_small_limit_is_result_too_large(fresh_session
     assert envelope.instance == "default"
     assert envelope.data is None
     assert "50000 bytes" in message
-    assert "depth, ref or frame_id" in message
+    assert "ref= (one element's subtree), depth= (fewer levels), frame_id= (one frame), or save=true" in message
     assert len(envelope.to_json_bytes()) <= 50_000
     assert envelope.operation.page_id is not None
     # Narrowing as the hint says fits.

@@ -215,7 +215,7 @@ def test_a_profile_name_stays_in_the_session_profiles_directory(plain: Served) -
         ("browser_destroy_instance", {"name": "kept"}),
     )
     profile = Path(succeeded(created)["instance"]["profile_dir"])
-    engine = plain.session._ensure_engine()
+    engine = plain.session.engine
     assert profile == engine.artifacts_dir / "profiles" / "work"
     assert profile.is_dir() and any(profile.iterdir())  # Chromium wrote its profile there
     succeeded(destroyed)
@@ -390,7 +390,7 @@ def test_uploads_only_from_the_upload_roots(files: Files, demo: DemoServer) -> N
 
 
 def test_the_default_upload_root_is_the_artifacts_directory(plain: Served, files: Files) -> None:
-    engine = plain.session._ensure_engine()
+    engine = plain.session.engine
     assert plain.handle._server.grant.upload_roots == (engine.artifacts_dir.resolve(),)
     assert "uploads from: " + str(engine.artifacts_dir.resolve()) in plain.handle.describe()
 

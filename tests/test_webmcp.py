@@ -121,7 +121,7 @@ def test_native_lists_imperative_and_declarative_tools(session, demo):
 
 def test_the_core_view_is_readable_synchronously_on_the_runtime_loop(session, demo):
     shop(session, demo)
-    engine = session._ensure_engine()
+    engine = session.engine
 
     async def read() -> list[str]:
         state = engine.manager.instances["default"].page(None)

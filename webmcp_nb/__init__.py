@@ -16,13 +16,13 @@ if TYPE_CHECKING:
     from ._generated import FormField, Viewport
     from .client import PageToolHandle, Session
     from .core.aria import find_ref
-    from .core.engine import BinaryRenderer, CallRecord
+    from .core.engine import BinaryRenderer, CallRecord, Engine
     from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
     from .core.instances import InstanceState
     from .core.live import LiveView
     from .core.page_tools import PageToolRegistration
     from .core.registry import ToolSpec
-    from .core.runtime import RuntimeThreadError
+    from .core.runtime import Runtime, RuntimeThreadError
     from .core.webmcp import Mode as WebMCPMode
     from .core.webmcp import WebMCPEvent
     from .demo import DemoServer
@@ -41,6 +41,7 @@ _LAZY = {
     "CallRecord": ("webmcp_nb.core.engine", "CallRecord"),
     "DemoServer": ("webmcp_nb.demo", "DemoServer"),
     "ERROR_TYPES": ("webmcp_nb.core.envelope", "ERROR_TYPES"),
+    "Engine": ("webmcp_nb.core.engine", "Engine"),
     "Envelope": ("webmcp_nb.core.envelope", "Envelope"),
     "ErrorType": ("webmcp_nb.core.envelope", "ErrorType"),
     "FormField": ("webmcp_nb._generated", "FormField"),
@@ -54,6 +55,7 @@ _LAZY = {
     "Published": ("webmcp_nb.published", "Published"),
     "PublishedHandle": ("webmcp_nb.published", "PublishedHandle"),
     "Retry": ("webmcp_nb.core.envelope", "Retry"),
+    "Runtime": ("webmcp_nb.core.runtime", "Runtime"),
     "RuntimeThreadError": ("webmcp_nb.core.runtime", "RuntimeThreadError"),
     "ServerHandle": ("webmcp_nb.mcp", "ServerHandle"),
     "Session": ("webmcp_nb.client", "Session"),
@@ -77,6 +79,7 @@ __all__ = [
     "CallLog",
     "CallRecord",
     "DemoServer",
+    "Engine",
     "Envelope",
     "ErrorType",
     "FormField",
@@ -90,6 +93,7 @@ __all__ = [
     "Published",
     "PublishedHandle",
     "Retry",
+    "Runtime",
     "RuntimeThreadError",
     "ServerHandle",
     "Session",

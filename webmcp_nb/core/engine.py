@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
@@ -112,7 +113,8 @@ class Engine:
         timeout_s: float | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
-        """Run `tool` with `args`; always returns an envelope, never raises.
+        """Run `tool` with `args`; always returns an envelope, never raises (a call out of
+        the fixed bounds of `bounds.screen`, a non-string tool name included, is refused first).
 
         `grant` limits what the caller may call and pass (an agent's; None: everything).
         With `approval`, a tool that needs it (see `needs_approval`) waits for that
@@ -124,7 +126,12 @@ class Engine:
         started_at = started_at or utc_now()
         spec: ToolSpec | None = None
         ctx: CallContext | None = None
+        refusal = screen(tool, args)
+        tool = tool_label(tool)
+        logged_args = {} if refusal is not None else args
         try:
+            if refusal is not None:
+                raise refusal
             spec = self.registry.get(tool)
             if grant is not None and spec.group not in grant.groups:
                 ungranted, spec = spec, None
@@ -185,14 +192,17 @@ class Engine:
                 tool, ctx, submitted, started_at, outcome, retry,
                 error_type=failure.error_type, message=failure.message,
             )
-        if spec is not None:
-            read_only = spec.call_is_read_only(args) if isinstance(args, dict) else spec.read_only
-            envelope = enforce_size_limit(
-                envelope, self.limits.max_result_bytes, read_only=read_only, hint=spec.too_large_hint
+        envelope = enforce_size_limit(
+            envelope,
+            self.limits.max_result_bytes,
+            read_only=spec is not None and (spec.call_is_read_only(args) if isinstance(args, dict) else spec.read_only),
+            hint=spec.too_large_hint if spec is not None else "",
+        )
+        if spec is not None and spec.typed_text and isinstance(logged_args, dict):
+            logged_args, envelope = redact_call(
+                spec.typed_text, logged_args, ctx.typed_plain if ctx else set(), envelope
             )
-            if spec.typed_text and isinstance(args, dict):
-                args, envelope = redact_call(spec.typed_text, args, ctx.typed_plain if ctx else set(), envelope)
-        self._notify(tool, args, caller, envelope)
+        self._notify(tool, logged_args, caller, envelope)
         return envelope
 
     async def close(self) -> None:

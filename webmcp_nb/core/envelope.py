@@ -21,6 +21,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from .util import escape_surrogates
+
 Status = Literal["success", "error"]
 Outcome = Literal["completed", "not_started", "unknown"]
 """Whether the tool acted: it did, it did not start, or it may have acted (unknown)."""
@@ -160,11 +162,14 @@ class Envelope:
         return result
 
     def to_json_bytes(self) -> bytes:
-        """UTF-8 JSON; bytes values become base64 strings."""
+        """UTF-8 JSON; bytes values become base64 strings, and a lone surrogate (which
+        UTF-8 cannot encode) the text of its escape, ``\\ud800``."""
         if self._json is None:
-            encoded = json.dumps(
-                self.to_dict(), default=_json_default, ensure_ascii=False, separators=(",", ":")
-            ).encode()
+            text = json.dumps(self.to_dict(), default=_json_default, ensure_ascii=False, separators=(",", ":"))
+            try:
+                encoded = text.encode()
+            except UnicodeEncodeError:
+                encoded = escape_surrogates(text, backslash="\\\\").encode()
             object.__setattr__(self, "_json", encoded)
         return self._json  # type: ignore[return-value]
 

@@ -344,6 +344,9 @@ class InstanceManager:
             await self._start(instance)
         except BaseException as exc:
             self.instances.pop(options.name, None)
+            if instance.browser is not None or instance.context is not None:  # launched, then failed
+                with contextlib.suppress(Exception):  # the launch error is the one to report
+                    await (instance.browser or instance.context).close()  # type: ignore[union-attr]
             if not instance.ready.done():
                 instance.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
                 instance.ready.exception()
@@ -395,7 +398,7 @@ class InstanceManager:
                 browser = await playwright.chromium.launch(**launch_kwargs)
                 context = await browser.new_context(**context_kwargs)
         except PlaywrightError as exc:
-            raise ToolFailure(
+            raise _unknown_locale(options, exc) or ToolFailure(
                 "internal_error",
                 f"Chromium at {executable} failed to launch: {_launch_error(exc.message)}",
                 started=False,
@@ -411,7 +414,10 @@ class InstanceManager:
         for page in context.pages:
             instance.track(page)
         if not context.pages:
-            await context.new_page()
+            try:
+                await context.new_page()
+            except PlaywrightError as exc:
+                raise _unknown_locale(options, exc) or exc from None
 
     def _record_failed_launch(self, options: LaunchOptions, error_type: ErrorType, message: str) -> None:
         self.failed_launches.append(
@@ -494,6 +500,17 @@ async def _browser_pid(browser: Browser) -> int | None:
     for process in info.get("processInfo", []):
         if process.get("type") == "browser":
             return int(process["id"])
+    return None
+
+
+def _unknown_locale(options: LaunchOptions, exc: Exception) -> ToolFailure | None:
+    """Chromium (ICU) refusing `options.locale`, which our pattern cannot foresee, as bad input."""
+    if options.locale and "Invalid locale name" in str(exc):
+        return ToolFailure(
+            "invalid_params",
+            f"Chromium does not accept the locale {options.locale!r}; use a tag such as 'en-US' or 'fr-FR'.",
+            started=False,
+        )
     return None
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .envelope import LIST_KEYS, RETRY_ADVICE, Envelope
+from .util import escape_surrogates
 
 if TYPE_CHECKING:
     from .registry import ToolSpec
@@ -232,7 +233,8 @@ def _inputs_html(schema: Any) -> str:
 
 
 def render_text(envelope: Envelope) -> str:
-    """Compact plain text carrying everything needed to act on the result."""
+    """Compact plain text carrying everything needed to act on the result (lone surrogates
+    written as their escapes, so that it always encodes)."""
     op = envelope.operation
     if not envelope.ok:
         lines = [
@@ -260,7 +262,7 @@ def render_text(envelope: Envelope) -> str:
     lines += [f"artifact: {path}" for path in op.artifacts]
     if op.references_omitted:
         lines.append("artifact references omitted (too large)")
-    return "\n".join(lines)
+    return escape_surrogates("\n".join(lines))
 
 
 # --------------------------------------------------------------------------- #
@@ -718,7 +720,7 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
             '<div style="margin: 4px 0;">artifacts: ' + ", ".join(_code(path) for path in op.artifacts) + "</div>"
         )
     body.append(_operation_html(envelope))
-    return f'<div class="webmcp-nb-envelope" style="{_FONT} {_BOX}">{"".join(body)}</div>'
+    return escape_surrogates(f'<div class="webmcp-nb-envelope" style="{_FONT} {_BOX}">{"".join(body)}</div>')
 
 
 # --------------------------------------------------------------------------- #

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def utc_now() -> str:
@@ -37,3 +40,9 @@ def origin_of(url: str) -> str | None:
 def origin_label(url: str) -> str:
     """`origin_of(url)`, or for an opaque origin its scheme (``file:``, ``data:``): for display."""
     return origin_of(url) or urlsplit(url).scheme + ":"
+
+
+def escape_surrogates(text: str, backslash: str = "\\") -> str:
+    """`text` with each lone surrogate (a code point UTF-8 cannot encode) written as its
+    escape ``\\udXXX``; `backslash` is how a backslash is written (``\\\\`` inside JSON)."""
+    return _LONE_SURROGATE.sub(lambda match: f"{backslash}u{ord(match[0]):04x}", text)

@@ -36,6 +36,7 @@ from ..core.engine import Approval
 from ..core.grants import Grant, widens_grant
 from ..core.registry import ToolSpec
 from ..published import Kind
+from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
 from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
 
@@ -190,6 +191,7 @@ class AgentServer:
             on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
         )
+        self.server.middleware.append(keep_malformed_calls)
 
     # change notifications ---------------------------------------------------
     def _follow(self, listeners: list[Any]) -> Any:
@@ -243,11 +245,12 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self.notifier.seen(ctx)
+        name, arguments = as_sent(params)
         mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
             spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
-                self.caller(ctx), CALL_TOOL, mirror.call_args(params.arguments or {}),
+                self.caller(ctx), CALL_TOOL, mirror.call_args(arguments),
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 grant=self.grant,
             )
@@ -260,7 +263,7 @@ class AgentServer:
             if spec else None
         )
         envelope = await self.session.acall_as(
-            self.caller(ctx), params.name, arguments, approval=approval, grant=self.grant
+            self.caller(ctx), name, arguments, approval=approval, grant=self.grant
         )
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 
