@@ -1,43 +1,59 @@
 # Two entry points on a fresh machine: `make demo` and `make test`.
+# Set-up steps print one line each; their full output goes to build/logs/ (named on failure).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+EXTRAS := dev,test,notebook,mcp
+LOGS := build/logs
+STEP := scripts/step
 
 # The oldest Playwright we support: the one the optional camoufox extra pins.
 COMPAT_VENV ?= .venv-playwright-1.62
 COMPAT_PLAYWRIGHT ?= 1.62.0
 
-.PHONY: install chromium demo test test-compat bench generate clean
+.PHONY: install chromium demo test test-fast test-compat lint bench generate clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,notebook,mcp]'
-	touch $(STAMP)
+	@$(STEP) "Creating the environment in $(VENV)" $(LOGS)/venv.log $(PYTHON) -m venv $(VENV)
+	@$(STEP) "Installing pip" $(LOGS)/pip.log $(PY) -m pip install --upgrade pip
+	@$(STEP) "Installing webmcp_nb with its $(EXTRAS) extras" $(LOGS)/install.log \
+		$(PY) -m pip install -e '.[$(EXTRAS)]'
+	@touch $(STAMP)
 
 install: $(STAMP)
 
 chromium: $(STAMP)
-	$(PY) scripts/ensure_chromium.py
+	@$(PY) scripts/ensure_chromium.py --log $(LOGS)/chromium.log
 
 demo: install chromium
-	$(PY) scripts/run_notebook.py notebooks/01-quickstart.ipynb --out build
+	@$(PY) scripts/run_notebook.py notebooks/01-quickstart.ipynb --out build
 
 # pytest exits 5 when it collected no tests; that proves nothing, so it fails the target.
 define run_pytest
-	$(1) -m pytest -p no:cacheprovider $(PYTEST_ARGS); status=$$?; \
+	$(1) -m pytest -p no:cacheprovider $(2) $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 endef
 
 test: install chromium
-	$(call run_pytest,$(PY))
+	@$(call run_pytest,$(PY))
+
+# The tests that need no browser, in seconds. No Chromium can be found, so a test that
+# launches one without the `browser` marker fails here instead of passing slowly.
+test-fast: install
+	@WEBMCP_NB_CHROMIUM=/nonexistent/chromium-for-test-fast $(call run_pytest,$(PY),-m "not browser")
 
 test-compat: chromium
-	$(PYTHON) -m venv $(COMPAT_VENV)
-	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test,notebook,mcp]' 'playwright==$(COMPAT_PLAYWRIGHT)'
-	$(call run_pytest,$(COMPAT_VENV)/bin/python)
+	@$(STEP) "Creating the environment in $(COMPAT_VENV)" $(LOGS)/compat-venv.log $(PYTHON) -m venv $(COMPAT_VENV)
+	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT)" $(LOGS)/compat-install.log \
+		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,notebook,mcp]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	@$(call run_pytest,$(COMPAT_VENV)/bin/python)
+
+# ruff (rules in pyproject.toml), the formatter's check, and mypy on the typed packages.
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 bench: install chromium
 	$(PY) bench/bench_core.py --write BENCHMARKS.md
@@ -53,4 +69,4 @@ generate: install
 	$(PY) scripts/generate_api.py
 
 clean:
-	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache
+	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -93,18 +93,21 @@ def run(rounds: int) -> list[tuple[str, float, float]]:
             return raw_ms, session_ms
 
         launches = [launch_pair() for _ in range(max(3, rounds // 6))]
-        results.append(("launch + first page", *(statistics.median(side) for side in zip(*launches))))
+        results.append(("launch + first page", *(statistics.median(side) for side in zip(*launches, strict=False))))
 
         raw = Raw(loop)
         raw.run(raw.launch(shop))
         session = Session()
         session.navigate(shop).raise_for_status()
 
-        def sample(name: str, raw_op: Callable[[], Awaitable[object]], session_op: Callable[[], object], n: int) -> None:
+        def sample(
+            name: str, raw_op: Callable[[], Awaitable[object]], session_op: Callable[[], object], n: int
+        ) -> None:
             raw_times, session_times = [], []
             for _ in range(2):  # warm-up
                 raw.run(raw_op())
                 session_op()
+
             def timed_session() -> float:
                 started = time.perf_counter()
                 envelope = session_op()
@@ -116,7 +119,7 @@ def run(rounds: int) -> list[tuple[str, float, float]]:
                 # frames), so each pair starts at the same random phase of it, after the same
                 # rest; which side goes first alternates.
                 phase = random.uniform(0, FRAME_S)
-                for side in ((0, 1) if index % 2 == 0 else (1, 0)):
+                for side in (0, 1) if index % 2 == 0 else (1, 0):
                     time.sleep(REST_S + phase)
                     if side == 0:
                         raw_times.append(raw.timed(raw_op))
@@ -154,11 +157,15 @@ def run(rounds: int) -> list[tuple[str, float, float]]:
 def report(results: list[tuple[str, float, float]], import_ms: float, rounds: int) -> str:
     lines = [
         BEGIN,
-        f"Core: raw Playwright vs `Session` (median of {rounds} rounds; `python bench/bench_core.py`). "
-        "Raw and Session alternate (which goes first alternates too); each operation starts after the same "
-        f"{REST_S * 1000:.0f} ms rest and at the same random phase of the browser's frame clock.",
-        f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
-        f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+        (
+            f"Core: raw Playwright vs `Session` (median of {rounds} rounds; `python bench/bench_core.py`). "
+            "Raw and Session alternate (which goes first alternates too); each operation starts after the same "
+            f"{REST_S * 1000:.0f} ms rest and at the same random phase of the browser's frame clock."
+        ),
+        (
+            f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
+            f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+        ),
         "",
         "| operation | raw Playwright (ms) | Session (ms) | ratio | target |",
         "|---|---:|---:|---:|---:|",

@@ -73,18 +73,24 @@ def run(rounds: int) -> tuple[float, float]:
 
 
 def report(raw_ms: float, session_ms: float, rounds: int) -> str:
-    return "\n".join([
-        BEGIN,
-        (f"Code execution: `browser_execute` of `{SNIPPET}` vs the same call in raw Playwright "
-         f"(median of {rounds} alternating rounds; `python bench/bench_execute.py`)."),
-        (f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
-         f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."),
-        "",
-        "| operation | raw Playwright (ms) | Session (ms) | ratio | target |",
-        "|---|---:|---:|---:|---:|",
-        f"| `{SNIPPET}` | {raw_ms:.2f} | {session_ms:.2f} | {session_ms / raw_ms:.2f} | <= {TARGET} |",
-        END,
-    ])
+    return "\n".join(
+        [
+            BEGIN,
+            (
+                f"Code execution: `browser_execute` of `{SNIPPET}` vs the same call in raw Playwright "
+                f"(median of {rounds} alternating rounds; `python bench/bench_execute.py`)."
+            ),
+            (
+                f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
+                f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+            ),
+            "",
+            "| operation | raw Playwright (ms) | Session (ms) | ratio | target |",
+            "|---|---:|---:|---:|---:|",
+            f"| `{SNIPPET}` | {raw_ms:.2f} | {session_ms:.2f} | {session_ms / raw_ms:.2f} | <= {TARGET} |",
+            END,
+        ]
+    )
 
 
 def main() -> None:

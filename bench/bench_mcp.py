@@ -135,8 +135,12 @@ class HttpServer:
     def side(self) -> McpSide:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.TOKEN}"}, timeout=60)
         client = Client(streamable_http_client(self.url, http_client=http))
-        tools = {"navigate": "browser_navigate", "snapshot": "browser_snapshot", "click": "browser_click",
-                 "screenshot": "browser_screenshot"}
+        tools = {
+            "navigate": "browser_navigate",
+            "snapshot": "browser_snapshot",
+            "click": "browser_click",
+            "screenshot": "browser_screenshot",
+        }
         return McpSide("webmcp_nb", client, tools)
 
 
@@ -167,8 +171,9 @@ def serve_floor() -> None:
         server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
         app = server.streamable_http_app(streamable_http_path=MCP_PATH, json_response=True, host="127.0.0.1")
         sock = bind("127.0.0.1", 0)
-        config = uvicorn.Config(BearerToken(app, HttpServer.TOKEN), log_config=None, access_log=False,
-                                proxy_headers=False, lifespan="on")
+        config = uvicorn.Config(
+            BearerToken(app, HttpServer.TOKEN), log_config=None, access_log=False, proxy_headers=False, lifespan="on"
+        )
         print(f"MCP server: http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}", flush=True)
         await uvicorn.Server(config).serve(sockets=[sock])
 
@@ -178,11 +183,25 @@ def serve_floor() -> None:
 def playwright_mcp_side() -> McpSide:
     params = StdioServerParameters(
         command="node",
-        args=[str(PLAYWRIGHT_MCP), "--headless", "--isolated", "--no-sandbox", "--executable-path", CHROMIUM,
-              "--viewport-size", "1280x720", "--output-dir", tempfile.mkdtemp(prefix="playwright-mcp-")],
+        args=[
+            str(PLAYWRIGHT_MCP),
+            "--headless",
+            "--isolated",
+            "--no-sandbox",
+            "--executable-path",
+            CHROMIUM,
+            "--viewport-size",
+            "1280x720",
+            "--output-dir",
+            tempfile.mkdtemp(prefix="playwright-mcp-"),
+        ],
     )
-    tools = {"navigate": "browser_navigate", "snapshot": "browser_snapshot", "click": "browser_click",
-             "screenshot": "browser_take_screenshot"}
+    tools = {
+        "navigate": "browser_navigate",
+        "snapshot": "browser_snapshot",
+        "click": "browser_click",
+        "screenshot": "browser_take_screenshot",
+    }
     return McpSide("@playwright/mcp", Client(params), tools)
 
 
@@ -203,12 +222,17 @@ class BareConnection:
     def __init__(self, server: HttpServer) -> None:
         self.url = urlsplit(server.url)
         self.connection = http.client.HTTPConnection(self.url.hostname, self.url.port)
-        self.headers = {"Authorization": f"Bearer {server.TOKEN}", "Content-Type": "application/json",
-                        "Accept": "application/json, text/event-stream"}
+        self.headers = {
+            "Authorization": f"Bearer {server.TOKEN}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
         init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
         response = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
-        self.headers |= {"mcp-session-id": response.getheader("mcp-session-id") or "",
-                         "mcp-protocol-version": "2025-11-25"}
+        self.headers |= {
+            "mcp-session-id": response.getheader("mcp-session-id") or "",
+            "mcp-protocol-version": "2025-11-25",
+        }
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self.calls = 0
 
@@ -221,8 +245,12 @@ class BareConnection:
     def health(self) -> float:
         """One `browser_health` round trip, in ms."""
         self.calls += 1
-        call = {"jsonrpc": "2.0", "id": self.calls, "method": "tools/call",
-                "params": {"name": "browser_health", "arguments": {}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": self.calls,
+            "method": "tools/call",
+            "params": {"name": "browser_health", "arguments": {}},
+        }
         started = time.perf_counter()
         assert self.post(call).status == 200
         return ms(time.perf_counter() - started)
@@ -234,7 +262,7 @@ def bare_round_trips(ours: HttpServer, floor: HttpServer, blocks: int = 20, per_
     connections = BareConnection(ours), BareConnection(floor)
     times: tuple[list[float], list[float]] = ([], [])
     for _ in range(blocks):
-        for connection, series in zip(connections, times):
+        for connection, series in zip(connections, times, strict=False):
             series.extend(connection.health() for _ in range(per_block))
     for connection in connections:
         connection.connection.close()
@@ -264,7 +292,7 @@ async def measure(
 ) -> dict[str, Any]:
     times: dict[str, list[float]] = {side.name: [] for side in sides}
     for index in range(rounds):
-        for side in sides[index % 3:] + sides[: index % 3]:
+        for side in sides[index % 3 :] + sides[: index % 3]:
             started = time.perf_counter()
             await side.loop()
             times[side.name].append(ms(time.perf_counter() - started))
@@ -279,29 +307,35 @@ def report(results: dict[str, Any], rounds: int) -> str:
     loops = results["loops"]
     raw, ours, peer = loops["raw Playwright"], loops["webmcp_nb"], loops["@playwright/mcp"]
     bare_ms, floor_ms = results["bare"]
-    return "\n".join([
-        BEGIN,
-        f"MCP: one agent loop (navigate, snapshot, click by ref, screenshot on the demo shop), median of "
-        f"{rounds} loops per side, sides alternating (`python bench/bench_mcp.py`). webmcp_nb serves "
-        "`webmcp-nb serve --transport http` (its own process) on loopback HTTP; `@playwright/mcp` 0.0.83 runs "
-        "over stdio with the same "
-        "Chromium; both are driven by the official Python client (`mcp` 2.x).",
-        f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
-        f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-        "",
-        "| side | loop (ms) | webmcp_nb / side | target |",
-        "|---|---:|---:|---:|",
-        f"| raw Playwright | {raw:.1f} | {ours / raw:.2f} | <= 1.5 |",
-        f"| webmcp_nb over MCP | {ours:.1f} | 1.00 | |",
-        f"| @playwright/mcp | {peer:.1f} | {ours / peer:.2f} | <= 0.35 |",
-        "",
-        "| no-op tool (`browser_health`) round trip | ms | target |",
-        "|---|---:|---:|",
-        f"| bare keep-alive `http.client` connection | {bare_ms:.2f} | <= 3 |",
-        f"| the same against the SDK's floor (a no-op low-level server, same transport) | {floor_ms:.2f} | |",
-        f"| the official Python client | {results['client']:.2f} | |",
-        END,
-    ])
+    return "\n".join(
+        [
+            BEGIN,
+            (
+                f"MCP: one agent loop (navigate, snapshot, click by ref, screenshot on the demo shop), median of "
+                f"{rounds} loops per side, sides alternating (`python bench/bench_mcp.py`). webmcp_nb serves "
+                "`webmcp-nb serve --transport http` (its own process) on loopback HTTP; `@playwright/mcp` 0.0.83 runs "
+                "over stdio with the same "
+                "Chromium; both are driven by the official Python client (`mcp` 2.x)."
+            ),
+            (
+                f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
+                f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+            ),
+            "",
+            "| side | loop (ms) | webmcp_nb / side | target |",
+            "|---|---:|---:|---:|",
+            f"| raw Playwright | {raw:.1f} | {ours / raw:.2f} | <= 1.5 |",
+            f"| webmcp_nb over MCP | {ours:.1f} | 1.00 | |",
+            f"| @playwright/mcp | {peer:.1f} | {ours / peer:.2f} | <= 0.35 |",
+            "",
+            "| no-op tool (`browser_health`) round trip | ms | target |",
+            "|---|---:|---:|",
+            f"| bare keep-alive `http.client` connection | {bare_ms:.2f} | <= 3 |",
+            f"| the same against the SDK's floor (a no-op low-level server, same transport) | {floor_ms:.2f} | |",
+            f"| the official Python client | {results['client']:.2f} | |",
+            END,
+        ]
+    )
 
 
 def main() -> None:

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from benchmarks_md import update_section
-
 from jupyter_client.manager import start_new_kernel
 
 BEGIN, END = "<!-- bench_notebook:begin -->", "<!-- bench_notebook:end -->"
@@ -112,8 +111,10 @@ def report(load_ms: float, kernel: dict[str, float]) -> str:
     return "\n".join(
         [
             BEGIN,
-            "Notebook, measured inside a real kernel (`python bench/bench_notebook.py`), "
-            f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+            (
+                "Notebook, measured inside a real kernel (`python bench/bench_notebook.py`), "
+                f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+            ),
             "",
             "| measure | value | target |",
             "|---|---:|---:|",
@@ -122,8 +123,10 @@ def report(load_ms: float, kernel: dict[str, float]) -> str:
             f"| `nb.call('browser_health')` | {kernel['call_ms']:.2f} ms | |",
             f"| magic overhead over `Session.call` (median) | {overhead:.2f} ms | <= 10 ms |",
             f"| live view frames reaching the widget | {kernel['fps']:.1f} /s | >= 10 /s |",
-            f"| live view latency, paint to widget (median / p95) | {kernel['latency_ms']:.0f} / "
-            f"{kernel['latency_p95_ms']:.0f} ms | <= 150 ms |",
+            (
+                f"| live view latency, paint to widget (median / p95) | {kernel['latency_ms']:.0f} / "
+                f"{kernel['latency_p95_ms']:.0f} ms | <= 150 ms |"
+            ),
             END,
         ]
     )

@@ -70,22 +70,28 @@ async def run(rounds: int) -> dict[str, Any]:
 def report(results: dict[str, Any], rounds: int) -> str:
     session_ms, mcp_ms = results["medians"]["session"], results["medians"]["mcp"]
     sizes = results["sizes"]
-    return "\n".join([
-        BEGIN,
-        (f"Results: the demo's 2,000-row table (`table.html`) as an accessibility snapshot, median of {rounds} calls "
-        "per side, sides alternating (`python bench/bench_results.py`). `Session.snapshot()` in-process against "
-        "`browser_snapshot` over MCP (`webmcp-nb serve --transport http`, its own process, loopback HTTP, the "
-        f"official Python client at 2026-07-28, default result limit). The envelope is {sizes['envelope']:,} bytes "
-        f"of JSON; the MCP result that carries it as structured content and text, {sizes['mcp']:,} bytes."),
-        (f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
-         f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."),
-        "",
-        "| side | snapshot (ms) | MCP / side | target |",
-        "|---|---:|---:|---:|",
-        f"| `Session.snapshot()` | {session_ms:.1f} | {mcp_ms / session_ms:.2f} | <= {TARGET} |",
-        f"| over MCP | {mcp_ms:.1f} | 1.00 | |",
-        END,
-    ])
+    return "\n".join(
+        [
+            BEGIN,
+            (
+                f"Results: the demo's 2,000-row table (`table.html`) as an accessibility snapshot, median of {rounds} calls "
+                "per side, sides alternating (`python bench/bench_results.py`). `Session.snapshot()` in-process against "
+                "`browser_snapshot` over MCP (`webmcp-nb serve --transport http`, its own process, loopback HTTP, the "
+                f"official Python client at 2026-07-28, default result limit). The envelope is {sizes['envelope']:,} bytes "
+                f"of JSON; the MCP result that carries it as structured content and text, {sizes['mcp']:,} bytes."
+            ),
+            (
+                f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
+                f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+            ),
+            "",
+            "| side | snapshot (ms) | MCP / side | target |",
+            "|---|---:|---:|---:|",
+            f"| `Session.snapshot()` | {session_ms:.1f} | {mcp_ms / session_ms:.2f} | <= {TARGET} |",
+            f"| over MCP | {mcp_ms:.1f} | 1.00 | |",
+            END,
+        ]
+    )
 
 
 def main() -> None:

@@ -70,18 +70,24 @@ def run(rounds: int) -> tuple[float, float]:
 
 
 def report(raw_ms: float, session_ms: float, rounds: int) -> str:
-    return "\n".join([
-        BEGIN,
-        (f"WebMCP: a page tool call, raw `executeTool` through `page.evaluate` vs `browser_webmcp_call` "
-         f"(median of {rounds} alternating rounds; `python bench/bench_webmcp.py`)."),
-        (f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
-         f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."),
-        "",
-        "| operation | raw Playwright (ms) | Session (ms) | ratio | target |",
-        "|---|---:|---:|---:|---:|",
-        f"| call `echo_text` | {raw_ms:.2f} | {session_ms:.2f} | {session_ms / raw_ms:.2f} | <= {TARGET} |",
-        END,
-    ])
+    return "\n".join(
+        [
+            BEGIN,
+            (
+                f"WebMCP: a page tool call, raw `executeTool` through `page.evaluate` vs `browser_webmcp_call` "
+                f"(median of {rounds} alternating rounds; `python bench/bench_webmcp.py`)."
+            ),
+            (
+                f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
+                f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+            ),
+            "",
+            "| operation | raw Playwright (ms) | Session (ms) | ratio | target |",
+            "|---|---:|---:|---:|---:|",
+            f"| call `echo_text` | {raw_ms:.2f} | {session_ms:.2f} | {session_ms / raw_ms:.2f} | <= {TARGET} |",
+            END,
+        ]
+    )
 
 
 def main() -> None:

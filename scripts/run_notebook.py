@@ -21,7 +21,14 @@ from nbconvert import HTMLExporter
 
 def run(path: Path, out: Path, timeout: int) -> Path:
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    resources = {"metadata": {"path": str(path.parent)}}
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources=resources,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no start-up warnings; cell errors still fail the run
+    )
     started = time.monotonic()
     client.execute()
     out.mkdir(parents=True, exist_ok=True)
@@ -30,7 +37,7 @@ def run(path: Path, out: Path, timeout: int) -> Path:
     html, _ = HTMLExporter().from_notebook_node(notebook)
     exported = executed.with_suffix(".html")
     exported.write_text(html, encoding="utf-8")
-    print(f"{path}: {len(notebook.cells)} cells in {time.monotonic() - started:.1f} s -> {executed}, {exported}")
+    print(f"done ({len(notebook.cells)} cells, {time.monotonic() - started:.1f} s): {executed}, {exported}")
     return exported
 
 
@@ -41,9 +48,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     options = parser.parse_args()
     for path in options.notebooks:
+        print(f"Running {path} (a kernel and a headless Chromium) ... ", end="", flush=True)
         try:
             run(path, options.out, options.timeout)
         except CellExecutionError as error:
+            print("failed")
             print(f"{path}: a cell failed:\n{error}", file=sys.stderr)
             return 1
     return 0

@@ -169,7 +169,9 @@ def observe(session: Session) -> dict[str, Any]:
         "cart": ok(session.evaluate("document.getElementById('cart').textContent"))["result"],
         "body": ok(session.evaluate("document.body.children.length"))["result"],
         "tabs": [(t["page_id"], t["url"], t["current"]) for t in ok(session.tabs("list"))["tabs"]],
-        "instances": [(i["name"], i["instance_id"], i["state"], i["pages"]) for i in ok(session.list_instances())["instances"]],
+        "instances": [
+            (i["name"], i["instance_id"], i["state"], i["pages"]) for i in ok(session.list_instances())["instances"]
+        ],
         "current_instance": ok(session.list_instances())["current_instance"],
     }
 
@@ -332,7 +334,9 @@ def test_non_string_keys_are_refused(session, known_state):
 def test_an_unknown_field_nested_in_an_object_is_named(session, known_state):
     envelope = session.call("browser_fill_form", fields=[{"ref": "e1", "type": "textbox", "value": "v", "bogus": 1}])
     refused(envelope, "browser_fill_form", "'fields.0.bogus'")
-    envelope = session.call("browser_create_instance", name="bad-input-probe", viewport={"width": 800, "height": 600, "depth": 24})
+    envelope = session.call(
+        "browser_create_instance", name="bad-input-probe", viewport={"width": 800, "height": 600, "depth": 24}
+    )
     refused(envelope, "browser_create_instance", "'viewport.depth'")
     assert observe(session) == known_state
 
@@ -351,7 +355,7 @@ def test_a_huge_unknown_field_name_is_not_echoed_back(session, known_state):
 
 
 @pytest.mark.parametrize(
-    "tool, args",
+    ("tool", "args"),
     [
         ("browser_snapshot", {}),
         ("browser_navigate", {"url": "about:blank"}),
@@ -368,7 +372,9 @@ def test_an_unknown_instance_is_not_created(session, known_state, tool, args):
     assert observe(session) == known_state
 
 
-@pytest.mark.parametrize("name", ["bad name", "-leading-dash", ".hidden", "x" * 65, "", "a/b", "über", "a\nb", "name\n"])
+@pytest.mark.parametrize(
+    "name", ["bad name", "-leading-dash", ".hidden", "x" * 65, "", "a/b", "über", "a\nb", "name\n"]
+)
 def test_a_bad_instance_name_is_invalid(session, known_state, name):
     refused(session.call("browser_snapshot", instance=name), "browser_snapshot", "'instance'")
     refused(session.call("browser_create_instance", name=name), "browser_create_instance", "'name'")
@@ -406,7 +412,7 @@ def test_depth_bound_is_exact():
 
 
 @pytest.mark.parametrize(
-    "tool, args, where",
+    ("tool", "args", "where"),
     [
         ("browser_webmcp_call", {"name": "add_to_cart", "input": nested(3_000)}, "input.a.a"),
         ("browser_snapshot", {"bogus": nested(3_000)}, "bogus.a.a"),
@@ -436,7 +442,7 @@ def test_nesting_within_the_bound_reaches_validation(session, known_state):
 
 
 @pytest.mark.parametrize(
-    "tool, args, where",
+    ("tool", "args", "where"),
     [
         ("browser_type", {"ref": "e1", "text": "x" * (MAX_ARGUMENT_BYTES + 1)}, "text"),
         ("browser_type", {"ref": "e1", "text": "é" * (MAX_ARGUMENT_BYTES // 2 + 1)}, "text"),  # 2 bytes each in UTF-8

@@ -30,7 +30,11 @@ def dockerfile() -> str:
     assert repo2docker.exists(), "jupyter-repo2docker is part of the test extra"
     done = subprocess.run(
         [str(repo2docker), "--no-build", "--debug", "."],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     return done.stdout + done.stderr
 
@@ -92,14 +96,21 @@ def test_binder_requirements_alone_run_the_quickstart(tmp_path: Path) -> None:
     python = venv / "bin" / "python"
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "-r", "binder/requirements.txt"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(
         [str(python), "-c", RUN_QUICKSTART, QUICKSTART],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -9,16 +9,34 @@ from playwright import sync_api
 
 from webmcp_nb.demo import DemoServer
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--enable-features=WebMCP"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-features=WebMCP",
+]
 PAGES = {
-    "index.html": "Demo Shop", "form.html": "Demo Form", "dialog.html": "Dialogs",
-    "alert-on-load.html": "Alert on load", "frames.html": "Frames", "frame-inner.html": "Inner",
-    "frame-nested.html": "Nested", "table.html": "Big Table", "drag.html": "Drag and Drop",
-    "upload.html": "Upload", "help.html": "Help", "webmcp.html": "WebMCP Tools",
-    "webmcp-frames.html": "WebMCP Frames", "webmcp-frame-inner.html": "WebMCP Frame",
-    "webmcp-polyfill.html": "WebMCP Polyfill", "webmcp-mirror.html": "WebMCP Mirror",
-    "webmcp-mirror-inner.html": "Greeter frame", "downloads.html": "Downloads", "webmcp-results.html": "WebMCP Results",
+    "index.html": "Demo Shop",
+    "form.html": "Demo Form",
+    "dialog.html": "Dialogs",
+    "alert-on-load.html": "Alert on load",
+    "frames.html": "Frames",
+    "frame-inner.html": "Inner",
+    "frame-nested.html": "Nested",
+    "table.html": "Big Table",
+    "drag.html": "Drag and Drop",
+    "upload.html": "Upload",
+    "help.html": "Help",
+    "webmcp.html": "WebMCP Tools",
+    "webmcp-frames.html": "WebMCP Frames",
+    "webmcp-frame-inner.html": "WebMCP Frame",
+    "webmcp-polyfill.html": "WebMCP Polyfill",
+    "webmcp-mirror.html": "WebMCP Mirror",
+    "webmcp-mirror-inner.html": "Greeter frame",
+    "downloads.html": "Downloads",
+    "webmcp-results.html": "WebMCP Results",
 }
 
 
@@ -36,6 +54,7 @@ def page():
         browser.close()
 
 
+@pytest.mark.browser
 def test_pages_load(demo, page):
     for path, title in PAGES.items():
         page.goto(demo.url_for(path))
@@ -59,6 +78,7 @@ def test_dynamic_endpoints(demo):
         assert resp.url == demo.url_for("help.html")
 
 
+@pytest.mark.browser
 def test_webmcp_tools(demo, page):
     page.goto(demo.url_for("webmcp.html"))
     sync_api.expect(page.locator("#webmcp-status")).to_have_text("WebMCP ready")

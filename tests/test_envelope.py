@@ -9,11 +9,10 @@ import sys
 
 import pytest
 
+from tests.helpers import make_operation
 from webmcp_nb import Envelope, Session, ToolCallError
 from webmcp_nb.core.config import Limits
 from webmcp_nb.core.envelope import ERROR_TYPES, enforce_size_limit
-
-from .conftest import make_operation
 
 
 def test_success_shape_and_bytes_become_base64_only_when_serialised() -> None:
@@ -41,8 +40,11 @@ def test_success_shape_and_bytes_become_base64_only_when_serialised() -> None:
 
 def test_error_shape_and_raise_for_status_carries_the_envelope() -> None:
     envelope = Envelope(
-        "error", None, make_operation(outcome="not_started", retry="after_correction"),
-        error_type="invalid_params", message="bad",
+        "error",
+        None,
+        make_operation(outcome="not_started", retry="after_correction"),
+        error_type="invalid_params",
+        message="bad",
     )
     assert list(envelope.to_dict()) == ["status", "instance", "error_type", "message", "operation"]
     with pytest.raises(ToolCallError) as caught:
@@ -54,20 +56,39 @@ def test_error_shape_and_raise_for_status_carries_the_envelope() -> None:
 
 def test_error_types_are_exactly_the_documented_set() -> None:
     assert set(ERROR_TYPES) == {
-        "instance_not_found", "instance_already_exists", "instance_limit_exceeded", "instance_crashed",
-        "profile_dir_in_use", "binary_not_found", "element_not_found", "stale_ref", "navigation_failed",
-        "navigation_timeout", "wait_timeout", "dialog_not_present", "evaluation_failed",
-        "verification_failed", "invalid_params", "modal_state_blocked", "internal_error",
-        "operation_timeout", "result_too_large", "unsupported_capability", "page_not_found",
-        "frame_not_found", "observation_timeout", "download_not_found", "download_failed",
-        "approval_denied", "page_crashed", "cancelled",
+        "instance_not_found",
+        "instance_already_exists",
+        "instance_limit_exceeded",
+        "instance_crashed",
+        "profile_dir_in_use",
+        "binary_not_found",
+        "element_not_found",
+        "stale_ref",
+        "navigation_failed",
+        "navigation_timeout",
+        "wait_timeout",
+        "dialog_not_present",
+        "evaluation_failed",
+        "verification_failed",
+        "invalid_params",
+        "modal_state_blocked",
+        "internal_error",
+        "operation_timeout",
+        "result_too_large",
+        "unsupported_capability",
+        "page_not_found",
+        "frame_not_found",
+        "observation_timeout",
+        "download_not_found",
+        "download_failed",
+        "approval_denied",
+        "page_crashed",
+        "cancelled",
     }
 
 
 def test_oversized_success_becomes_result_too_large_keeping_outcome_and_artifacts() -> None:
-    envelope = Envelope(
-        "success", "default", make_operation(artifacts=("/tmp/shot.png",)), data={"blob": "x" * 10_000}
-    )
+    envelope = Envelope("success", "default", make_operation(artifacts=("/tmp/shot.png",)), data={"blob": "x" * 10_000})
     limited = enforce_size_limit(envelope, 4096, read_only=False, hint="Use a ref.")
     assert limited.error_type == "result_too_large"
     assert limited.operation.outcome == "completed"

@@ -120,7 +120,9 @@ def test_cursors_page_through_a_page_that_keeps_logging_without_loss_or_repeats(
         while sum(e["text"].startswith("tick ") for e in seen) < 30:  # read while the page logs
             reads += 1
             assert reads < 2000, "the page stopped logging"
-            data = ok(s.call("browser_console", after=cursor, limit=7) if cursor else s.call("browser_console", limit=7))
+            data = ok(
+                s.call("browser_console", after=cursor, limit=7) if cursor else s.call("browser_console", limit=7)
+            )
             assert data["retention_lost"] is False
             seen += data["entries"]
             cursor = data["next_cursor"]
@@ -156,11 +158,15 @@ def test_a_reader_that_falls_behind_the_buffer_is_told(demo: DemoServer) -> None
 def test_cursors_of_another_stream_or_instance_are_refused(evidence_session: CheckedSession) -> None:
     s = evidence_session
     console_cursor = ok(s.call("browser_console"))["next_cursor"]
-    message = error(s.call("browser_network", after=console_cursor), "invalid_params", "not_started", "after_correction")
+    message = error(
+        s.call("browser_network", after=console_cursor), "invalid_params", "not_started", "after_correction"
+    )
     assert "network stream" in message
     ok(s.create_instance("evidence-other"))
     try:
-        error(s.call("browser_console", after=console_cursor, instance="evidence-other"), "invalid_params", "not_started")
+        error(
+            s.call("browser_console", after=console_cursor, instance="evidence-other"), "invalid_params", "not_started"
+        )
     finally:
         ok(s.destroy_instance("evidence-other"))
     error(s.call("browser_console", after="garbage"), "invalid_params", "not_started")
@@ -176,7 +182,9 @@ def test_bodies_as_text_saved_or_refused_when_too_large(demo: DemoServer, tmp_pa
         assert body["encoding"] == "text" and "404 Not Found" in body["body"] and body["mime_type"] == "text/html"
         ok(s.navigate(demo.url_for("api/large?kb=8")))
         [page] = entries(s, "browser_network", url="api/large")
-        message = error(s.call("browser_network_body", request_id=page["request_id"]), "result_too_large", retry="read_only")
+        message = error(
+            s.call("browser_network_body", request_id=page["request_id"]), "result_too_large", retry="read_only"
+        )
         assert "save=true" in message and "nothing was clipped" in message
         saved = ok(s.call("browser_network_body", request_id=page["request_id"], save=True))
         assert saved["encoding"] == "none" and saved["body"] is None
@@ -201,7 +209,9 @@ def test_har_export_is_valid_har_with_every_request(evidence_session: CheckedSes
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert json.loads(checked.stdout) == {"valid": True, "entries": len(retained)}
     har = json.loads(Path(exported["path"]).read_text())
-    statuses = {entry["request"]["url"].rsplit("/", 1)[-1]: entry["response"]["status"] for entry in har["log"]["entries"]}
+    statuses = {
+        entry["request"]["url"].rsplit("/", 1)[-1]: entry["response"]["status"] for entry in har["log"]["entries"]
+    }
     assert statuses["status?code=404"] == 404 and statuses["unreachable"] == 0
     assert "demo-secret-token" not in Path(exported["path"]).read_text()
 
@@ -321,8 +331,12 @@ def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_sess
     network = s.network(limit=500)
     text = str(network)
     failed = [line for line in text.splitlines() if "unreachable" in line]
-    assert failed == [f"- #{failed[0].split('#')[1].split()[0]} {failed[0].split()[2]} GET failed "
-                      "net::ERR_CONNECTION_REFUSED http://127.0.0.1:2/unreachable fetch"]
+    assert failed == [
+        (
+            f"- #{failed[0].split('#')[1].split()[0]} {failed[0].split()[2]} GET failed "
+            "net::ERR_CONNECTION_REFUSED http://127.0.0.1:2/unreachable fetch"
+        )
+    ]
     assert "request headers: " in text and '"authorization": "[redacted]"' in text
     html = render_html(network)
     rows = html.split("<tr")
@@ -331,8 +345,11 @@ def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_sess
     assert not any("code=200" in row for row in red)
     console = s.console(limit=500)
     assert "- #" in str(console) and "error (uncaught): " in str(console)
-    assert any("boom from the demo page" in row for row in render_html(console).split("<tr")
-               if ERROR_COLOUR in row.split(">")[0])
+    assert any(
+        "boom from the demo page" in row
+        for row in render_html(console).split("<tr")
+        if ERROR_COLOUR in row.split(">")[0]
+    )
 
     rows_ = network.rows()
     assert rows_ == network.data["entries"]
@@ -340,7 +357,10 @@ def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_sess
     assert list(frame["request_id"]) == [entry["request_id"] for entry in rows_]
     picture = network.plot()
     bundle, _ = picture._repr_mimebundle_()
-    assert bundle["image/svg+xml"].startswith("<svg") and bundle["text/plain"] == f"<network waterfall: {len(rows_)} requests>"
+    assert (
+        bundle["image/svg+xml"].startswith("<svg")
+        and bundle["text/plain"] == f"<network waterfall: {len(rows_)} requests>"
+    )
     with pytest.raises(ValueError, match="plot\\(\\) draws browser_network results"):
         console.plot()
     with pytest.raises(ValueError, match="lists nothing"):

@@ -121,8 +121,7 @@ def test_the_snapshot_and_ref_helpers_act_on_the_page(shop: CheckedSession) -> N
         "await ref('Add Banana', role='button').click()\n"
         "import re\n"
         "apple = re.search(r'button \"Add Apple\" \\[ref=(\\w+)\\]', await snapshot()).group(1)\n"
-        "await ref(apple).click()\n"
-        + CART
+        "await ref(apple).click()\n" + CART
     )
     assert ok(run(shop, code))["value"] == "Cart: 2 items: Banana, Apple"
     assert ok(shop.evaluate("document.getElementById('cart').textContent"))["result"] == "Cart: 2 items: Banana, Apple"
@@ -217,7 +216,10 @@ def test_timeout_s_stops_the_snippet(shop: CheckedSession) -> None:
     # The snippet's own TimeoutError is an exception of the snippet, not the tool's timeout.
     code = "import asyncio\nawait asyncio.wait_for(asyncio.sleep(30), 0.05)"
     message = error(run(shop, code, timeout_s=20), "evaluation_failed", "unknown", "inspect_state")
-    assert message == "The snippet raised TimeoutError\n  at <execute>:2:1: await asyncio.wait_for(asyncio.sleep(30), 0.05)"
+    assert (
+        message
+        == "The snippet raised TimeoutError\n  at <execute>:2:1: await asyncio.wait_for(asyncio.sleep(30), 0.05)"
+    )
     message = error(run(shop, "1", timeout_s=1000), "invalid_params", "not_started", "after_correction")
     assert "over the operation timeout of 60 s" in message
 
@@ -226,7 +228,9 @@ def test_the_operation_timeout_stops_a_snippet_without_timeout_s(fresh_session: 
     session = fresh_session()
     ok(session.navigate(demo.url_for("index.html")))
     session.reconfigure(operation_timeout_s=1)
-    message = error(run(session, "import asyncio\nawait asyncio.sleep(30)"), "operation_timeout", "unknown", "inspect_state")
+    message = error(
+        run(session, "import asyncio\nawait asyncio.sleep(30)"), "operation_timeout", "unknown", "inspect_state"
+    )
     assert "did not finish within 1 s" in message
     assert ok(run(session, "await page.title()"))["value"] == "Demo Shop"
 
@@ -343,7 +347,11 @@ def test_the_typescript_client_receives_an_image_result_without_structured_conte
     server = served[1]
     completed = subprocess.run(
         ["node", str(TS_CLIENT / "call.mjs"), server.url, server.token, json.dumps(calls)],
-        check=False, capture_output=True, text=True, timeout=120, cwd=TS_CLIENT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TS_CLIENT,
     )
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout)
@@ -383,10 +391,14 @@ def test_cell_magic_runs_the_cell_body_as_a_snippet(demo: DemoServer) -> None:
         assert envelope["data"]["logs"] == ["print: from {the} cell"]
         assert "value: Cart: 1 item: Banana" in result["data"]["text/plain"]
 
-        (result,) = [o for o in kernel.run("%%browser execute\nawait page.screenshot()") if o["type"] == "execute_result"]
+        (result,) = [
+            o for o in kernel.run("%%browser execute\nawait page.screenshot()") if o["type"] == "execute_result"
+        ]
         assert base64.b64decode(result["data"]["image/png"]).startswith(PNG)
 
-        (result,) = [o for o in kernel.run("%%browser execute\nstate['x'] = 1\nstate['x'] +") if o["type"] == "execute_result"]
+        (result,) = [
+            o for o in kernel.run("%%browser execute\nstate['x'] = 1\nstate['x'] +") if o["type"] == "execute_result"
+        ]
         assert result["data"][ENVELOPE_MIME]["error_type"] == "invalid_params"
         assert "<execute>:2:13" in result["data"]["text/plain"]
 

@@ -318,13 +318,23 @@ def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, de
                 await slow
 
     asyncio.run(scenario())
+
     def agents() -> list:
         return [r for r in s.history if r.caller.startswith("agent:")]
 
     wait_until(lambda: len(agents()) == 2, 10.0, "both calls to be logged")
     assert cart(s) == "Cart: 0 items"
-    logged = [(r.tool, r.envelope.error_type, r.envelope.operation.outcome, r.envelope.operation.retry) for r in agents()]
-    slow_call = ("browser_wait_for", None, "completed", "not_needed") if mode == "legacy" else (
-        "browser_wait_for", "cancelled", "unknown", "read_only"  # running when its caller left
+    logged = [
+        (r.tool, r.envelope.error_type, r.envelope.operation.outcome, r.envelope.operation.retry) for r in agents()
+    ]
+    slow_call = (
+        ("browser_wait_for", None, "completed", "not_needed")
+        if mode == "legacy"
+        else (
+            "browser_wait_for",
+            "cancelled",
+            "unknown",
+            "read_only",  # running when its caller left
+        )
     )
     assert sorted(logged) == [("browser_click", "cancelled", "not_started", "after_correction"), slow_call]

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import error, ok, ref_for
 from webmcp_nb import Session
 from webmcp_nb.demo import DemoServer
-
-from .conftest import error, ok, ref_for
 
 REPORT = "item,quantity\nApple,2\nBanana,3\n"
 
@@ -77,7 +76,7 @@ def test_downloads_that_do_not_exist(fresh_session, demo: DemoServer) -> None:
     assert ok(s.call("browser_downloads")) == {"downloads": []}
     envelope = s.call("browser_downloads", wait_s=0.5)
     assert "within 0.5 s" in error(envelope, "download_not_found", "unknown", "read_only")
-    assert 500 <= envelope.operation.duration_ms < 3000
+    assert 500 <= envelope.operation.duration_ms < 10_000  # waited wait_s, and not much longer
     assert "call browser_downloads" in error(
         s.call("browser_downloads", download_id="no-such-download"), "download_not_found", "not_started"
     )
@@ -91,7 +90,10 @@ def test_a_broken_download_fails(session: Session, downloads_page: str, broken_d
     assert len(failed) == 1 and failed[0]["state"] == "failed" and failed[0]["path"] is None
     assert failed[0]["error"]
     message = error(
-        session.call("browser_downloads", download_id=failed[0]["download_id"]), "download_failed", "unknown", "read_only"
+        session.call("browser_downloads", download_id=failed[0]["download_id"]),
+        "download_failed",
+        "unknown",
+        "read_only",
     )
     assert broken_download in message and failed[0]["error"] in message
 

@@ -10,8 +10,13 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "webmcp_nb"
-FRONT_ENDS = [*PACKAGE.glob("mcp/*.py"), *PACKAGE.glob("notebook/*.py"), PACKAGE / "cli.py",
-              PACKAGE / "published.py", PACKAGE / "_generated.py"]
+FRONT_ENDS = [
+    *PACKAGE.glob("mcp/*.py"),
+    *PACKAGE.glob("notebook/*.py"),
+    PACKAGE / "cli.py",
+    PACKAGE / "published.py",
+    PACKAGE / "_generated.py",
+]
 ALLOWED = {
     # The MCP SDK has no accessor for a request's connection (the channel 2025-era clients
     # hear list changes on); see ChangeNotifier.seen.

@@ -21,7 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from webmcp_nb.core.tools.http import RESERVED_BYTES
 from webmcp_nb.demo import PNG, DemoServer
 
-from .conftest import CheckedSession, error, ok
+from .conftest import CheckedSession
+from .helpers import error, ok
 
 SSE_LIMITS = {"max_events": 100, "max_bytes": 100_000, "max_duration_ms": 10_000}
 
@@ -100,9 +101,11 @@ def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
 
 def test_page_tool_results_are_blocked_too(s: CheckedSession, demo: DemoServer) -> None:
     ok(s.navigate(demo.url_for("webmcp.html")))
-    ok(s.evaluate("""() => document.modelContext.registerTool({
+    ok(
+        s.evaluate("""() => document.modelContext.registerTool({
         name: 'leaky', description: 'Returns a login', inputSchema: {type: 'object', properties: {}},
-        execute: () => ({user: 'ada', api_key: 'k-1'})})"""))
+        execute: () => ({user: 'ada', api_key: 'k-1'})})""")
+    )
     data = ok(s.webmcp_call("leaky"))
     assert data["structured"] == {"user": "ada", "api_key": "[blocked]"}
     assert data["blocked_fields"] == ["structured.api_key"]
@@ -157,8 +160,12 @@ def test_streaming_and_binary_answers_need_their_modes(s: CheckedSession) -> Non
     probed = error(s.http("/api/image.png", preflight=True), "invalid_params", "not_started")
     assert "preflight HEAD" in probed
     # a mutation refused before sending never ran
-    error(s.http("/api/counter?key=refused", method="POST", body="x", expect="application/pdf"),
-          "invalid_params", "not_started", "after_correction")
+    error(
+        s.http("/api/counter?key=refused", method="POST", body="x", expect="application/pdf"),
+        "invalid_params",
+        "not_started",
+        "after_correction",
+    )
     assert count(s, "refused") == 0
 
 
@@ -168,8 +175,12 @@ def test_ndjson_lenient_and_strict(s: CheckedSession) -> None:
     assert [value["id"] for value in data["body"]] == [1, 0, 2, 3, 4]
     assert data["body"][1]["token"] == "[blocked]" and data["blocked_fields"] == ["[1].token"]
     assert len(data["warnings"]) == 1 and data["warnings"][0].startswith("line 4 skipped")
-    message = error(s.http("/api/items.ndjson?malformed=1", response="ndjson", strict=True), "evaluation_failed",
-                    "unknown", "read_only")
+    message = error(
+        s.http("/api/items.ndjson?malformed=1", response="ndjson", strict=True),
+        "evaluation_failed",
+        "unknown",
+        "read_only",
+    )
     assert "line 4" in message
     assert ok(s.http("/api/items.ndjson", response="ndjson", strict=True))["warnings"] == []
 
@@ -184,7 +195,9 @@ def test_sse_collects_a_finite_stream(s: CheckedSession) -> None:
     body = data["body"]
     assert body["reconnects"] == 0 and data["response"] == "sse"
     assert [(e["data"], e["event"], e["id"]) for e in body["events"]] == [
-        ({"n": 1, "token": "[blocked]"}, "tick", "1"), ({"n": 2}, "tick", "2"), ({"n": 3}, "tick", "3")
+        ({"n": 1, "token": "[blocked]"}, "tick", "1"),
+        ({"n": 2}, "tick", "2"),
+        ({"n": 3}, "tick", "3"),
     ]
     assert data["blocked_fields"] == ["events[0].data.token"]
     for event in body["events"]:
@@ -192,10 +205,17 @@ def test_sse_collects_a_finite_stream(s: CheckedSession) -> None:
         assert abs(event["received_at"] - time.time() * 1000) < 600_000
 
 
-@pytest.mark.parametrize("bad", [
-    None, {"max_events": 1, "max_bytes": 1}, {**SSE_LIMITS, "max_events": 0},
-    {**SSE_LIMITS, "max_duration_ms": 2**31}, {**SSE_LIMITS, "max_bytes": 2**53}, {**SSE_LIMITS, "max_events": 1.5},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        {"max_events": 1, "max_bytes": 1},
+        {**SSE_LIMITS, "max_events": 0},
+        {**SSE_LIMITS, "max_duration_ms": 2**31},
+        {**SSE_LIMITS, "max_bytes": 2**53},
+        {**SSE_LIMITS, "max_events": 1.5},
+    ],
+)
 def test_sse_limits_are_required_and_checked_before_any_request(s: CheckedSession, demo: DemoServer, bad: Any) -> None:
     before = open_streams(demo)
     args = {"response": "sse"} if bad is None else {"response": "sse", "sse": bad}
@@ -255,8 +275,12 @@ def test_a_cancelled_call_cancels_the_reader_in_the_page(s: CheckedSession, demo
 
 def test_progress_hook_hears_each_event(s: CheckedSession) -> None:
     heard: list[dict[str, Any]] = []
-    envelope = s.call_as("python", "browser_http", {"url": "/api/sse?n=3", "response": "sse", "sse": SSE_LIMITS},
-                         on_progress=heard.append)
+    envelope = s.call_as(
+        "python",
+        "browser_http",
+        {"url": "/api/sse?n=3", "response": "sse", "sse": SSE_LIMITS},
+        on_progress=heard.append,
+    )
     assert ok(envelope)["body"]["events"] == [update["event"] for update in heard]
     assert [update["count"] for update in heard] == [1, 2, 3]
 
@@ -285,8 +309,9 @@ def test_network_failures_carry_the_browsers_reason(s: CheckedSession) -> None:
     assert "Failed to fetch" in message
     message = error(s.http("/api/lying-length"), "navigation_failed", "unknown", "read_only")
     assert "network error" in message and "bytes of the body" in message
-    message = error(s.http("http://127.0.0.1:9/nothing", method="POST", body="x"), "navigation_failed",
-                    "unknown", "inspect_state")
+    message = error(
+        s.http("http://127.0.0.1:9/nothing", method="POST", body="x"), "navigation_failed", "unknown", "inspect_state"
+    )
     assert "check the API's state" in message
 
 
@@ -298,20 +323,30 @@ def test_network_failures_carry_the_browsers_reason(s: CheckedSession) -> None:
 def test_binary_base64_within_the_budget(s: CheckedSession) -> None:
     envelope = s.http("/api/image.png", response="binary")
     body = ok(envelope)["body"]
-    assert body == {"kind": "binary", "encoding": "base64", "media_type": "image/png", "byte_length": len(PNG), "data": PNG}
+    assert body == {
+        "kind": "binary",
+        "encoding": "base64",
+        "media_type": "image/png",
+        "byte_length": len(PNG),
+        "data": PNG,
+    }
     assert json.loads(envelope.to_json())["data"]["body"]["data"] == base64.b64encode(PNG).decode()
     # 12 KiB is 16 KiB of base64: over a 16,384 byte budget less the 1,024 reserved
     message = error(s.http("/api/bytes?kb=12", response="binary", max_result_bytes=16_384), "result_too_large")
     assert "binary max_bytes / result budget" in message
-    assert "result_too_large" == s.http("/api/bytes?kb=4", response="binary",
-                                        binary={"mode": "base64", "max_bytes": 1000}).error_type
+    assert (
+        "result_too_large"
+        == s.http("/api/bytes?kb=4", response="binary", binary={"mode": "base64", "max_bytes": 1000}).error_type
+    )
 
 
 def test_binary_download_through_the_session_renderer(fresh_session: Any, demo: DemoServer) -> None:
     s = fresh_session()
     ok(s.navigate(demo.url))
     download = {"mode": "download"}
-    message = error(s.http("/api/image.png", response="binary", binary=download), "unsupported_capability", "not_started")
+    message = error(
+        s.http("/api/image.png", response="binary", binary=download), "unsupported_capability", "not_started"
+    )
     assert "binary_renderer" in message
     calls: list[tuple[Any, ...]] = []
     answer: dict[str, Any] = {}
@@ -324,8 +359,13 @@ def test_binary_download_through_the_session_renderer(fresh_session: Any, demo: 
     future = int(time.time() * 1000) + 60_000
     answer.update(url="https://files.example/x.png", expires_at=future)
     body = ok(s.http("/api/image.png", response="binary", binary=download))["body"]
-    assert body == {"kind": "download", "media_type": "image/png", "byte_length": len(PNG),
-                    "url": "https://files.example/x.png", "expires_at": future}
+    assert body == {
+        "kind": "download",
+        "media_type": "image/png",
+        "byte_length": len(PNG),
+        "url": "https://files.example/x.png",
+        "expires_at": future,
+    }
     assert calls == [(PNG, "image/png", "GET", False)]
     for bad, says in [
         ({"url": "http://files.example/x", "expires_at": future}, "https"),
@@ -355,7 +395,9 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     plain = s.serve_mcp(caps=[])
     granted = s.serve_mcp(caps=["http"], approve="consequential", approver=approver)
 
-    async def agent(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[types.CallToolResult]]:
+    async def agent(
+        server: Any, calls: list[tuple[str, dict[str, Any]]]
+    ) -> tuple[list[str], list[types.CallToolResult]]:
         client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
         async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
@@ -365,12 +407,17 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     assert "browser_http" not in names
     assert refused.is_error and "'http' was not granted" in refused.structured_content["message"]
 
-    names, results = asyncio.run(agent(granted, [
-        ("browser_http", {"url": "/api/secrets"}),
-        ("browser_http", {"url": "/api/image.png", "response": "binary"}),
-        ("browser_http", {"url": "/api/counter?key=agent", "method": "POST", "body": "x"}),
-        ("browser_http", {"url": "/api/sse?n=5", "response": "sse", "sse": {**SSE_LIMITS, "max_events": 2}}),
-    ]))
+    names, results = asyncio.run(
+        agent(
+            granted,
+            [
+                ("browser_http", {"url": "/api/secrets"}),
+                ("browser_http", {"url": "/api/image.png", "response": "binary"}),
+                ("browser_http", {"url": "/api/counter?key=agent", "method": "POST", "body": "x"}),
+                ("browser_http", {"url": "/api/sse?n=5", "response": "sse", "sse": {**SSE_LIMITS, "max_events": 2}}),
+            ],
+        )
+    )
     secrets, image, mutation, partial = results
     assert "browser_http" in names
     assert not secrets.is_error and secrets.structured_content["data"]["body"]["password"] == "[blocked]"
@@ -416,10 +463,12 @@ def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession,
 
 def test_a_page_that_navigates_away_mid_request_is_a_clear_failure(s: CheckedSession, demo: DemoServer) -> None:
     ok(s.navigate(demo.url))
-    ok(s.evaluate("""() => {  // the page leaves as soon as the request is under way
+    ok(
+        s.evaluate("""() => {  // the page leaves as soon as the request is under way
         const fetchOriginal = window.fetch;
         window.fetch = (...args) => { setTimeout(() => { location.href = '/form.html'; }, 100); return fetchOriginal(...args); };
-    }"""))
+    }""")
+    )
     # the browser either aborts the fetch or drops the page's context first: both say what was lost
     message = error(s.http("/slow?ms=3000"), "navigation_failed", "unknown", "read_only")
     assert "/slow?ms=3000" in message
@@ -436,11 +485,12 @@ def test_the_event_stream_parser_follows_the_standard() -> None:
     from webmcp_nb.core.sse import EventStreamParser
 
     parser = EventStreamParser()
-    stream = "\ufeff: comment\r\nretry: 250\r\nid: 7\nevent: update\ndata: {\"a\":\r\ndata: 1}\r\rdata: plain\n\n"
+    stream = '\ufeff: comment\r\nretry: 250\r\nid: 7\nevent: update\ndata: {"a":\r\ndata: 1}\r\rdata: plain\n\n'
     raw = stream.encode()
-    events = [event for index in range(len(raw)) for event in parser.feed(raw[index:index + 1])]  # byte by byte
+    events = [event for index in range(len(raw)) for event in parser.feed(raw[index : index + 1])]  # byte by byte
     assert [(e.event, e.id, e.data, e.retry) for e in events] == [
-        ("update", "7", '{"a":\n1}', 250), ("message", "7", "plain", None)
+        ("update", "7", '{"a":\n1}', 250),
+        ("message", "7", "plain", None),
     ]
     assert (parser.last_event_id, parser.retry_ms) == ("7", 250)
     assert events[0].to_dict()["data"] == {"a": 1} and events[1].to_dict()["data"] == "plain"
@@ -454,8 +504,14 @@ def test_secret_field_names_ignore_case_and_separators() -> None:
 
     value = {"API-KEY": 1, "refreshToken": 2, "private key": 3, "tokens": 4, "x": [{"Client_Secret": 5}], "pin": 6}
     cleaned, blocked = block_secrets(value, secret_names(["PIN"]))
-    assert cleaned == {"API-KEY": "[blocked]", "refreshToken": "[blocked]", "private key": "[blocked]", "tokens": 4,
-                       "x": [{"Client_Secret": "[blocked]"}], "pin": "[blocked]"}
+    assert cleaned == {
+        "API-KEY": "[blocked]",
+        "refreshToken": "[blocked]",
+        "private key": "[blocked]",
+        "tokens": 4,
+        "x": [{"Client_Secret": "[blocked]"}],
+        "pin": "[blocked]",
+    }
     assert blocked == ["API-KEY", "refreshToken", "private key", "x[0].Client_Secret", "pin"]
     assert block_in_json_text('{"password": "p"}') == ('{"password": "[blocked]"}', ["password"])
     assert block_in_json_text("password: p") == ("password: p", [])

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
-from .conftest import browser_processes, error, ok
+from tests.helpers import browser_processes, error, ok, wait_for_exit, wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -70,12 +71,12 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
     other = tmp_path / "other"
     outsider = subprocess.Popen(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={other}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 15
-        while not (other / "SingletonLock").is_symlink() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        locked = other / "SingletonLock"
+        wait_until(locked.is_symlink, timeout=15, message="the outsider never locked its profile")
         message = error(s.create_instance("p3", profile_dir=str(other)), "profile_dir_in_use", "not_started")
         assert f"pid {outsider.pid}" in message
     finally:
@@ -85,11 +86,15 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
 
 def test_binary_not_found_names_every_place_tried(fresh_session, monkeypatch) -> None:
     s = fresh_session()
-    message = error(
-        s.create_instance("x", executable_path="/nonexistent/chrome"), "binary_not_found", "not_started"
-    )
-    for place in ("executable_path (/nonexistent/chrome): no such file", "$WEBMCP_NB_CHROMIUM", "playwright-managed",
-                  "/usr/bin/chromium", "apt-get install", "playwright install chromium"):
+    message = error(s.create_instance("x", executable_path="/nonexistent/chrome"), "binary_not_found", "not_started")
+    for place in (
+        "executable_path (/nonexistent/chrome): no such file",
+        "$WEBMCP_NB_CHROMIUM",
+        "playwright-managed",
+        "/usr/bin/chromium",
+        "apt-get install",
+        "playwright install chromium",
+    ):
         assert place in message
     health = ok(s.health())
     assert health["failed_launches"][-1]["error_type"] == "binary_not_found"
@@ -108,7 +113,10 @@ def test_health_reports_browsers_and_launches_nothing(fresh_session) -> None:
     assert browser_processes() == before
     assert health["chromium"] == CHROMIUM and health["status"] == "ok"
     assert [b["source"] for b in health["browsers"]][:4] == [
-        "executable_path", "$WEBMCP_NB_CHROMIUM", "playwright-managed", "/usr/bin/chromium"
+        "executable_path",
+        "$WEBMCP_NB_CHROMIUM",
+        "playwright-managed",
+        "/usr/bin/chromium",
     ]
     assert health["limits"] == {"max_instances": 10, "max_result_bytes": 1_048_576, "operation_timeout_s": 60.0}
 
@@ -128,7 +136,7 @@ def test_crash_is_reported_quickly_cleaned_up_and_recoverable(fresh_session, dem
     os.kill(info["browser_pid"], signal.SIGKILL)
     started = time.monotonic()
     crashed = s.snapshot(instance="c")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # not held until the 30 s observation timeout
     message = error(crashed, "instance_crashed")
     assert "'c'" in message
     # The record stays until the name is reused; the name itself is released.
@@ -137,10 +145,7 @@ def test_crash_is_reported_quickly_cleaned_up_and_recoverable(fresh_session, dem
     assert [c["name"] for c in health["crashes"]] == ["c"]
     assert health["crashes"][0]["instance_id"] == info["instance_id"]
     assert "c" not in [i["name"] for i in ok(s.list_instances())["instances"]]
-    deadline = time.monotonic() + 5
-    while psutil.pid_exists(info["browser_pid"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(info["browser_pid"])
+    wait_for_exit([info["browser_pid"]])
     again = ok(s.create_instance("c"))["instance"]
     assert again["instance_id"] != info["instance_id"]
     assert ok(s.navigate(demo.url, instance="c"))["title"] == "Demo Shop"
@@ -153,12 +158,10 @@ def test_close_leaves_no_browser_processes(fresh_session, demo) -> None:
     ok(s.navigate(demo.url))
     assert len(browser_processes()) >= 2
     s.close()
-    deadline = time.monotonic() + 10
-    while browser_processes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert browser_processes() == []
+    wait_until(lambda: not browser_processes(), message=lambda: f"left running: {browser_processes()}")
 
 
+@pytest.mark.browser
 def test_context_manager_and_interpreter_exit_leave_no_browsers(demo) -> None:
     script = textwrap.dedent(
         f"""
@@ -181,17 +184,7 @@ def test_context_manager_and_interpreter_exit_leave_no_browsers(demo) -> None:
 
     descendants = json.loads(pids)
     assert descendants, "the child should have had browser processes"
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in descendants) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [pid for pid in descendants if _alive(pid)] == []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+    wait_for_exit(descendants)
 
 
 def test_a_binary_that_is_not_a_browser_is_an_internal_error_reported_in_health(fresh_session) -> None:

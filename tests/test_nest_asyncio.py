@@ -30,7 +30,9 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 def kernel(demo: DemoServer) -> Iterator[Kernel]:
     manager, client = start_new_kernel(kernel_name="python3")
     kernel = Kernel(manager, client)
-    outputs = kernel.run("import nest_asyncio, asyncio\nnest_asyncio.apply()\nprint(type(asyncio.get_event_loop()).__module__)")
+    outputs = kernel.run(
+        "import nest_asyncio, asyncio\nnest_asyncio.apply()\nprint(type(asyncio.get_event_loop()).__module__)"
+    )
     assert not [o for o in outputs if o["type"] == "error"], outputs
     kernel.run(f"%load_ext webmcp_nb\nimport json, webmcp_nb\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}")
     yield kernel
@@ -50,7 +52,9 @@ def test_magics_calls_and_awaits_work_after_nest_asyncio(kernel: Kernel) -> None
     [navigated] = results(kernel.run("%browser navigate {DEMO}"))
     assert navigated["data"][ENVELOPE_MIME]["data"]["title"] == "Demo Shop"
     assert kernel.value("print(json.dumps(nb.snapshot().ok))") is True
-    assert kernel.value("env = await nb.acall('browser_snapshot')\nprint(json.dumps('Add Banana' in env.data['snapshot']))")
+    assert kernel.value(
+        "env = await nb.acall('browser_snapshot')\nprint(json.dumps('Add Banana' in env.data['snapshot']))"
+    )
     [panel] = [o for o in kernel.run("nb.panel()") if o["type"] in ("execute_result", "display_data")]
     assert WIDGET_MIME in panel["data"]
 

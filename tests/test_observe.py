@@ -31,11 +31,16 @@ def test_response_and_request(session: CheckedSession, demo: DemoServer) -> None
     assert observation["url"].endswith("/status?code=404") and observation["request_id"].startswith("r")
     [recorded] = ok(session.call("browser_network", url="code=404", limit=1))["entries"]
     assert recorded["request_id"] == observation["request_id"]  # the same id browser_network uses
-    seen = ok(session.click(button(session, "Make requests"),
-                            observe={"kind": "request", "url": "*slow?ms=*", "method": "get"}))
+    seen = ok(
+        session.click(
+            button(session, "Make requests"), observe={"kind": "request", "url": "*slow?ms=*", "method": "get"}
+        )
+    )
     assert seen["observation"]["url"].endswith("/slow?ms=300")
-    late = session.click(button(session, "Make requests"),
-                         observe={"kind": "response", "url": "code=404", "status": 500, "timeout_ms": 800})
+    late = session.click(
+        button(session, "Make requests"),
+        observe={"kind": "response", "url": "code=404", "status": 500, "timeout_ms": 800},
+    )
     assert "response (url 'code=404', status 500)" in timed_out(late)
 
 
@@ -43,8 +48,11 @@ def test_console_and_text(session: CheckedSession, demo: DemoServer) -> None:
     ok(session.navigate(demo.url_for("evidence.html")))
     seen = ok(session.click(button(session, "Log every level"), observe={"kind": "console", "level": "warning"}))
     assert seen["observation"] == {**seen["observation"], "level": "warning", "text": "warning message"}
-    timed_out(session.click(button(session, "Log every level"),
-                            observe={"kind": "console", "text": "never logged", "timeout_ms": 300}))
+    timed_out(
+        session.click(
+            button(session, "Log every level"), observe={"kind": "console", "text": "never logged", "timeout_ms": 300}
+        )
+    )
     ok(session.navigate(demo.url))
     seen = ok(session.click(button(session, "Slow button"), observe={"kind": "text", "text": "Slow result ready"}))
     assert seen["observation"]["kind"] == "text" and seen["observation"]["elapsed_ms"] >= 0
@@ -55,8 +63,11 @@ def test_console_and_text(session: CheckedSession, demo: DemoServer) -> None:
 
 def test_element_url_and_popup(session: CheckedSession, demo: DemoServer) -> None:
     ok(session.navigate(demo.url))
-    seen = ok(session.click(button(session, "Hover me"), observe={"kind": "element", "role": "tooltip",
-                                                                  "name": "Tooltip shown"}))
+    seen = ok(
+        session.click(
+            button(session, "Hover me"), observe={"kind": "element", "role": "tooltip", "name": "Tooltip shown"}
+        )
+    )
     assert seen["observation"]["role"] == "tooltip"
     navigated = ok(session.navigate(demo.url_for("form.html"), observe={"kind": "url", "url": "*/form.html"}))
     assert navigated["observation"]["url"] == demo.url_for("form.html")
@@ -91,8 +102,9 @@ def test_download(fresh_session: Any, demo: DemoServer, tmp_path: Any) -> None:
         ({"kind": "text", "text": "x", "timeout_ms": 0}, "observe.timeout_ms"),
     ],
 )
-def test_bad_observations_are_refused_before_the_action(session: CheckedSession, demo: DemoServer,
-                                                         observe: dict[str, Any], fragment: str) -> None:
+def test_bad_observations_are_refused_before_the_action(
+    session: CheckedSession, demo: DemoServer, observe: dict[str, Any], fragment: str
+) -> None:
     ok(session.navigate(demo.url))
     fig = button(session, "Add Fig")
     message = error(session.click(fig, observe=observe), "invalid_params", "not_started", "after_correction")
@@ -107,7 +119,9 @@ def test_wait_for_elements_urls_and_network_idle(session: CheckedSession, demo: 
     ok(session.click(remove))
     assert ok(session.wait_for(ref=remove, state="detached"))["condition"] == f"{remove} is detached"
     ok(session.wait_for(role="button", name="Add Fig"))
-    message = error(session.wait_for(role="button", name="Add Kiwi", time_s=0.3), "wait_timeout", "unknown", "read_only")
+    message = error(
+        session.wait_for(role="button", name="Add Kiwi", time_s=0.3), "wait_timeout", "unknown", "read_only"
+    )
     assert "button 'Add Kiwi' is not visible" in message
     ok(session.wait_for(url="127.0.0.1"))
     assert "does not match 'help.html'" in error(session.wait_for(url="help.html", time_s=0.3), "wait_timeout")

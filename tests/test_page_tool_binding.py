@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import error, ok
 from webmcp_nb import Session
 from webmcp_nb.core.page_tools import BINDING
-from webmcp_nb.core.util import origin_of
 from webmcp_nb.core.registry import ToolFailure
+from webmcp_nb.core.util import origin_of
 from webmcp_nb.demo import DemoServer
 
 
@@ -101,12 +101,14 @@ def test_page_b_after_a_navigation_cannot_call_the_tool_of_page_a(session: Sessi
 
 def test_a_cross_origin_iframe_is_refused_unless_its_origin_is_listed(session: Session, page_a: str) -> None:
     frame_url = other_origin(page_a.replace("webmcp.html", "frame-inner.html"))
-    ok(session.evaluate(f"""() => new Promise((done) => {{
+    ok(
+        session.evaluate(f"""() => new Promise((done) => {{
         const frame = document.createElement("iframe");
         frame.onload = done;
         frame.src = {frame_url!r};
         document.body.append(frame);
-    }})"""))
+    }})""")
+    )
     frames = ok(session.frames())["frames"]
     inner = next(frame["frame_id"] for frame in frames if frame["url"] == frame_url)
     seen: list[str] = []
@@ -138,12 +140,14 @@ def test_a_cross_origin_iframe_is_refused_unless_its_origin_is_listed(session: S
     assert seen == ["from-page", "listed-iframe"]
 
     # An opaque frame (srcdoc) inside page A is refused even with the token and the page's origin listed.
-    ok(session.evaluate("""() => new Promise((done) => {
+    ok(
+        session.evaluate("""() => new Promise((done) => {
         const frame = document.createElement("iframe");
         frame.onload = done;
         frame.srcdoc = "<p>opaque</p>";
         document.body.append(frame);
-    })"""))
+    })""")
+    )
     srcdoc = next(frame["frame_id"] for frame in ok(session.frames())["frames"] if frame["url"] == "about:srcdoc")
     answer = call_binding(session, listed.registration.token, "from-srcdoc", frame_id=srcdoc)
     assert "not to the calling frame (opaque origin: about:srcdoc)" in answer

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import error, ok, ref_for
+from tests.helpers import error, ok, ref_for, wait_until
 from webmcp_nb import Envelope, Session
 
 REF = re.compile(r"^(f\d+)?e\d+$")
@@ -50,14 +50,15 @@ def main_frame_id(session: Session, **args: Any) -> str:
     return frames[0]["frame_id"]
 
 
-def wait_for_tabs(session: Session, done: Callable[[list[dict[str, Any]]], bool], timeout_s: float = 5.0) -> dict[str, Any]:
+def wait_for_tabs(session: Session, done: Callable[[list[dict[str, Any]]], bool]) -> dict[str, Any]:
     """The tab list once `done(tabs)` holds (a popup's tab is reported and loads asynchronously)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        listing = tabs(session)
-        if done(listing["tabs"]) or time.monotonic() > deadline:
-            return listing
-        time.sleep(0.05)
+    seen: list[dict[str, Any]] = []
+
+    def listing_if_done() -> dict[str, Any] | None:
+        seen[:] = [tabs(session)]
+        return seen[0] if done(seen[0]["tabs"]) else None
+
+    return wait_until(listing_if_done, message=lambda: f"tabs: {seen[0]['tabs']}")
 
 
 @pytest.fixture
@@ -131,20 +132,21 @@ def test_navigation_timeout(fresh_session, demo):
     s = fresh_session(navigation_timeout_s=1)
     goto(s, "about:blank")  # launch Chromium first: only the navigation is timed
     started = time.monotonic()
-    envelope = s.navigate(demo.url_for("slow?ms=5000"))
+    envelope = s.navigate(demo.url_for("slow?ms=30000"))
     elapsed = time.monotonic() - started
     message = error(envelope, "navigation_timeout", outcome="unknown", retry="inspect_state")
     assert envelope.instance == "default"
     assert "1 s" in message
-    assert elapsed < 3.5, f"the 1 s navigation timeout took {elapsed:.1f} s to report"
+    # Reported at the timeout, not when the page finally answers (30 s); generous for slow machines.
+    assert elapsed < 15, f"the 1 s navigation timeout took {elapsed:.1f} s to report"
     # The tab is still usable afterwards.
     assert goto(s, demo.url_for("help.html"))["title"] == "Help"
 
 
-@pytest.mark.parametrize("wait_until", ["commit", "domcontentloaded", "load", "networkidle"])
-def test_navigate_wait_until_variants(session, demo, wait_until):
-    data = goto(session, demo.url_for(f"help.html?w={wait_until}"), wait_until=wait_until)
-    assert data["url"] == demo.url_for(f"help.html?w={wait_until}")
+@pytest.mark.parametrize("load_state", ["commit", "domcontentloaded", "load", "networkidle"])
+def test_navigate_wait_until_variants(session, demo, load_state):
+    data = goto(session, demo.url_for(f"help.html?w={load_state}"), wait_until=load_state)
+    assert data["url"] == demo.url_for(f"help.html?w={load_state}")
     assert data["status"] == 200
     ok(session.wait_for(text="This is the demo site"))
     assert ok(session.evaluate("document.title"))["result"] == "Help"
@@ -270,7 +272,7 @@ def test_snapshot_has_refs_url_and_title(session, demo):
     assert all(REF.match(ref) for ref in refs)
     assert 'heading "Demo Shop"' in data["snapshot"]
     assert re.search(r'button "Add Grape" \[ref=(f\d+)?e\d+\]', data["snapshot"])
-    assert 'status [ref=' in data["snapshot"] and "Cart: 0 items" in data["snapshot"]
+    assert "status [ref=" in data["snapshot"] and "Cart: 0 items" in data["snapshot"]
 
 
 def test_snapshot_depth_is_shorter_than_the_full_tree(session, demo):
@@ -432,7 +434,13 @@ def test_tabs_list_has_the_current_tab(session, demo, one_tab):
     data = completed(envelope)
     assert data == {
         "tabs": [
-            {"page_id": one_tab, "url": demo.url_for("index.html"), "title": "Demo Shop", "current": True, "status": "ok"}
+            {
+                "page_id": one_tab,
+                "url": demo.url_for("index.html"),
+                "title": "Demo Shop",
+                "current": True,
+                "status": "ok",
+            }
         ],
         "current_page_id": one_tab,
     }
@@ -446,14 +454,14 @@ def test_a_target_blank_link_opens_a_second_tab(session, demo, one_tab):
     completed(envelope)
     assert envelope.operation.page_id == one_tab
     listing = wait_for_tabs(session, lambda tabs: len(tabs) > 1 and tabs[1]["title"] == "Help")
-    assert [t["page_id"] for t in listing["tabs"]][0] == one_tab
+    assert next(t["page_id"] for t in listing["tabs"]) == one_tab
     assert len(listing["tabs"]) == 2
     popup = listing["tabs"][1]
     assert popup["page_id"] != one_tab
     assert popup["url"] == demo.url_for("help.html")
     assert popup["title"] == "Help"
     assert [t["current"] for t in listing["tabs"]].count(True) == 1
-    current = [t["page_id"] for t in listing["tabs"] if t["current"]][0]
+    current = next(t["page_id"] for t in listing["tabs"] if t["current"])
     assert listing["current_page_id"] == current
     # The opener is untouched.
     assert ok(session.evaluate("location.href", page_id=one_tab))["result"] == demo.url_for("index.html")
@@ -491,7 +499,11 @@ def test_tabs_new_without_url_is_blank(session, one_tab):
     data = completed(session.tabs("new"))
     assert len(data["tabs"]) == 2
     assert data["tabs"][1] == {
-        "page_id": data["current_page_id"], "url": "about:blank", "title": "", "current": True, "status": "ok"
+        "page_id": data["current_page_id"],
+        "url": "about:blank",
+        "title": "",
+        "current": True,
+        "status": "ok",
     }
 
 
@@ -545,7 +557,7 @@ def test_an_unknown_page_id_never_falls_back_to_another_tab(session, demo, one_t
 
 
 @pytest.mark.parametrize(
-    "args, words",
+    ("args", "words"),
     [
         ({"action": "select"}, ["select", "page_id"]),
         ({"action": "list", "page_id": "abc"}, ["page_id", "list"]),

@@ -18,13 +18,12 @@ from typing import ClassVar
 
 from PIL import Image
 
+from tests import helpers
+from tests.helpers import error, ok, ref_for
 from webmcp_nb import Envelope
 from webmcp_nb.core.envelope import RETRY_ADVICE, Operation
 from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.core.render import ENVELOPE_MIME, ToolTable, mimebundle, render_html, render_text
-
-from . import conftest
-from .conftest import error, ok, ref_for
 
 HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
 HOSTILE_BODY = "<script>alert(2)</script>"
@@ -32,7 +31,7 @@ HOSTILE_BODY = "<script>alert(2)</script>"
 
 def make_operation(**changes: object) -> Operation:
     defaults = {"tool": "browser_click", "duration_ms": 12.34, "finished_at": "2026-11-30T00:00:00.012+00:00"}
-    return conftest.make_operation(**{**defaults, **changes})
+    return helpers.make_operation(**{**defaults, **changes})
 
 
 class TagChecker(HTMLParser):
@@ -244,16 +243,37 @@ def test_tabs_frames_and_instances_one_line_each(session, demo) -> None:
 
 
 def test_downloads_one_line_each() -> None:
-    done = {"download_id": "d1", "page_id": "p1", "url": "blob:http://x/1", "suggested_filename": "report.csv",
-            "started_at": "2026-11-30T08:00:00.000+00:00", "state": "completed", "path": "/tmp/a/report.csv",
-            "size_bytes": 31, "error": None}
-    failed = {**done, "download_id": "d2", "suggested_filename": "<b>.bin", "state": "failed", "path": None,
-              "size_bytes": None, "error": "network failed"}
-    envelope = Envelope("success", "default", make_operation(tool="browser_downloads"),
-                        data={"downloads": [done, failed]})
+    done = {
+        "download_id": "d1",
+        "page_id": "p1",
+        "url": "blob:http://x/1",
+        "suggested_filename": "report.csv",
+        "started_at": "2026-11-30T08:00:00.000+00:00",
+        "state": "completed",
+        "path": "/tmp/a/report.csv",
+        "size_bytes": 31,
+        "error": None,
+    }
+    failed = {
+        **done,
+        "download_id": "d2",
+        "suggested_filename": "<b>.bin",
+        "state": "failed",
+        "path": None,
+        "size_bytes": None,
+        "error": "network failed",
+    }
+    envelope = Envelope(
+        "success", "default", make_operation(tool="browser_downloads"), data={"downloads": [done, failed]}
+    )
     lines = render_text(envelope).splitlines()
-    assert lines[1:3] == ["downloads: 2", '- d1 completed "report.csv" -> /tmp/a/report.csv (31 bytes); '
-                          "page_id p1, url blob:http://x/1, started_at 2026-11-30T08:00:00.000+00:00"]
+    assert lines[1:3] == [
+        "downloads: 2",
+        (
+            '- d1 completed "report.csv" -> /tmp/a/report.csv (31 bytes); '
+            "page_id p1, url blob:http://x/1, started_at 2026-11-30T08:00:00.000+00:00"
+        ),
+    ]
     assert lines[3].startswith('- d2 failed "<b>.bin"; ') and "error network failed" in lines[3]
     markup = render_html(envelope)
     check_html(markup)

@@ -42,8 +42,14 @@ def everything_of(session: Session, since: int) -> str:
     records = session.history[since:]
     parts = []
     for record in records:
-        parts += [json.dumps(record.args), record.envelope.to_json(), render_text(record.envelope),
-                  render_html(record.envelope), str(record.envelope), repr(record.envelope)]
+        parts += [
+            json.dumps(record.args),
+            record.envelope.to_json(),
+            render_text(record.envelope),
+            render_html(record.envelope),
+            str(record.envelope),
+            repr(record.envelope),
+        ]
     return "\n".join(parts)
 
 
@@ -69,7 +75,9 @@ def test_a_filled_secret_field_reads_redacted_whatever_its_length(session: Sessi
     assert len(again) == len(yaml)
     assert ok(session.evaluate("() => document.querySelector('#password').value"))["result"] == LONGER
     # A subtree: the field itself, and the form around it.
-    assert snapshot(session, ref=password).replace(" [active]", "") == f'- textbox "Password" [ref={password}]: [redacted]'
+    assert (
+        snapshot(session, ref=password).replace(" [active]", "") == f'- textbox "Password" [ref={password}]: [redacted]'
+    )
     signup = ref_for(again, 'form "Sign up"')
     subtree = snapshot(session, ref=signup)
     assert subtree.startswith(f'- form "Sign up" [ref={signup}]:') and LONGER not in subtree and CODE not in subtree
@@ -88,7 +96,8 @@ def test_a_filled_secret_field_reads_redacted_whatever_its_length(session: Sessi
 def test_secret_fields_in_frames_and_shadow_roots_are_redacted(session: Session, demo: DemoServer) -> None:
     ok(session.navigate(demo.url_for("form.html")))
     other_origin = demo.url_for("form.html").replace("://127.0.0.1:", "://localhost:")
-    ok(session.evaluate(f"""() => new Promise((done) => {{
+    ok(
+        session.evaluate(f"""() => new Promise((done) => {{
         const host = document.createElement("div");
         host.attachShadow({{mode: "open"}}).innerHTML =
             '<input type="password" aria-label="Shadow secret" value="{SECRET}-shadow">';
@@ -97,7 +106,8 @@ def test_secret_fields_in_frames_and_shadow_roots_are_redacted(session: Session,
         frame.onload = done;
         frame.src = {other_origin!r};
         document.body.append(frame);
-    }})"""))
+    }})""")
+    )
     inner = next(f["frame_id"] for f in ok(session.frames())["frames"] if f["url"] == other_origin)
     ok(session.evaluate(f"() => {{ document.querySelector('#password').value = '{SECRET}-frame'; }}", frame_id=inner))
     yaml = snapshot(session)
@@ -114,20 +124,24 @@ def test_typed_secrets_are_redacted_in_history_envelopes_and_renderings(session:
     name = ref_for(form, 'textbox "Name"')
     since = len(session.history)
     typed = session.type(password, SECRET, submit=True)
-    filled = session.fill_form([
-        {"ref": name, "type": "textbox", "value": "Ann"},
-        {"ref": otp, "type": "textbox", "value": CODE},
-        {"ref": password, "type": "textbox", "value": LONGER, "name": "Password"},
-    ])
+    filled = session.fill_form(
+        [
+            {"ref": name, "type": "textbox", "value": "Ann"},
+            {"ref": otp, "type": "textbox", "value": CODE},
+            {"ref": password, "type": "textbox", "value": LONGER, "name": "Password"},
+        ]
+    )
     ok(typed), ok(filled)
     records = session.history[since:]
     assert [record.args for record in records] == [
         {"ref": password, "text": "[redacted]", "submit": True},
-        {"fields": [
-            {"ref": name, "type": "textbox", "value": "Ann"},  # an ordinary field keeps its text
-            {"ref": otp, "type": "textbox", "value": "[redacted]"},
-            {"ref": password, "type": "textbox", "value": "[redacted]", "name": "Password"},
-        ]},
+        {
+            "fields": [
+                {"ref": name, "type": "textbox", "value": "Ann"},  # an ordinary field keeps its text
+                {"ref": otp, "type": "textbox", "value": "[redacted]"},
+                {"ref": password, "type": "textbox", "value": "[redacted]", "name": "Password"},
+            ]
+        },
     ]
     traces = everything_of(session, since)
     for secret in (SECRET, LONGER, CODE):
@@ -150,8 +164,9 @@ def test_verification_messages_never_quote_a_secret_field(session: Session, form
     ok(session.evaluate("() => { document.querySelector('#password').maxLength = 4; }"))
     since = len(session.history)
     for slowly in (False, True):
-        message = error(session.type(password, SECRET, slowly=slowly), "verification_failed", "unknown",
-                        "inspect_state")
+        message = error(
+            session.type(password, SECRET, slowly=slowly), "verification_failed", "unknown", "inspect_state"
+        )
         assert message == (
             f"After typing into {password}, a secret field, it does not hold the text requested; the field may "
             "limit or transform its input (its content is not shown)."
@@ -162,8 +177,10 @@ def test_verification_messages_never_quote_a_secret_field(session: Session, form
 
 def test_a_typed_secret_echoed_by_the_page_is_scrubbed_from_the_envelope(session: Session, form: str) -> None:
     password = ref_for(form, 'textbox "Password"')
-    ok(session.evaluate("""() => document.querySelector('#password').addEventListener('change',
-        (e) => alert('You chose ' + e.target.value))"""))
+    ok(
+        session.evaluate("""() => document.querySelector('#password').addEventListener('change',
+        (e) => alert('You chose ' + e.target.value))""")
+    )
     envelope = session.type(password, SECRET, submit=True)  # Enter commits the value: the page alerts it
     modal = ok(envelope)["modal_state"]
     assert modal["kind"] == "dialog" and modal["message"] == "You chose [redacted]"
@@ -181,8 +198,14 @@ def test_cookies_appear_in_no_result(session: Session, demo: DemoServer) -> None
     ok(session.navigate(demo.url_for("form.html")))
     ok(session.evaluate("() => { document.cookie = 'session=cookie-value-8731; path=/'; }"))
     envelopes: list[Envelope] = [
-        session.reload(), session.snapshot(), session.tabs(), session.frames(), session.list_instances(),
-        session.health(), session.navigate(demo.url_for("form.html")), session.wait_for(text="Demo Form"),
+        session.reload(),
+        session.snapshot(),
+        session.tabs(),
+        session.frames(),
+        session.list_instances(),
+        session.health(),
+        session.navigate(demo.url_for("form.html")),
+        session.wait_for(text="Demo Form"),
         session.webmcp_list(),
     ]
     for envelope in envelopes:
@@ -202,6 +225,7 @@ def test_an_agent_typing_a_secret_over_mcp_sees_and_leaves_no_trace(session: Ses
     since = len(session.history)
     handle = session.serve_mcp(approve="all", approver=approve)
     try:
+
         async def scenario() -> list[types.CallToolResult]:
             async with agent(handle) as client:
                 return [
@@ -214,7 +238,10 @@ def test_an_agent_typing_a_secret_over_mcp_sees_and_leaves_no_trace(session: Ses
     finally:
         handle.stop()
     # The person approving sees the text for the ordinary field only.
-    assert [request.args for request in asked] == [{"ref": password, "text": "[redacted]"}, {"ref": name, "text": "Ann"}]
+    assert [request.args for request in asked] == [
+        {"ref": password, "text": "[redacted]"},
+        {"ref": name, "text": "Ann"},
+    ]
     assert [result.is_error for result in results] == [False, False, False]
     for result in results:
         assert SECRET not in result.model_dump_json()
@@ -229,12 +256,14 @@ def test_screenshots_paint_secret_fields_over(session: Session, form: str) -> No
     password, name = ref_for(form, 'textbox "Password"'), ref_for(form, 'textbox "Name"')
     ok(session.type(password, SECRET))
     ok(session.type(name, "Ann"))
-    box = ok(session.evaluate("""() => {
+    box = ok(
+        session.evaluate("""() => {
         const field = document.querySelector('#password');
         field.scrollIntoView({block: 'center'});
         const r = field.getBoundingClientRect();
         return {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2), dpr: devicePixelRatio};
-    }"""))["result"]
+    }""")
+    )["result"]
     shot = ok(session.screenshot(original=True))
     assert pixel(shot["image"], box["x"] * box["dpr"], box["y"] * box["dpr"]) == MASK
     element = ok(session.screenshot(ref=password, original=True))

@@ -135,8 +135,10 @@ def plain() -> Iterator[Served]:
 def stdio(*options: str, cwd: Path | None = None) -> Client:
     """A client of `webmcp-nb serve --transport stdio OPTIONS` (this checkout's package)."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "webmcp_nb.cli", "serve", "--transport", "stdio", *options],
-        env={"PYTHONPATH": str(REPO)}, cwd=cwd,
+        command=sys.executable,
+        args=["-m", "webmcp_nb.cli", "serve", "--transport", "stdio", *options],
+        env={"PYTHONPATH": str(REPO)},
+        cwd=cwd,
     )
     return Client(params, client_info=AGENT)
 
@@ -199,7 +201,7 @@ def test_launch_options_beyond_the_safe_ones_need_the_browser_cap(plain: Served,
         ("browser_navigate", {"url": f"{web}/ua"}),  # a renderer starts: a prefix would have run now
         ("browser_list_instances", {}),
     )
-    for result, (_, option) in zip(results, attacks):
+    for result, (_, option) in zip(results, attacks, strict=False):
         refused(result, "browser_create_instance", option, "`browser` capability", "--caps browser")
     succeeded(results[-2])
     assert [info["name"] for info in succeeded(results[-1])["instances"]] == ["default"]
@@ -230,8 +232,15 @@ def test_file_urls_are_judged_as_the_browser_reads_them(files: Files) -> None:
     grant = Grant.build(file_root=files.root, allow_schemes=["view-source"])
     (files.root / "link.html").symlink_to(files.secret)
     root = files.root.as_uri()
-    allowed = [f"{root}/index.html", f"FILE://{files.root}/index.html", f"file://localhost{files.root}/", f"{root}/x/../index.html",
-               f"view-source:{root}/index.html", "about:blank", "https://example.org/"]
+    allowed = [
+        f"{root}/index.html",
+        f"FILE://{files.root}/index.html",
+        f"file://localhost{files.root}/",
+        f"{root}/x/../index.html",
+        f"view-source:{root}/index.html",
+        "about:blank",
+        "https://example.org/",
+    ]
     refused_urls = [
         f"{root}/../outside/secret.html",
         f"{root}/%2e%2e/outside/secret.html",
@@ -289,9 +298,7 @@ def test_a_clicked_link_to_a_local_file_loads_nothing(plain: Served, web: str) -
     assert succeeded(after)["url"] == f"{web}/links"
 
 
-def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(
-    plain: Served, files: Files, web: str
-) -> None:
+def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(plain: Served, files: Files, web: str) -> None:
     plain.session.navigate((files.root / "index.html").as_uri()).raise_for_status()  # full power
 
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
@@ -328,7 +335,9 @@ def test_a_file_root_allows_files_under_it_and_the_browser_blocks_the_rest(files
             found: dict[str, Any] = {}
             root = (files.root / "index.html").as_uri()
             found["outside"] = await client.call_tool("browser_navigate", {"url": files.secret.as_uri()})
-            found["dotdot"] = await client.call_tool("browser_navigate", {"url": f"{files.root.as_uri()}/../outside/secret.html"})
+            found["dotdot"] = await client.call_tool(
+                "browser_navigate", {"url": f"{files.root.as_uri()}/../outside/secret.html"}
+            )
             await client.call_tool("browser_navigate", {"url": (files.root / "framed.html").as_uri()})
             found["framed"] = await client.call_tool("browser_snapshot", {})
             found["root"] = await client.call_tool("browser_navigate", {"url": root})
@@ -339,7 +348,9 @@ def test_a_file_root_allows_files_under_it_and_the_browser_blocks_the_rest(files
             page = text_of(await client.call_tool("browser_snapshot", {}))
             found["stay"] = await client.call_tool("browser_click", {"ref": ref_for(page, "Stay inside")})
             found["stayed"] = await client.call_tool("browser_snapshot", {})
-            found["data"] = await client.call_tool("browser_navigate", {"url": "data:text/html,<title>D</title>DATA OK"})
+            found["data"] = await client.call_tool(
+                "browser_navigate", {"url": "data:text/html,<title>D</title>DATA OK"}
+            )
             found["data_page"] = await client.call_tool("browser_snapshot", {})
             found["ua"] = await client.call_tool("browser_navigate", {"url": f"{web}/ua"})
             found["ua_page"] = await client.call_tool("browser_snapshot", {})

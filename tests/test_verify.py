@@ -18,8 +18,10 @@ def failed(envelope) -> str:  # type: ignore[no-untyped-def]
 
 def test_element_visible(session: CheckedSession, demo: DemoServer) -> None:
     ok(session.navigate(demo.url))
-    assert ok(session.call("browser_verify_element_visible", role="button", name="Add Banana"))["verified"] \
+    assert (
+        ok(session.call("browser_verify_element_visible", role="button", name="Add Banana"))["verified"]
         == "button 'Add Banana' is visible"
+    )
     message = failed(session.call("browser_verify_element_visible", role="button", name="Add Kiwi"))
     assert message.startswith("No visible button named 'Add Kiwi'; found ") and "'Add Banana'" in message
     assert "and " in message and "more" in message  # long lists are shortened, not dumped
@@ -32,15 +34,17 @@ def test_text_visible(session: CheckedSession, demo: DemoServer) -> None:
     ok(session.call("browser_verify_text_visible", text="Cart: 0 items"))
     snapshot = ok(session.snapshot())["snapshot"]
     ok(session.click(ref_for(snapshot, 'button "Add Fig"')))
-    assert failed(session.call("browser_verify_text_visible", text="Cart: 0 items")) \
+    assert (
+        failed(session.call("browser_verify_text_visible", text="Cart: 0 items"))
         == "Text 'Cart: 0 items' is not visible."
+    )
     ok(session.call("browser_verify_text_visible", text="Cart: 1 item: Fig"))
 
 
 def test_list_visible(session: CheckedSession, demo: DemoServer) -> None:
     ok(session.navigate(demo.url))
     snapshot = ok(session.snapshot())["snapshot"]
-    products = ref_for(snapshot[snapshot.index('region "Products"'):], "list")
+    products = ref_for(snapshot[snapshot.index('region "Products"') :], "list")
     ok(session.call("browser_verify_list_visible", ref=products, items=["Apple", "Grape"]))
     message = failed(session.call("browser_verify_list_visible", ref=products, items=["Apple", "Kiwi", "Mango"]))
     assert message.startswith(f"Not visible in {products}: 'Kiwi', 'Mango'; found 'Apple Add Apple Banana")
@@ -52,8 +56,10 @@ def test_value_of_fields_checkboxes_and_text(session: CheckedSession, demo: Demo
     name, subscribe = ref_for(snapshot, 'textbox "Name"'), ref_for(snapshot, 'checkbox "Subscribe"')
     ok(session.type(name, "Ada"))
     assert ok(session.call("browser_verify_value", ref=name, value="Ada"))["verified"] == f"{name} has 'Ada'"
-    assert failed(session.call("browser_verify_value", ref=name, value="Bob")) \
+    assert (
+        failed(session.call("browser_verify_value", ref=name, value="Bob"))
         == f"The value of {name} is not 'Bob'; found 'Ada'."
+    )
     ok(session.call("browser_verify_value", ref=subscribe, value="unchecked"))
     ok(session.click(subscribe))
     ok(session.call("browser_verify_value", ref=subscribe, value="checked"))

@@ -12,26 +12,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.conftest import error, ok
+from tests.helpers import error, ok, wait_until
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.webmcp import WebMCPEvent
 
 CART_TOOLS = {"add_to_cart", "get_cart", "fail_always", "leave_page", "echo_text"}
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError("condition not met in time")
 
 
 class Events:
@@ -56,6 +46,7 @@ class Events:
 
     def wait(self, mark: int, kinds: tuple[str, ...], count: int) -> list[WebMCPEvent]:
         """The first `count` events of `kinds` since `mark`, once they have arrived."""
+
         def found() -> list[WebMCPEvent] | None:
             matching = [event for event in self.since(mark) if event.kind in kinds]
             return matching[:count] if len(matching) >= count else None
@@ -149,11 +140,19 @@ def test_a_tool_inside_an_iframe_is_listed_and_called_in_its_frame(session, demo
     greeted = ok(session.evaluate("document.getElementById('greeted').textContent", frame_id=children[0]))
     assert greeted["result"] == "Greeted Ada"
 
-    message = error(session.webmcp_call("frame_greet", {"name": "Ada"}, frame_id=main), "element_not_found",
-                    outcome="not_started", retry="after_correction")
+    message = error(
+        session.webmcp_call("frame_greet", {"name": "Ada"}, frame_id=main),
+        "element_not_found",
+        outcome="not_started",
+        retry="after_correction",
+    )
     assert f"in frame {main}" in message
-    error(session.webmcp_call("frame_greet", {"name": "Ada"}, frame_id="no-such-frame"), "frame_not_found",
-          outcome="not_started", retry="after_correction")
+    error(
+        session.webmcp_call("frame_greet", {"name": "Ada"}, frame_id="no-such-frame"),
+        "frame_not_found",
+        outcome="not_started",
+        retry="after_correction",
+    )
 
 
 # native: calls ------------------------------------------------------------------------------
@@ -170,9 +169,12 @@ def test_results_map_to_structured_text_and_mcp_content(session, demo):
     assert declarative["text"] == "Results for: fig"
     assert page_text(session, "search-results") == "Results for: fig"
 
-    register_in_page(session, """{name: "mcp_style", description: "MCP-style result",
+    register_in_page(
+        session,
+        """{name: "mcp_style", description: "MCP-style result",
         inputSchema: {type: "object", properties: {}},
-        execute: () => ({content: [{type: "text", text: "hello"}], structuredContent: {n: 1}, isError: false})}""")
+        execute: () => ({content: [{type: "text", text: "hello"}], structuredContent: {n: 1}, isError: false})}""",
+    )
     data = ok(session.webmcp_call("mcp_style"))
     assert data["content"] == [{"type": "text", "text": "hello"}]
     assert data["structured"] == {"n": 1} and data["is_error"] is False and data["text"] is None
@@ -188,13 +190,21 @@ def test_invalid_input_is_refused_and_leaves_the_page_untouched(session, demo, e
         ({"item": "Apple"}, "'quantity' is a required property"),
         ({"item": "Apple", "quantity": "2"}, "'quantity': '2' is not of type 'integer'"),
     ]:
-        message = error(session.webmcp_call("add_to_cart", bad), "invalid_params", outcome="not_started",
-                        retry="after_correction")
+        message = error(
+            session.webmcp_call("add_to_cart", bad), "invalid_params", outcome="not_started", retry="after_correction"
+        )
         assert words in message and "Nothing was sent to the page" in message
-    error(session.call("browser_webmcp_call", name="add_to_cart", input="not an object"), "invalid_params",
-          outcome="not_started", retry="after_correction")
-    assert (page_text(session, "last-call"), page_text(session, "webmcp-cart")) == before == (
-        "No tool called yet", "Cart: 0 items")
+    error(
+        session.call("browser_webmcp_call", name="add_to_cart", input="not an object"),
+        "invalid_params",
+        outcome="not_started",
+        retry="after_correction",
+    )
+    assert (
+        (page_text(session, "last-call"), page_text(session, "webmcp-cart"))
+        == before
+        == ("No tool called yet", "Cart: 0 items")
+    )
     assert [event for event in events.since(mark) if event.kind in ("invoked", "responded")] == []
 
 
@@ -202,17 +212,21 @@ def test_a_throwing_tool_reports_the_page_message(session, demo):
     shop(session, demo)
     message = error(session.webmcp_call("fail_always"), "evaluation_failed", outcome="unknown", retry="inspect_state")
     assert "This tool always fails" in message
-    register_in_page(session, """{name: "read_fails", description: "A read-only tool that throws",
+    register_in_page(
+        session,
+        """{name: "read_fails", description: "A read-only tool that throws",
         inputSchema: {type: "object", properties: {}}, annotations: {readOnlyHint: true},
-        execute() { throw new Error("nothing to read"); }}""")
+        execute() { throw new Error("nothing to read"); }}""",
+    )
     message = error(session.webmcp_call("read_fails"), "evaluation_failed", outcome="unknown", retry="read_only")
     assert "nothing to read" in message
 
 
 def test_an_unknown_tool_lists_the_page_tools(session, demo):
     shop(session, demo)
-    message = error(session.webmcp_call("add_to_basket"), "element_not_found", outcome="not_started",
-                    retry="after_correction")
+    message = error(
+        session.webmcp_call("add_to_basket"), "element_not_found", outcome="not_started", retry="after_correction"
+    )
     assert "'add_to_basket'" in message
     assert "add_to_cart, echo_text, fail_always, get_cart, leave_page, search_products" in message
 
@@ -224,26 +238,34 @@ def test_a_call_cut_off_by_navigation_says_so(session, demo, events):
     assert "cut off" in message and f"navigated to {demo.url_for('index.html')}" in message
     cleared = events.wait(mark, ("cleared",), 1)
     assert cleared[0].reason == "navigation" and {tool.name for tool in cleared[0].tools} == CART_TOOLS | {
-        "search_products"}
+        "search_products"
+    }
     wait_until(lambda: ok(session.evaluate("location.href"))["result"] == demo.url_for("index.html"))
     assert ok(session.webmcp_list())["tools"] == []
 
 
 def test_a_tool_that_never_answers_times_out(session, demo):
     shop(session, demo)
-    register_in_page(session, """{name: "hang", description: "Never answers",
-        inputSchema: {type: "object", properties: {}}, execute: () => new Promise(() => {})}""")
+    register_in_page(
+        session,
+        """{name: "hang", description: "Never answers",
+        inputSchema: {type: "object", properties: {}}, execute: () => new Promise(() => {})}""",
+    )
     started = time.monotonic()
-    message = error(session.webmcp_call("hang", timeout_s=0.3), "operation_timeout", outcome="unknown",
-                    retry="inspect_state")
-    assert time.monotonic() - started < 5
+    message = error(
+        session.webmcp_call("hang", timeout_s=0.3), "operation_timeout", outcome="unknown", retry="inspect_state"
+    )
+    assert time.monotonic() - started < 30  # cut off by timeout_s, not the 60 s operation timeout
     assert "timeout_s" in message
 
 
 def test_a_tool_that_opens_a_dialog_reports_the_modal(session, demo):
     shop(session, demo)
-    register_in_page(session, """{name: "ask", description: "Asks the user",
-        inputSchema: {type: "object", properties: {}}, execute: () => { alert("Sure?"); return "done"; }}""")
+    register_in_page(
+        session,
+        """{name: "ask", description: "Asks the user",
+        inputSchema: {type: "object", properties: {}}, execute: () => { alert("Sure?"); return "done"; }}""",
+    )
     data = ok(session.webmcp_call("ask"))
     assert data["modal_state"]["kind"] == "dialog" and data["modal_state"]["message"] == "Sure?"
     ok(session.handle_dialog(accept=True))
@@ -253,8 +275,12 @@ def test_results_obey_the_result_byte_limit(fresh_session, demo):
     session = fresh_session(max_result_bytes=4096)
     shop(session, demo)
     assert len(ok(session.webmcp_call("echo_text", {"text": "x" * 1000}))["text"]) == 1000
-    message = error(session.webmcp_call("echo_text", {"text": "x" * 10_000}), "result_too_large",
-                    outcome="completed", retry="inspect_state")
+    message = error(
+        session.webmcp_call("echo_text", {"text": "x" * 10_000}),
+        "result_too_large",
+        outcome="completed",
+        retry="inspect_state",
+    )
     assert "4096" in message
 
 
@@ -267,14 +293,21 @@ def test_toolchange_events_on_register_abort_and_navigation(session, demo, event
     names = set(tools_of(session.webmcp_list()))  # at once: the list reflects what the page did
     assert "add_to_cart" not in names and "extra_tool" in names
     changes = events.wait(mark, ("added", "removed"), 2)
-    assert [(e.kind, [t.name for t in e.tools]) for e in changes] == [("removed", ["add_to_cart"]),
-                                                                      ("added", ["extra_tool"])]
+    assert [(e.kind, [t.name for t in e.tools]) for e in changes] == [
+        ("removed", ["add_to_cart"]),
+        ("added", ["extra_tool"]),
+    ]
     assert all(e.instance == "default" and e.page_id == session.tabs().data["current_page_id"] for e in changes)
 
     mark = events.mark()
     ok(session.navigate(demo.url_for("webmcp.html")))
-    kinds = wait_until(lambda: (seen := [e for e in events.since(mark) if e.kind in ("cleared", "added")])
-                       and {t.name for e in seen if e.kind == "added" for t in e.tools} >= CART_TOOLS and seen)
+    kinds = wait_until(
+        lambda: (
+            (seen := [e for e in events.since(mark) if e.kind in ("cleared", "added")])
+            and {t.name for e in seen if e.kind == "added" for t in e.tools} >= CART_TOOLS
+            and seen
+        )
+    )
     assert kinds[0].kind == "cleared" and kinds[0].reason == "navigation"
     assert "extra_tool" in {tool.name for tool in kinds[0].tools}
 
@@ -282,23 +315,35 @@ def test_toolchange_events_on_register_abort_and_navigation(session, demo, event
 def test_calls_by_agents_inside_the_page_are_events(session, demo, events):
     shop(session, demo)
     mark = events.mark()
-    result = ok(session.evaluate("""async () => {
+    result = ok(
+        session.evaluate("""async () => {
         const tool = (await document.modelContext.getTools()).find((t) => t.name === "echo_text");
         return await document.modelContext.executeTool(tool, {text: "from the page"});
-    }"""))["result"]
+    }""")
+    )["result"]
     assert result == "from the page"
     invoked, responded = events.wait(mark, ("invoked", "responded"), 2)
-    assert (invoked.kind, invoked.tool_name, invoked.caller, invoked.input) == ("invoked", "echo_text", "page",
-                                                                                {"text": "from the page"})
+    assert (invoked.kind, invoked.tool_name, invoked.caller, invoked.input) == (
+        "invoked",
+        "echo_text",
+        "page",
+        {"text": "from the page"},
+    )
     assert (responded.kind, responded.status, responded.output, responded.caller) == (
-        "responded", "completed", "from the page", "page")
+        "responded",
+        "completed",
+        "from the page",
+        "page",
+    )
     assert responded.invocation_id == invoked.invocation_id
 
     mark = events.mark()
     ok(session.webmcp_call("get_cart"))
     ours = events.wait(mark, ("invoked", "responded"), 2)
-    assert [(e.kind, e.caller, e.tool_name) for e in ours] == [("invoked", "python", "get_cart"),
-                                                                ("responded", "python", "get_cart")]
+    assert [(e.kind, e.caller, e.tool_name) for e in ours] == [
+        ("invoked", "python", "get_cart"),
+        ("responded", "python", "get_cart"),
+    ]
 
 
 # the JavaScript path ----------------------------------------------------------------------
@@ -308,11 +353,16 @@ def test_page_mode_uses_the_pages_string_input_polyfill_without_running_twice(se
         ok(session.navigate(demo.url_for("webmcp-polyfill.html"), instance="webmcp-page"))
         assert page_text(session, "polyfill-status", instance="webmcp-page") == "polyfill"  # no native API
         # The page's convention is real: an object input is refused by its executeTool.
-        refused = ok(session.evaluate("""async () => {
+        refused = ok(
+            session.evaluate(
+                """async () => {
             const tool = (await document.modelContext.getTools()).find((t) => t.name === "count_notes");
             try { await document.modelContext.executeTool(tool, {}); return "accepted"; }
             catch (e) { return e.message; }
-        }""", instance="webmcp-page"))["result"]
+        }""",
+                instance="webmcp-page",
+            )
+        )["result"]
         assert refused == "Failed to parse input arguments"
 
         data = ok(session.webmcp_list(instance="webmcp-page"))
@@ -328,13 +378,25 @@ def test_page_mode_uses_the_pages_string_input_polyfill_without_running_twice(se
         assert ok(session.webmcp_call("count_notes", instance="webmcp-page"))["structured"] == {"count": 1}
         assert page_text(session, "runs", instance="webmcp-page") == "Tool runs: 2"
 
-        message = error(session.webmcp_call("broken_note", instance="webmcp-page"), "evaluation_failed",
-                        outcome="unknown", retry="inspect_state")
+        message = error(
+            session.webmcp_call("broken_note", instance="webmcp-page"),
+            "evaluation_failed",
+            outcome="unknown",
+            retry="inspect_state",
+        )
         assert "notes are read-only today" in message
-        error(session.webmcp_call("add_note", {"text": ""}, instance="webmcp-page"), "invalid_params",
-              outcome="not_started", retry="after_correction")
-        error(session.webmcp_call("add_notes", instance="webmcp-page"), "element_not_found",
-              outcome="not_started", retry="after_correction")
+        error(
+            session.webmcp_call("add_note", {"text": ""}, instance="webmcp-page"),
+            "invalid_params",
+            outcome="not_started",
+            retry="after_correction",
+        )
+        error(
+            session.webmcp_call("add_notes", instance="webmcp-page"),
+            "element_not_found",
+            outcome="not_started",
+            retry="after_correction",
+        )
         assert page_text(session, "runs", instance="webmcp-page") == "Tool runs: 3"  # only broken_note ran
 
         # webmcp.html brings no polyfill: in page mode it has no tools.
@@ -357,8 +419,12 @@ def test_polyfill_mode_injects_our_polyfill(session, demo):
         assert data["structured"] == {"ok": True, "cart": [{"item": "Date", "quantity": 3}]}
         assert page_text(session, "webmcp-cart", instance="webmcp-polyfill") == "Cart: 3 items"
         assert ok(session.webmcp_call("echo_text", {"text": "hi"}, instance="webmcp-polyfill"))["text"] == "hi"
-        error(session.webmcp_call("fail_always", instance="webmcp-polyfill"), "evaluation_failed",
-              outcome="unknown", retry="inspect_state")
+        error(
+            session.webmcp_call("fail_always", instance="webmcp-polyfill"),
+            "evaluation_failed",
+            outcome="unknown",
+            retry="inspect_state",
+        )
         ok(session.evaluate("document.getElementById('unregister').click()", instance="webmcp-polyfill"))
         assert "add_to_cart" not in tools_of(session.webmcp_list(instance="webmcp-polyfill"))
     finally:
@@ -370,10 +436,13 @@ def test_off_mode_has_no_webmcp(session, demo):
     try:
         ok(session.navigate(demo.url_for("webmcp.html"), instance="webmcp-off"))
         assert page_text(session, "webmcp-status", instance="webmcp-off") == "WebMCP not available"
-        for envelope in (session.webmcp_list(instance="webmcp-off"),
-                         session.webmcp_call("get_cart", instance="webmcp-off")):
-            assert "WebMCP is off" in error(envelope, "unsupported_capability", outcome="not_started",
-                                            retry="after_correction")
+        for envelope in (
+            session.webmcp_list(instance="webmcp-off"),
+            session.webmcp_call("get_cart", instance="webmcp-off"),
+        ):
+            assert "WebMCP is off" in error(
+                envelope, "unsupported_capability", outcome="not_started", retry="after_correction"
+            )
         listed = {i["name"]: i["webmcp"] for i in ok(session.list_instances())["instances"]}
         assert listed["webmcp-off"] == "off" and listed["default"] == "native"
     finally:
@@ -400,20 +469,27 @@ def test_a_python_function_becomes_a_page_tool(session, demo, events):
     assert tools["lookup"]["annotations"]["readOnlyHint"] is True
 
     mark = events.mark()
-    result = ok(session.evaluate("""async () => {
+    result = ok(
+        session.evaluate("""async () => {
         const tool = (await document.modelContext.getTools()).find((t) => t.name === "lookup");
         return await document.modelContext.executeTool(tool, {word: "kiwi", times: 2});
-    }"""))["result"]
+    }""")
+    )["result"]
     assert result == '{"word":"kiwi","echo":["kiwi","kiwi"]}'
     assert ok(session.webmcp_call("lookup", {"word": "fig"}))["structured"] == {"word": "fig", "echo": ["fig"]}
     assert seen == ["direct", "kiwi", "fig"] and lookup.calls == 2
     invoked = events.wait(mark, ("invoked",), 2)
     assert [(e.tool_name, e.caller) for e in invoked] == [("lookup", "page"), ("lookup", "python")]
-    message = error(session.webmcp_call("lookup", {"word": "boom"}), "evaluation_failed", outcome="unknown",
-                    retry="read_only")
+    message = error(
+        session.webmcp_call("lookup", {"word": "boom"}), "evaluation_failed", outcome="unknown", retry="read_only"
+    )
     assert "no such word in the kernel" in message
-    error(session.webmcp_call("lookup", {"word": "fig", "extra": 1}), "invalid_params", outcome="not_started",
-          retry="after_correction")  # the schema from the signature forbids unknown inputs
+    error(
+        session.webmcp_call("lookup", {"word": "fig", "extra": 1}),
+        "invalid_params",
+        outcome="not_started",
+        retry="after_correction",
+    )  # the schema from the signature forbids unknown inputs
 
     mark = events.mark()
     lookup.unregister()

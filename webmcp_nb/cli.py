@@ -30,15 +30,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default: loopback)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
-    serve.add_argument("--caps", nargs="+", default=[], metavar="CAP",
-                       help="extra grants for agents: tool groups js code files pdf, and browser (any launch option)")
+    serve.add_argument(
+        "--caps",
+        nargs="+",
+        default=[],
+        metavar="CAP",
+        help="extra grants for agents: tool groups js code files pdf, and browser (any launch option)",
+    )
     add_grant_options(serve)
-    serve.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",
-                       help="mirror the WebMCP tools of pages from these origins (default: none; agents' own "
-                       "navigations do not count)")
+    serve.add_argument(
+        "--allow-origin",
+        dest="allowed_origins",
+        nargs="+",
+        default=None,
+        metavar="ORIGIN",
+        help="mirror the WebMCP tools of pages from these origins (default: none; agents' own "
+        "navigations do not count)",
+    )
     serve.add_argument("--headed", action="store_true", help="show browser windows (needs a display)")
-    serve.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"HTTP bearer token (default: ${TOKEN_ENV} "
-                       "or a fresh random one)")
+    serve.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"HTTP bearer token (default: ${TOKEN_ENV} or a fresh random one)",
+    )
 
     attach = commands.add_parser("attach", help="bridge stdio to a notebook's MCP server")
     attach.add_argument("--url", required=True, help="the notebook server's URL (http://127.0.0.1:PORT/mcp)")
@@ -63,13 +77,18 @@ def _serve(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             from .mcp.server import serve_stdio
 
-            session.runtime.run(serve_stdio(
-                session, caps=args.caps, allowed_origins=args.allowed_origins, **grant_options(args)
-            ))
+            session.runtime.run(
+                serve_stdio(session, caps=args.caps, allowed_origins=args.allowed_origins, **grant_options(args))
+            )
             return 0
         handle = session.serve_mcp(
-            port=args.port, host=args.host, caps=args.caps, allow_remote=args.allow_remote, token=args.token,
-            allowed_origins=args.allowed_origins, **grant_options(args),
+            port=args.port,
+            host=args.host,
+            caps=args.caps,
+            allow_remote=args.allow_remote,
+            token=args.token,
+            allowed_origins=args.allowed_origins,
+            **grant_options(args),
         )
         print(handle.describe(), flush=True)
         _wait_for_signal()
@@ -83,17 +102,37 @@ def add_grant_options(parser: argparse.ArgumentParser) -> None:
     from .core.grants import SCHEMES
 
     parser.add_argument("--file-root", metavar="DIR", help="agents may load file: URLs under DIR (default: none)")
-    parser.add_argument("--upload-root", dest="upload_roots", action="append", default=[], metavar="DIR",
-                        help="agents may upload files under DIR (repeatable; default: the artifacts directory)")
-    parser.add_argument("--allow-scheme", dest="allow_schemes", nargs="+", default=[], metavar="SCHEME",
-                        help=f"more URL schemes for agents: {' '.join(SCHEMES)} (default: http, https, about:blank)")
-    parser.add_argument("--chromium-arg", dest="chromium_args", action="append", default=[], metavar="FLAG",
-                        help="a Chromium flag for every browser agents launch, as --chromium-arg=--flag (repeatable)")
+    parser.add_argument(
+        "--upload-root",
+        dest="upload_roots",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="agents may upload files under DIR (repeatable; default: the artifacts directory)",
+    )
+    parser.add_argument(
+        "--allow-scheme",
+        dest="allow_schemes",
+        nargs="+",
+        default=[],
+        metavar="SCHEME",
+        help=f"more URL schemes for agents: {' '.join(SCHEMES)} (default: http, https, about:blank)",
+    )
+    parser.add_argument(
+        "--chromium-arg",
+        dest="chromium_args",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="a Chromium flag for every browser agents launch, as --chromium-arg=--flag (repeatable)",
+    )
 
 
 def grant_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "file_root": args.file_root, "upload_roots": args.upload_roots, "allow_schemes": args.allow_schemes,
+        "file_root": args.file_root,
+        "upload_roots": args.upload_roots,
+        "allow_schemes": args.allow_schemes,
         "chromium_args": args.chromium_args,
     }
 

@@ -8,8 +8,8 @@ import dataclasses
 import threading
 import time
 import weakref
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._generated import ToolMethods
@@ -21,12 +21,12 @@ from .core.util import utc_now
 if TYPE_CHECKING:
     from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
     from .core.grants import Grant
-    from .mcp import ServerHandle
-    from .published import Published, PublishedHandle
-    from .core.registry import Registry, ToolSpec
     from .core.live import Frame, LiveView
     from .core.page_tools import PageToolRegistration
+    from .core.registry import Registry, ToolSpec
     from .core.webmcp import WebMCPEvent
+    from .mcp import ServerHandle
+    from .published import Published, PublishedHandle
 
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -116,8 +116,8 @@ class Session(ToolMethods):
                 if value is not None
             },
         )
-        launch_defaults = self.launch_defaults if headless is None else dataclasses.replace(
-            self.launch_defaults, headless=headless
+        launch_defaults = (
+            self.launch_defaults if headless is None else dataclasses.replace(self.launch_defaults, headless=headless)
         )
         self.limits, self.launch_defaults = limits, launch_defaults
         engine = self._engine
@@ -136,15 +136,13 @@ class Session(ToolMethods):
         """The functions, resources and prompts this session publishes to agents."""
         with self._engine_lock:
             if self._published is None:
-                from .published import Published
                 from .core.registry import Registry
+                from .published import Published
 
                 self._published = Published(Registry(parent=tool_registry()))
             return self._published
 
-    def tool(
-        self, function: Callable[..., Any] | None = None, /, **options: Any
-    ) -> Any:
+    def tool(self, function: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Publish a Python function as a tool for agents (decorator; type hints give
         the schema). Options: name, title, description, read_only, destructive,
         idempotent. Returns a handle that still calls the function; `.unregister()`
@@ -232,9 +230,18 @@ class Session(ToolMethods):
 
         handle = self._runtime.run(
             serve_http(
-                self, port=port, host=host, caps=caps, approve=approve, approver=approver,
-                allow_remote=allow_remote, token=token, allowed_origins=allowed_origins,
-                file_root=file_root, upload_roots=upload_roots, allow_schemes=allow_schemes,
+                self,
+                port=port,
+                host=host,
+                caps=caps,
+                approve=approve,
+                approver=approver,
+                allow_remote=allow_remote,
+                token=token,
+                allowed_origins=allowed_origins,
+                file_root=file_root,
+                upload_roots=upload_roots,
+                allow_schemes=allow_schemes,
                 chromium_args=chromium_args,
             )
         )
@@ -259,7 +266,12 @@ class Session(ToolMethods):
         )
 
     def call_as(
-        self, caller: str, tool: str, args: dict[str, Any], *, on_progress: Callable[[dict[str, Any]], None] | None = None
+        self,
+        caller: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """`call` on behalf of another front end (a widget, an agent), for the call log. `on_progress`
         hears what a streaming call collects as it arrives (on the runtime thread)."""
@@ -281,7 +293,13 @@ class Session(ToolMethods):
         things; `grant` limits what it may call and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
             self._execute(
-                tool, args, time.monotonic(), utc_now(), caller, approval=approval, grant=grant,
+                tool,
+                args,
+                time.monotonic(),
+                utc_now(),
+                caller,
+                approval=approval,
+                grant=grant,
                 on_progress=on_progress,
             )
         )
@@ -337,7 +355,9 @@ class Session(ToolMethods):
                 _LIVE_SESSIONS.add(self)
             return self._engine
 
-    def submit(self, tool: str, args: dict[str, Any], *, caller: str | None = None) -> concurrent.futures.Future[Envelope]:
+    def submit(
+        self, tool: str, args: dict[str, Any], *, caller: str | None = None
+    ) -> concurrent.futures.Future[Envelope]:
         """Start a call without waiting for it (for widget callbacks that must not block)."""
         return self._runtime.submit(self._execute(tool, args, time.monotonic(), utc_now(), caller or self.caller))
 

@@ -191,9 +191,7 @@ def tool_spec(
 def prompt_spec(
     function: Callable[..., str | list[tuple[str, str]]], *, name: str | None = None, description: str | None = None
 ) -> PublishedPrompt:
-    arguments = tuple(
-        PromptArgument(p.name, "", p.default is inspect.Parameter.empty) for p in _parameters(function)
-    )
+    arguments = tuple(PromptArgument(p.name, "", p.default is inspect.Parameter.empty) for p in _parameters(function))
     return PublishedPrompt(
         name=name or function.__name__,
         description=description or _summary(function),

@@ -40,6 +40,7 @@ def launch_args(webmcp: Mode, extra: Sequence[str] = ()) -> list[str]:
             rest.append(arg)
     return [*LAUNCH_ARGS, *rest, *([f"--enable-features={','.join(features)}"] if features else [])]
 
+
 INSTALL_HELP = (
     "Install one: on Debian/Ubuntu as root `apt-get install -y chromium`; without root "
     "`python -m playwright install chromium`; or point WEBMCP_NB_CHROMIUM (or executable_path) "
@@ -141,7 +142,5 @@ def resolve_recent(
 
 
 def describe_failure(tried: list[Candidate]) -> str:
-    places = "; ".join(
-        f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried
-    )
+    places = "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried)
     return f"No usable Chromium found. Tried: {places}. {INSTALL_HELP}"

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 MIN_RESULT_BYTES = 4096
 
 
-def _env_number(name: str, default: float, cast: type = int) -> float:
+def _env_number(name: str, default: float, cast: type[int] | type[float] = int) -> float:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -36,9 +36,7 @@ class Limits:
 
     def __post_init__(self) -> None:
         if self.max_result_bytes < MIN_RESULT_BYTES:
-            raise ValueError(
-                f"max_result_bytes must be at least {MIN_RESULT_BYTES}, got {self.max_result_bytes}"
-            )
+            raise ValueError(f"max_result_bytes must be at least {MIN_RESULT_BYTES}, got {self.max_result_bytes}")
         if self.event_buffer_size < 1:
             raise ValueError(f"event_buffer_size must be at least 1, got {self.event_buffer_size}")
         if self.max_instances < 1:
@@ -54,9 +52,7 @@ class Limits:
             "max_result_bytes": _env_number("BROWSER_MCP_MAX_RESULT_BYTES", cls.max_result_bytes),
             "max_instances": _env_number("BROWSER_MCP_MAX_INSTANCES", cls.max_instances),
             "event_buffer_size": _env_number("BROWSER_MCP_EVENT_BUFFER_SIZE", cls.event_buffer_size),
-            "operation_timeout_s": _env_number(
-                "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS", cls.operation_timeout_s, float
-            ),
+            "operation_timeout_s": _env_number("BROWSER_MCP_OPERATION_TIMEOUT_SECONDS", cls.operation_timeout_s, float),
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -56,7 +56,7 @@ def start_driver_in_own_session() -> None:
     """Make Playwright start its driver in a new session (idempotent)."""
     for name in _TRANSPORT_MODULES:
         try:
-            transport = importlib.import_module(name)
+            transport: Any = importlib.import_module(name)  # private module: no types to rely on
         except ImportError:
             continue
         if not isinstance(transport.asyncio, _NewSessionAsyncio):
@@ -68,7 +68,9 @@ class Driver:
     """A started Playwright and its driver process; `on_exit()` runs if the process dies
     before `stop()`."""
 
-    def __init__(self, playwright: Playwright, process: asyncio.subprocess.Process | None, on_exit: Callable[[], None]) -> None:
+    def __init__(
+        self, playwright: Playwright, process: asyncio.subprocess.Process | None, on_exit: Callable[[], None]
+    ) -> None:
         self.playwright = playwright
         self.process = process
         self.started_at = utc_now()
@@ -89,7 +91,13 @@ class Driver:
 
     def describe_exit(self) -> str:
         code = self.process.returncode if self.process is not None else None
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}" if code is not None else "its pipe closed"
+        how = (
+            f"killed by signal {-code}"
+            if code is not None and code < 0
+            else f"exit code {code}"
+            if code is not None
+            else "its pipe closed"
+        )
         return f"the Playwright driver process (pid {self.pid}) exited unexpectedly ({how})"
 
     async def _watch_exit(self, on_exit: Callable[[], None]) -> None:

@@ -146,15 +146,25 @@ class Engine:
             params = spec.validate(args)
             budget, source = self.limits.operation_timeout_s, "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS"
             if timeout_s is not None:
-                if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+                if (
+                    isinstance(timeout_s, bool)
+                    or not isinstance(timeout_s, (int, float))
+                    or not 0 < timeout_s < math.inf
+                ):
                     raise ToolFailure(
-                        "invalid_params", f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
+                        "invalid_params",
+                        f"The call's timeout must be a positive number of seconds, not {timeout_s!r}.",
                         started=False,
                     )
                 if timeout_s < budget:
                     budget, source = timeout_s, "the call's own timeout"
             ctx = CallContext(
-                self, spec, deadline=submitted + budget, caller=caller, approval=approval, grant=grant,
+                self,
+                spec,
+                deadline=submitted + budget,
+                caller=caller,
+                approval=approval,
+                grant=grant,
                 on_progress=on_progress,
             )
             if spec.check is not None:
@@ -170,7 +180,12 @@ class Engine:
                     started=ctx.phase == "running",
                 ) from None
             envelope = self._envelope(
-                spec.name, ctx, submitted, started_at, "completed", "not_needed",
+                spec.name,
+                ctx,
+                submitted,
+                started_at,
+                "completed",
+                "not_needed",
                 data=data.model_dump(mode="python"),
             )
         except ToolFailure as failure:
@@ -179,8 +194,15 @@ class Engine:
             if failure.completed:
                 outcome = "completed"
             envelope = self._envelope(
-                tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message, details=failure.details,
+                tool,
+                ctx,
+                submitted,
+                started_at,
+                outcome,
+                retry,
+                error_type=failure.error_type,
+                message=failure.message,
+                details=failure.details,
             )
         except asyncio.CancelledError:
             self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
@@ -189,8 +211,14 @@ class Engine:
             failure = self._translate(exc, ctx)
             outcome, retry = classify(spec, failure.started)
             envelope = self._envelope(
-                tool, ctx, submitted, started_at, outcome, retry,
-                error_type=failure.error_type, message=failure.message,
+                tool,
+                ctx,
+                submitted,
+                started_at,
+                outcome,
+                retry,
+                error_type=failure.error_type,
+                message=failure.message,
             )
         envelope = enforce_size_limit(
             envelope,
@@ -220,7 +248,11 @@ class Engine:
         return list(self.webmcp.history)
 
     async def register_page_tool(
-        self, tool: PythonTool, *, instance: str | None = None, page_id: str | None = None,
+        self,
+        tool: PythonTool,
+        *,
+        instance: str | None = None,
+        page_id: str | None = None,
         exposed_to: Iterable[str] = (),
     ) -> PageToolRegistration:
         """Offer the Python function `tool` to agents inside a page as a WebMCP tool, callable
@@ -368,9 +400,7 @@ class Engine:
         if denial is not None:
             raise ToolFailure("approval_denied", denial, started=False)
 
-    async def _run_watching_modals(
-        self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState
-    ) -> Any:
+    async def _run_watching_modals(self, spec: ToolSpec, params: Any, ctx: CallContext, page_state: PageState) -> Any:
         """Run a page tool; if a dialog or file chooser opens meanwhile, return at once.
 
         An action reports the open modal in its `modal_state`; a read-only tool cannot
@@ -479,14 +509,26 @@ class Engine:
             ctx.page_state.suspect(ctx.spec.name)
 
     def _record_cancelled(
-        self, tool: str, args: Any, caller: str, spec: ToolSpec | None, ctx: CallContext | None,
-        submitted: float, started_at: str,
+        self,
+        tool: str,
+        args: Any,
+        caller: str,
+        spec: ToolSpec | None,
+        ctx: CallContext | None,
+        submitted: float,
+        started_at: str,
     ) -> None:
         """Log a call whose caller went away: what it had done by then (nobody gets this envelope)."""
         phase = ctx.phase if ctx is not None else "queued"
         outcome, retry = classify(spec, phase == "running")
         envelope = self._envelope(
-            tool, ctx, submitted, started_at, outcome, retry, error_type="cancelled",
+            tool,
+            ctx,
+            submitted,
+            started_at,
+            outcome,
+            retry,
+            error_type="cancelled",
             message=f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}",
         )
         self._notify(tool, args, caller, envelope)
@@ -513,5 +555,3 @@ def classify(spec: ToolSpec | None, started: bool, read_only: bool | None = None
     if read_only is None:
         read_only = spec is not None and spec.read_only
     return "unknown", "read_only" if read_only else "inspect_state"
-
-

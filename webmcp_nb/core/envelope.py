@@ -253,7 +253,9 @@ def enforce_size_limit(
         "not_started": "Nothing was done",
         "unknown": "The action may have taken effect",
     }[op.outcome]
-    retry: Retry = "read_only" if read_only else ("after_correction" if op.outcome == "not_started" else "inspect_state")
+    retry: Retry = (
+        "read_only" if read_only else ("after_correction" if op.outcome == "not_started" else "inspect_state")
+    )
     message = (
         f"The result of {op.tool} is {size} bytes of {what}, over the limit of {limit} bytes "
         f"(BROWSER_MCP_MAX_RESULT_BYTES); it was not returned and nothing was clipped. {did}; "

@@ -199,32 +199,42 @@ class Evidence:
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
         location = message.location or {}
-        self._emit("console", self.console.append({
-            "at": utc_now(),
-            "kind": "console",
-            "level": message.type,
-            "text": message.text,
-            "url": location.get("url") or None,
-            "line": location.get("lineNumber"),
-            "column": location.get("columnNumber"),
-            "page_id": state.page_id,
-            "frame_id": None,
-        }))
+        self._emit(
+            "console",
+            self.console.append(
+                {
+                    "at": utc_now(),
+                    "kind": "console",
+                    "level": message.type,
+                    "text": message.text,
+                    "url": location.get("url") or None,
+                    "line": location.get("lineNumber"),
+                    "column": location.get("columnNumber"),
+                    "page_id": state.page_id,
+                    "frame_id": None,
+                }
+            ),
+        )
 
     def _page_error(self, state: PageState, error: Error) -> None:
         text = f"{error.name}: {error.message}" if getattr(error, "name", "") else str(error.message)
-        self._emit("console", self.console.append({
-            "at": utc_now(),
-            "kind": "pageerror",
-            "level": "error",
-            "text": text,
-            "stack": getattr(error, "stack", None) or None,
-            "url": state.page.url,
-            "line": None,
-            "column": None,
-            "page_id": state.page_id,
-            "frame_id": state.frame_id(state.page.main_frame),
-        }))
+        self._emit(
+            "console",
+            self.console.append(
+                {
+                    "at": utc_now(),
+                    "kind": "pageerror",
+                    "level": "error",
+                    "text": text,
+                    "stack": getattr(error, "stack", None) or None,
+                    "url": state.page.url,
+                    "line": None,
+                    "column": None,
+                    "page_id": state.page_id,
+                    "frame_id": state.frame_id(state.page.main_frame),
+                }
+            ),
+        )
 
     # network ----------------------------------------------------------------
     def request_id(self, request: Request) -> str:
@@ -273,12 +283,15 @@ class Evidence:
 
     def _response(self, response: Response) -> None:
         headers = dict(response.headers)
-        self.network.update(self.request_id(response.request), {
-            "status": response.status,
-            "status_text": response.status_text,
-            "response_headers": headers,
-            "mime_type": headers.get("content-type", "").split(";")[0].strip() or None,
-        })
+        self.network.update(
+            self.request_id(response.request),
+            {
+                "status": response.status,
+                "status_text": response.status_text,
+                "response_headers": headers,
+                "mime_type": headers.get("content-type", "").split(";")[0].strip() or None,
+            },
+        )
 
     def _finished(self, request: Request) -> None:
         record = self.network.update(self.request_id(request), {"state": "finished", "timing": _timing(request)})

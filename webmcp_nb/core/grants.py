@@ -112,8 +112,10 @@ class Grant:
                     f"{scheme}: URLs are not granted to agents here; the operator can grant them with "
                     f"`--allow-scheme {scheme}` (serve_mcp(allow_schemes=[{scheme!r}]))."
                 )
-            return self.refusal(url[len(scheme) + 1:]) if scheme == "view-source" else None
-        return f"{url[:60]!r}: agents may load http:, https: and about:blank URLs, and the schemes the operator granted."
+            return self.refusal(url[len(scheme) + 1 :]) if scheme == "view-source" else None
+        return (
+            f"{url[:60]!r}: agents may load http:, https: and about:blank URLs, and the schemes the operator granted."
+        )
 
     def _file_refusal(self, url: str) -> str | None:
         if self.file_root is None:

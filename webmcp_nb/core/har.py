@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -106,9 +106,9 @@ def _headers(headers: dict[str, str]) -> list[dict[str, str]]:
 def _started(entry: dict[str, Any]) -> str:
     start = (entry.get("timing") or {}).get("start")
     if start:
-        return datetime.fromtimestamp(start / 1000, timezone.utc).isoformat(timespec="milliseconds")
+        return datetime.fromtimestamp(start / 1000, UTC).isoformat(timespec="milliseconds")
     return entry["at"]
 
 
 def _iso_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

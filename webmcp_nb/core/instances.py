@@ -16,8 +16,8 @@ from . import chromium
 from .downloads import Downloads
 from .driver import Driver, start_playwright
 from .evidence import Evidence
-from .registry import ToolFailure
 from .pages import PageState
+from .registry import ToolFailure
 from .util import first_lines, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
@@ -78,6 +78,7 @@ class Instance:
 
     def __post_init__(self) -> None:
         self.evidence = Evidence(self.instance_id, self.event_buffer_size)
+
     code_state: dict[str, Any] = field(default_factory=dict)  # browser_execute's `state`
 
     @property
@@ -535,5 +536,3 @@ def _chromium_lock_holder(profile_dir: Path) -> int | None:
     except PermissionError:
         return int(pid_text)
     return pid
-
-

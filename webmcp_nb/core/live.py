@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .util import spawn
+
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession
 
@@ -59,7 +61,12 @@ class LiveView:
         self._on_frame = on_frame
         self._instance = instance
         self._interval = 1 / max_fps
-        self._screencast = {"format": "jpeg", "quality": quality, "maxWidth": max_width, "maxHeight": max_height}
+        self._screencast: dict[str, Any] = {
+            "format": "jpeg",
+            "quality": quality,
+            "maxWidth": max_width,
+            "maxHeight": max_height,
+        }
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._cdp: CDPSession | None = None
@@ -88,7 +95,7 @@ class LiveView:
         except RuntimeError:
             running = None
         if running is self._loop:
-            self._loop.create_task(self._stop())
+            spawn(self._stop())
         else:
             asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
 
@@ -163,7 +170,7 @@ class LiveView:
     def _on_screencast_frame(self, page: PageState, event: dict[str, Any]) -> None:
         cdp = self._cdp
         if cdp is not None:
-            asyncio.ensure_future(_ack(cdp, event["sessionId"]))
+            spawn(_ack(cdp, event["sessionId"]))
         metadata = event["metadata"]
         self._offer(
             Frame(

@@ -30,13 +30,25 @@ if TYPE_CHECKING:
 Kind = Literal["response", "request", "url", "text", "text_gone", "element", "popup", "download", "console"]
 Pattern = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "response": ("url",), "request": ("url",), "url": ("url",), "text": ("text",), "text_gone": ("text",),
-    "element": ("role", "name"), "popup": (), "download": (), "console": (),
+    "response": ("url",),
+    "request": ("url",),
+    "url": ("url",),
+    "text": ("text",),
+    "text_gone": ("text",),
+    "element": ("role", "name"),
+    "popup": (),
+    "download": (),
+    "console": (),
 }
 _ALLOWED: dict[str, frozenset[str]] = {
-    "response": frozenset({"url", "method", "status"}), "request": frozenset({"url", "method"}),
-    "url": frozenset({"url"}), "text": frozenset({"text"}), "text_gone": frozenset({"text"}),
-    "element": frozenset({"role", "name"}), "popup": frozenset(), "download": frozenset(),
+    "response": frozenset({"url", "method", "status"}),
+    "request": frozenset({"url", "method"}),
+    "url": frozenset({"url"}),
+    "text": frozenset({"text"}),
+    "text_gone": frozenset({"text"}),
+    "element": frozenset({"role", "name"}),
+    "popup": frozenset(),
+    "download": frozenset(),
     "console": frozenset({"text", "level"}),
 }
 
@@ -64,7 +76,11 @@ class Observe(BaseModel):
 
     @model_validator(mode="after")
     def _fits_kind(self) -> Observe:
-        given = {key for key in ("url", "method", "status", "text", "role", "name", "level") if getattr(self, key) is not None}
+        given = {
+            key
+            for key in ("url", "method", "status", "text", "role", "name", "level")
+            if getattr(self, key) is not None
+        }
         missing = [key for key in _NEEDS[self.kind] if key not in given]
         if missing:
             raise ValueError(f"observe kind {self.kind!r} needs {', '.join(missing)}")
@@ -100,8 +116,13 @@ class Observer:
         self.started = time.monotonic()
         self.found: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._off: list[Callable[[], None]] = []
-        event = {"response": "response", "request": "request", "console": "console",
-                 "popup": "popup", "download": "download"}.get(spec.kind)
+        event = {
+            "response": "response",
+            "request": "request",
+            "console": "console",
+            "popup": "popup",
+            "download": "download",
+        }.get(spec.kind)
         if event is not None:
             handler = getattr(self, f"_on_{spec.kind}")
             self.page.on(event, handler)
@@ -125,8 +146,14 @@ class Observer:
             and (spec.method is None or request.method == spec.method.upper())
             and (spec.status is None or response.status == spec.status)
         ):
-            self._hit({"url": response.url, "method": request.method, "status": response.status,
-                       "request_id": self._request_id(request)})
+            self._hit(
+                {
+                    "url": response.url,
+                    "method": request.method,
+                    "status": response.status,
+                    "request_id": self._request_id(request),
+                }
+            )
 
     def _on_request(self, request: Request) -> None:
         spec = self.spec
@@ -147,8 +174,13 @@ class Observer:
         instance = self.ctx.instance
         assert instance is not None
         ids = [r.download_id for r in instance.downloads.records.values() if r.download is download]
-        self._hit({"download_id": ids[0] if ids else None, "url": download.url,
-                   "suggested_filename": download.suggested_filename})
+        self._hit(
+            {
+                "download_id": ids[0] if ids else None,
+                "url": download.url,
+                "suggested_filename": download.suggested_filename,
+            }
+        )
 
     def _request_id(self, request: Request) -> str:
         instance = self.ctx.instance

@@ -63,8 +63,14 @@ def parse_origins(origins: Iterable[str]) -> frozenset[str]:
     for origin in origins:
         normal = origin_of(origin) if isinstance(origin, str) else None
         parts = urlsplit(origin) if normal is not None else None
-        if normal is None or parts is None or parts.path not in ("", "/") or parts.query or parts.fragment \
-                or parts.username:
+        if (
+            normal is None
+            or parts is None
+            or parts.path not in ("", "/")
+            or parts.query
+            or parts.fragment
+            or parts.username
+        ):
             raise ToolFailure(
                 "invalid_params",
                 f"exposed_to: {origin!r} is not an http(s) origin; write it as scheme://host[:port], "
@@ -87,7 +93,11 @@ class PythonTool:
 
     @classmethod
     def from_function(
-        cls, function: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
         read_only: bool = False,
     ) -> PythonTool:
         hints = get_type_hints(function)
@@ -188,9 +198,7 @@ async def register(
     from playwright.async_api import Error
 
     if instance.options.webmcp == "off":
-        raise ToolFailure(
-            "unsupported_capability", f"WebMCP is off for instance {instance.name!r}.", started=False
-        )
+        raise ToolFailure("unsupported_capability", f"WebMCP is off for instance {instance.name!r}.", started=False)
     extra = parse_origins(exposed_to)
     origin = origin_of(state.page.main_frame.url)
     if origin is None:
@@ -205,8 +213,9 @@ async def register(
         await earlier.unregister()
     if not instance.python_binding:
         assert instance.context is not None
-        await instance.context.expose_binding(BINDING, lambda source, token, arguments: _dispatch(
-            instance, source, token, arguments))
+        await instance.context.expose_binding(
+            BINDING, lambda source, token, arguments: _dispatch(instance, source, token, arguments)
+        )
         instance.python_binding = True
     annotations = {"readOnlyHint": True} if tool.read_only else {}
     token = secrets.token_urlsafe(32)
@@ -233,14 +242,18 @@ async def _dispatch(instance: Instance, source: dict[str, Any], token: Any, argu
     caller_url = frame.url if frame is not None else ""
     origin = origin_of(caller_url)
     if registration is None:
-        why = "no Python tool is registered under this token in this browser (it was unregistered, or the " \
-              "page that registered it navigated away)"
+        why = (
+            "no Python tool is registered under this token in this browser (it was unregistered, or the "
+            "page that registered it navigated away)"
+        )
     elif state is not registration.state:
         why = f"{registration.tool.name!r} is registered in another tab"
     elif origin is None or origin not in registration.origins:
         allowed = ", ".join(sorted(registration.origins))
-        why = (f"{registration.tool.name!r} is exposed to {allowed}, not to the calling frame "
-               f"({origin or 'opaque origin: ' + caller_url[:200]})")
+        why = (
+            f"{registration.tool.name!r} is exposed to {allowed}, not to the calling frame "
+            f"({origin or 'opaque origin: ' + caller_url[:200]})"
+        )
     elif not await registration.document_alive():
         registration.end()
         why = f"{registration.tool.name!r} belonged to a document this tab has left"
@@ -248,12 +261,18 @@ async def _dispatch(instance: Instance, source: dict[str, Any], token: Any, argu
         registration.calls += 1
         return await registration.tool.run(arguments)
     if state is not None:
-        instance.hub.emit(WebMCPEvent(
-            "refused", instance.name, state.page_id,
-            tool_name=registration.tool.name if registration else None,
-            frame_id=state.frame_id(frame) if frame is not None else None,
-            caller="page", status="error", output=f"{why}.",
-        ))
+        instance.hub.emit(
+            WebMCPEvent(
+                "refused",
+                instance.name,
+                state.page_id,
+                tool_name=registration.tool.name if registration else None,
+                frame_id=state.frame_id(frame) if frame is not None else None,
+                caller="page",
+                status="error",
+                output=f"{why}.",
+            )
+        )
     raise PermissionError(f"Python page tool call refused: {why}.")
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import aria
@@ -197,7 +197,9 @@ class PageState:
     def _prefetch_title(self) -> None:
         if self._cdp is not None:  # only where the DevTools session is already open (Chromium)
             self._title_prefetch = (
-                self.document_generation, asyncio.ensure_future(self.browser_title()), self.page.url
+                self.document_generation,
+                asyncio.ensure_future(self.browser_title()),
+                self.page.url,
             )
 
     # frames -----------------------------------------------------------------

@@ -192,7 +192,9 @@ def redact_call(
     return recorded, envelope
 
 
-async def redact_for_approval(patterns: tuple[str, ...], args: dict[str, Any], page_state: PageState | None) -> dict[str, Any]:
+async def redact_for_approval(
+    patterns: tuple[str, ...], args: dict[str, Any], page_state: PageState | None
+) -> dict[str, Any]:
     """`args` as a person approving the call sees them: text for a field is shown only when the
     field (the ``ref`` beside the text) is an ordinary one now."""
     from .registry import ToolFailure

@@ -45,8 +45,14 @@ class ToolFailure(Exception):
     """
 
     def __init__(
-        self, error_type: ErrorType, message: str, *, started: bool = True, read_only: bool | None = None,
-        completed: bool = False, details: dict[str, Any] | None = None,
+        self,
+        error_type: ErrorType,
+        message: str,
+        *,
+        started: bool = True,
+        read_only: bool | None = None,
+        completed: bool = False,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.details = details

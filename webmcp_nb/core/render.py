@@ -86,7 +86,9 @@ class _Parts:
 
 def _saved_line(saved: dict[str, Any]) -> str:
     if "head" not in saved:  # a body streamed to a file (browser_http): no text preview
-        return f"saved: {saved.get('path')} ({saved.get('size_bytes', 0):,} bytes, {saved.get('media_type') or 'no type'})"
+        return (
+            f"saved: {saved.get('path')} ({saved.get('size_bytes', 0):,} bytes, {saved.get('media_type') or 'no type'})"
+        )
     count = len(str(saved.get("head", "")).splitlines())
     return (
         f"saved: {saved.get('path')} ({saved.get('size_bytes', 0):,} bytes, {saved.get('lines')} lines); "
@@ -228,7 +230,7 @@ def _inputs_html(schema: Any) -> str:
         kind = " | ".join(map(str, prop["enum"])) if "enum" in prop else prop.get("type", "")
         mark = "*" if name in required else ""
         note = f" — {_e(prop['description'])}" if prop.get("description") else ""
-        rows.append(f"{_code(name + mark)} <span style=\"{_MUTED}\">{_e(kind)}</span>{note}")
+        rows.append(f'{_code(name + mark)} <span style="{_MUTED}">{_e(kind)}</span>{note}')
     return "<br>".join(rows)
 
 
@@ -324,8 +326,11 @@ def _fields_html(fields: list[tuple[str, Any]], tree: bool = False) -> str:
 def _is_flat_rows(value: Any) -> bool:
     """An array of objects whose values are all scalars: shown as a table."""
     return (
-        isinstance(value, list) and bool(value)
-        and all(isinstance(item, dict) and not any(isinstance(v, (dict, list)) for v in item.values()) for item in value)
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(item, dict) and not any(isinstance(v, (dict, list)) for v in item.values()) for item in value
+        )
     )
 
 
@@ -358,8 +363,9 @@ def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None 
     marks = alerts or [False] * len(rows)
     body = "".join(
         (f'<tr style="color: {ERROR_COLOUR}; background: rgba(207,34,46,0.06);">' if alert else "<tr>")
-        + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row) + "</tr>"
-        for row, alert in zip(rows, marks)
+        + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row)
+        + "</tr>"
+        for row, alert in zip(rows, marks, strict=False)
     )
     return f'<table style="border-collapse: collapse; margin: 4px 0; font-size: 12px;"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -383,7 +389,7 @@ class ListKind:
     cell shows, cell). Keys no column shows follow as extra columns and as `key value` text;
     `alert` marks items shown in red (errors, failures)."""
 
-    line: Callable[[dict[str, Any], "str | None"], str]
+    line: Callable[[dict[str, Any], str | None], str]
     columns: tuple[tuple[str, tuple[str, ...], Cell], ...]
     legend: str = ""
     hidden: frozenset[str] = frozenset()  # keys shown by neither rendering
@@ -394,8 +400,11 @@ class ListKind:
         lines = [f"{kind}: {len(items)}{legend}"]
         shown = self.shown()
         for item in items:
-            extras = [f"{key} {_scalar_text(key, value)}" for key, value in item.items()
-                      if key not in shown and value is not None]
+            extras = [
+                f"{key} {_scalar_text(key, value)}"
+                for key, value in item.items()
+                if key not in shown and value is not None
+            ]
             lines.append(self.line(item, current) + ("; " + ", ".join(extras) if extras else ""))
         return lines
 
@@ -448,13 +457,17 @@ def _instance_line(item: dict[str, Any], current: str | None) -> str:
 
 
 def _frame_line(item: dict[str, Any], current: str | None) -> str:
-    where = "main" if item.get("is_main") else f"name {_json(item.get('name', ''))}, parent {item.get('parent_frame_id')}"
+    where = (
+        "main" if item.get("is_main") else f"name {_json(item.get('name', ''))}, parent {item.get('parent_frame_id')}"
+    )
     return f"- {item.get('frame_id', '?')} {where} {item.get('url', '')}"
 
 
 def _download_line(item: dict[str, Any], current: str | None) -> str:
     saved = f" -> {item['path']} ({item.get('size_bytes')} bytes)" if item.get("path") else ""
-    return f"- {item.get('download_id', '?')} {item.get('state', '?')} {_json(item.get('suggested_filename', ''))}{saved}"
+    return (
+        f"- {item.get('download_id', '?')} {item.get('state', '?')} {_json(item.get('suggested_filename', ''))}{saved}"
+    )
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -481,8 +494,11 @@ def _network_ms(item: dict[str, Any]) -> str:
 
 
 def _network_line(item: dict[str, Any], current: str | None) -> str:
-    words = [f"- #{item.get('seq')} {item.get('request_id')} {item.get('method')} {_network_status(item)}",
-             str(item.get("url", "")), str(item.get("resource_type", ""))]
+    words = [
+        f"- #{item.get('seq')} {item.get('request_id')} {item.get('method')} {_network_status(item)}",
+        str(item.get("url", "")),
+        str(item.get("resource_type", "")),
+    ]
     if _network_ms(item):
         words.append(_network_ms(item))
     if item.get("encoded_size") is not None:
@@ -496,8 +512,10 @@ def _network_line(item: dict[str, Any], current: str | None) -> str:
 
 LIST_KINDS: dict[str, ListKind] = {
     "tabs": ListKind(
-        line=lambda item, current: f"{'*' if item.get('current') else '-'} {item.get('page_id', '?')} "
-        f"{_json(item.get('title', ''))} {item.get('url', '')}" + _tab_status(item),
+        line=lambda item, current: (
+            f"{'*' if item.get('current') else '-'} {item.get('page_id', '?')} "
+            f"{_json(item.get('title', ''))} {item.get('url', '')}" + _tab_status(item)
+        ),
         columns=(
             ("", ("current",), lambda item, current: "●" if item.get("current") else ""),
             ("page_id", ("page_id",), _code_cell("page_id")),
@@ -520,8 +538,13 @@ LIST_KINDS: dict[str, ListKind] = {
     "tools": ListKind(
         line=lambda item, current: _page_tool_text(item),
         columns=(
-            ("name", ("name", "title"), lambda item, current: _code(item.get("name"))
-             + (f"<br>{_e(item['title'])}" if item.get("title") else "")),
+            (
+                "name",
+                ("name", "title"),
+                lambda item, current: (
+                    _code(item.get("name")) + (f"<br>{_e(item['title'])}" if item.get("title") else "")
+                ),
+            ),
             ("kind", ("kind",), _text_cell("kind")),
             ("description", ("description",), _text_cell("description")),
             ("inputs (* required)", ("input_schema",), lambda item, current: _inputs_html(item.get("input_schema"))),
@@ -560,10 +583,20 @@ LIST_KINDS: dict[str, ListKind] = {
         line=_console_line,
         columns=(
             ("#", ("seq",), _text_cell("seq")),
-            ("level", ("level", "kind"), lambda item, current: _e(item.get("level", ""))
-             + (" (uncaught)" if item.get("kind") == "pageerror" else "")),
-            ("text", ("text",), lambda item, current: _pre(item.get("text", "")) if "\n" in item.get("text", "")
-             else _e(item.get("text", ""))),
+            (
+                "level",
+                ("level", "kind"),
+                lambda item, current: (
+                    _e(item.get("level", "")) + (" (uncaught)" if item.get("kind") == "pageerror" else "")
+                ),
+            ),
+            (
+                "text",
+                ("text",),
+                lambda item, current: (
+                    _pre(item.get("text", "")) if "\n" in item.get("text", "") else _e(item.get("text", ""))
+                ),
+            ),
             ("source", ("url", "line"), lambda item, current: _code(_where(item))),
         ),
         hidden=frozenset({"at", "page_id", "frame_id", "column", "stack", "truncated_fields"}),
@@ -581,8 +614,20 @@ LIST_KINDS: dict[str, ListKind] = {
             ("time", ("timing",), lambda item, current: _e(_network_ms(item))),
             ("size", ("encoded_size",), _text_cell("encoded_size")),
         ),
-        hidden=frozenset({"at", "page_id", "frame_id", "status_text", "redirected_from", "redirect_chain",
-                          "request_headers", "response_headers", "mime_type", "truncated_fields"}),
+        hidden=frozenset(
+            {
+                "at",
+                "page_id",
+                "frame_id",
+                "status_text",
+                "redirected_from",
+                "redirect_chain",
+                "request_headers",
+                "response_headers",
+                "mime_type",
+                "truncated_fields",
+            }
+        ),
         alert=lambda item: item.get("state") == "failed" or (item.get("status") or 0) >= 400,
     ),
 }
@@ -810,7 +855,10 @@ class ToolTable:
             for spec in self.specs
         ]
         widths = [max(len(row[column]) for row in rows) for column in range(4)]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths)) + "  " + row[4] for row in rows]
+        lines = [
+            "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=False)) + "  " + row[4]
+            for row in rows
+        ]
         legend = ", ".join(f"{short} = {long}" for _, short, long in _FLAGS)
         lines.append(f"{len(self.specs)} tools; flags: {legend}")
         return "\n".join(lines)
@@ -869,11 +917,13 @@ def progress_bundle(tool: str, updates: list[dict[str, Any]]) -> dict[str, str]:
     last = updates[-1] if updates else {}
     events = [update["event"] for update in updates if "event" in update][-PROGRESS_SHOWN:]
     summary = f"{tool}: receiving… {last.get('count', 0)} events, {last.get('reconnects', 0)} reconnects"
-    lines = [summary] + [f"{event.get('id') or '-'} {event.get('event')}: {_json(event.get('data'))}" for event in events]
+    lines = [summary] + [
+        f"{event.get('id') or '-'} {event.get('event')}: {_json(event.get('data'))}" for event in events
+    ]
     rows = [[_e(event.get("id") or ""), _e(event.get("event")), _e(_json(event.get("data")))] for event in events]
     html_text = (
         f'<div class="webmcp-nb-progress" style="{_FONT} {_BOX}"><div>{_badge("receiving", WARN_COLOUR)} '
         f'<code style="{_MONO}">{_e(tool)}</code> · {last.get("count", 0)} events · {last.get("reconnects", 0)} '
-        f'reconnects</div>{_table(["id", "event", "data"], rows) if rows else ""}</div>'
+        f"reconnects</div>{_table(['id', 'event', 'data'], rows) if rows else ''}</div>"
     )
     return {"text/plain": "\n".join(lines), "text/html": html_text}

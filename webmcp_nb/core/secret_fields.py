@@ -15,7 +15,14 @@ from typing import Any
 
 BLOCKED = "[blocked]"
 SECRET_FIELD_NAMES = (
-    "password", "secret", "token", "access_token", "refresh_token", "api_key", "client_secret", "private_key",
+    "password",
+    "secret",
+    "token",
+    "access_token",
+    "refresh_token",
+    "api_key",
+    "client_secret",
+    "private_key",
 )
 _SEPARATORS = re.compile(r"[\s_\-.]+")
 

@@ -28,8 +28,12 @@ class ServerEvent:
         except ValueError:
             data = self.data
         result: dict[str, Any] = {
-            "data": data, "event": self.event, "id": self.id, "retry": self.retry,
-            "received_at": int(time.time() * 1000), "bytes": 0,
+            "data": data,
+            "event": self.event,
+            "id": self.id,
+            "retry": self.retry,
+            "received_at": int(time.time() * 1000),
+            "bytes": 0,
         }
         result["bytes"] = _sized(result)
         return result
@@ -106,9 +110,7 @@ class EventStreamParser:
         self._data, self._event, self._retry = [], "", None
         if not data:
             return None
-        return ServerEvent(
-            data="\n".join(data), event=event or "message", id=self.last_event_id or None, retry=retry
-        )
+        return ServerEvent(data="\n".join(data), event=event or "message", id=self.last_event_id or None, retry=retry)
 
 
 _LINE_END = re.compile(r"\r\n|\n|\r")
@@ -120,4 +122,4 @@ def _split_line(buffer: str) -> tuple[str, str | None, str]:
     found = _LINE_END.search(buffer)
     if found is None or (found.group() == "\r" and found.end() == len(buffer)):
         return buffer, None, ""
-    return buffer[: found.start()], found.group(), buffer[found.end():]
+    return buffer[: found.start()], found.group(), buffer[found.end() :]

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from datetime import datetime, timezone
+from collections.abc import Coroutine
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# The event loop keeps only weak references to tasks: one nobody holds may vanish mid-flight.
+_background: set[asyncio.Task[Any]] = set()
 
 
 def utc_now() -> str:
     """The current UTC time, ISO-8601 with offset and milliseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def first_lines(text: str, lines: int = 8) -> str:
@@ -46,3 +51,11 @@ def escape_surrogates(text: str, backslash: str = "\\") -> str:
     """`text` with each lone surrogate (a code point UTF-8 cannot encode) written as its
     escape ``\\udXXX``; `backslash` is how a backslash is written (``\\\\`` inside JSON)."""
     return _LONE_SURROGATE.sub(lambda match: f"{backslash}u{ord(match[0]):04x}", text)
+
+
+def spawn(work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    """Run `work` in the background on the running loop, referenced until it is done."""
+    task = asyncio.get_running_loop().create_task(work)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task

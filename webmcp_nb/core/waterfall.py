@@ -18,8 +18,14 @@ PHASES = (  # (name, start mark, end mark, colour)
     ("receive", "response_start", "response_end", "#2f81f7"),
 )
 TYPE_COLOURS = {
-    "document": "#8250df", "script": "#bf8700", "stylesheet": "#1f883d", "image": "#0969da",
-    "fetch": "#cf6b00", "xhr": "#cf6b00", "font": "#57606a", "media": "#57606a",
+    "document": "#8250df",
+    "script": "#bf8700",
+    "stylesheet": "#1f883d",
+    "image": "#0969da",
+    "fetch": "#cf6b00",
+    "xhr": "#cf6b00",
+    "font": "#57606a",
+    "media": "#57606a",
 }
 FAILED = "#cf222e"
 
@@ -49,8 +55,10 @@ def waterfall_svg(entries: list[dict[str, Any]]) -> str:
     scale = BAR_AREA / end
     width, height = LABEL + BAR_AREA + 90, TOP + ROW * len(entries) + 24
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="system-ui, sans-serif" font-size="11">',
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="system-ui, sans-serif" font-size="11">'
+        ),
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
     ]
     out += _axis(end, scale, height)
@@ -105,9 +113,11 @@ def _label(entry: dict[str, Any], y: int) -> list[str]:
     title = html.escape(f"{entry.get('method')} {url} {status}")
     return [
         f'<rect x="4" y="{y + 5}" width="8" height="8" rx="2" fill="{colour}"><title>{html.escape(str(entry.get("resource_type")))}</title></rect>',
-        f'<text x="16" y="{y + 13}" fill="{text_colour}"><title>{title}</title>'
-        f'{html.escape(str(entry.get("method", "")))} {html.escape(short)} '
-        f'<tspan fill="#57606a">{html.escape(str(status))}</tspan></text>',
+        (
+            f'<text x="16" y="{y + 13}" fill="{text_colour}"><title>{title}</title>'
+            f"{html.escape(str(entry.get('method', '')))} {html.escape(short)} "
+            f'<tspan fill="#57606a">{html.escape(str(status))}</tspan></text>'
+        ),
     ]
 
 
@@ -125,8 +135,10 @@ def _bars(entry: dict[str, Any], base: float, scale: float, y: int) -> list[str]
         if begin is None or finish is None or finish <= begin:
             continue
         x, w = start_x + begin * scale, max(1.0, (finish - begin) * scale)
-        out.append(f'<rect x="{x:.1f}" y="{y + 4}" width="{w:.1f}" height="{ROW - 8}" fill="{colour}">'
-                   f'<title>{name}: {finish - begin:.1f} ms</title></rect>')
+        out.append(
+            f'<rect x="{x:.1f}" y="{y + 4}" width="{w:.1f}" height="{ROW - 8}" fill="{colour}">'
+            f"<title>{name}: {finish - begin:.1f} ms</title></rect>"
+        )
     total = _duration(entry)
     end_x = start_x + total * scale
     if entry.get("state") == "failed":

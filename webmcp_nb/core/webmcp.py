@@ -289,7 +289,9 @@ def validate_input(tool: PageTool, arguments: dict[str, Any]) -> None:
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     raise ToolFailure(
         "invalid_params",
-        f"Input for page tool {tool.name!r} does not match its inputSchema: " + "; ".join(problems) + more
+        f"Input for page tool {tool.name!r} does not match its inputSchema: "
+        + "; ".join(problems)
+        + more
         + ". Nothing was sent to the page.",
         started=False,
     )
@@ -402,5 +404,3 @@ async def wait_answer(future: asyncio.Future[Any], timeout_s: float, what: str) 
             "operation_timeout",
             f"{what} did not answer within {timeout_s:g} s (timeout_s); it may still be running.",
         ) from None
-
-

@@ -163,19 +163,24 @@ class NativeTools(PageTools):
             described = await self._describe(frame) if frame is not None else {}
             frame_id = self.state.frame_id(frame) if frame is not None else None
             fallback_origin = origin_label(frame.url) if frame is not None else ""
-            self._add(cdp_frame, [
-                PageTool(
-                    name=tool["name"],
-                    title=described.get(tool["name"], ("", ""))[0],
-                    description=tool.get("description", ""),
-                    input_schema=tool.get("inputSchema") or {"type": "object", "properties": {}},
-                    annotations={HINTS.get(key, key): value for key, value in (tool.get("annotations") or {}).items()},
-                    origin=described.get(tool["name"], ("", ""))[1] or fallback_origin,
-                    frame_id=frame_id,
-                    kind="declarative" if "backendNodeId" in tool else "imperative",
-                )
-                for tool in tools
-            ])
+            self._add(
+                cdp_frame,
+                [
+                    PageTool(
+                        name=tool["name"],
+                        title=described.get(tool["name"], ("", ""))[0],
+                        description=tool.get("description", ""),
+                        input_schema=tool.get("inputSchema") or {"type": "object", "properties": {}},
+                        annotations={
+                            HINTS.get(key, key): value for key, value in (tool.get("annotations") or {}).items()
+                        },
+                        origin=described.get(tool["name"], ("", ""))[1] or fallback_origin,
+                        frame_id=frame_id,
+                        kind="declarative" if "backendNodeId" in tool else "imperative",
+                    )
+                    for tool in tools
+                ],
+            )
 
     async def _describe(self, frame: Frame) -> dict[str, tuple[str, str]]:
         try:
@@ -227,8 +232,12 @@ class NativeTools(PageTools):
         except ValueError:
             arguments = params.get("input")
         self.emit(
-            "invoked", tool_name=params["toolName"], frame_id=self._frame_id_of(params["frameId"]),
-            invocation_id=params["invocationId"], caller=caller, input=arguments,
+            "invoked",
+            tool_name=params["toolName"],
+            frame_id=self._frame_id_of(params["frameId"]),
+            invocation_id=params["invocationId"],
+            caller=caller,
+            input=arguments,
         )
 
     def _responded(self, params: dict[str, Any]) -> None:
@@ -244,8 +253,11 @@ class NativeTools(PageTools):
         ok = params.get("status") == "Completed"
         caller, tool = self._invocations.pop(invocation, (None, call.tool if call else None))
         self.emit(
-            "responded", tool_name=tool, invocation_id=invocation,
-            caller=caller, status="completed" if ok else "error",
+            "responded",
+            tool_name=tool,
+            invocation_id=invocation,
+            caller=caller,
+            status="completed" if ok else "error",
             output=params.get("output") if ok else error_text(params),
         )
 
@@ -305,6 +317,9 @@ def error_text(answer: dict[str, Any]) -> str:
     """The page's message for a failed invocation (the exception's first line)."""
     exception = answer.get("exception") or {}
     described = (exception.get("description") or "").strip().splitlines()
-    return answer.get("errorText") or (described[0] if described else "") or str(exception.get("value", "")) or (
-        "the tool failed without a message"
+    return (
+        answer.get("errorText")
+        or (described[0] if described else "")
+        or str(exception.get("value", ""))
+        or ("the tool failed without a message")
     )

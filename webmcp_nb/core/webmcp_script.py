@@ -158,7 +158,8 @@ class ScriptTools(PageTools):
         self.emit("invoked", tool_name=tool.name, frame_id=tool.frame_id, caller=caller, input=arguments)
         try:
             answer = await wait_answer(
-                asyncio.ensure_future(frame.evaluate(CALL_JS, [tool.name, arguments])), timeout_s,
+                asyncio.ensure_future(frame.evaluate(CALL_JS, [tool.name, arguments])),
+                timeout_s,
                 f"Page tool {tool.name!r}",
             )
         except Error as exc:

@@ -52,7 +52,7 @@ def _int_arg(query: dict[str, list[str]], name: str, default: int) -> int:
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "WebmcpDemo/1.0"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass  # keep test output and notebooks quiet
 
     def do_HEAD(self) -> None:
@@ -71,8 +71,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- helpers -----------------------------------------------------------
 
-    def _send(self, status: int, body: bytes = b"", ctype: str = "text/html; charset=utf-8",
-              headers: dict[str, str] | None = None, head: bool = False) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        ctype: str = "text/html; charset=utf-8",
+        headers: dict[str, str] | None = None,
+        head: bool = False,
+    ) -> None:
         self.send_response(status)
         self.send_header("Cache-Control", "no-store")
         for key, value in (headers or {}).items():
@@ -141,7 +147,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ctype += "; charset=utf-8"
         self._send(200, resource.read_bytes(), ctype=ctype, head=head)
 
-
     # -- the HTTP API (see API below) ---------------------------------------
 
     def _json(self, value: object, head: bool, status: int = 200, headers: dict[str, str] | None = None) -> None:
@@ -171,14 +176,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._json([{"id": i, "name": name, "price": price} for i, (name, price) in enumerate(ITEMS, 1)], head)
 
     def _api_echo(self, query: dict[str, list[str]], head: bool) -> None:
-        self._json({"method": self.command, "path": self.path, "cookie": self.headers.get("Cookie"),
-                    "origin": self.headers.get("Origin"), "headers": dict(self.headers)}, head)
+        self._json(
+            {
+                "method": self.command,
+                "path": self.path,
+                "cookie": self.headers.get("Cookie"),
+                "origin": self.headers.get("Origin"),
+                "headers": dict(self.headers),
+            },
+            head,
+        )
 
     def _api_secrets(self, query: dict[str, list[str]], head: bool) -> None:
-        self._json({"user": "ada", "password": "hunter2", "Access-Token": "tok-123",
-                    "profile": {"apiKey": "key-456", "theme": "dark"},
-                    "sessions": [{"id": 1, "refresh_token": "ref-789"}], "password_hint": "a pet"}, head,
-                   headers={"X-Auth-Token": "header-secret"})
+        self._json(
+            {
+                "user": "ada",
+                "password": "hunter2",
+                "Access-Token": "tok-123",
+                "profile": {"apiKey": "key-456", "theme": "dark"},
+                "sessions": [{"id": 1, "refresh_token": "ref-789"}],
+                "password_hint": "a pet",
+            },
+            head,
+            headers={"X-Auth-Token": "header-secret"},
+        )
 
     def _api_ndjson(self, query: dict[str, list[str]], head: bool) -> None:
         lines = [json.dumps({"id": i, "name": name}) for i, (name, _) in enumerate(ITEMS, 1)]
@@ -219,7 +240,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _event(self, data: object, event_id: int | None = None, event: str | None = None) -> None:
         lines = ([f"id: {event_id}"] if event_id is not None else []) + ([f"event: {event}"] if event else [])
-        self.wfile.write(("\n".join(lines + [f"data: {json.dumps(data)}"]) + "\n\n").encode())
+        self.wfile.write(("\n".join([*lines, f"data: {json.dumps(data)}"]) + "\n\n").encode())
         self.wfile.flush()
 
     def _api_sse(self, query: dict[str, list[str]], head: bool) -> None:
@@ -275,6 +296,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 def _png(width: int = 4, height: int = 4) -> bytes:
     """A small red PNG, made with the standard library."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
@@ -293,6 +315,7 @@ def _count(key: str, change: int) -> int:
     with _COUNTS_LOCK:
         _COUNTS[key] = _COUNTS.get(key, 0) + change
         return _COUNTS[key]
+
 
 API = {
     "/api/items": _Handler._api_items,
@@ -337,10 +360,9 @@ class DemoServer(http.server.ThreadingHTTPServer):
     def url_for(self, path: str) -> str:
         return self.url + path.lstrip("/")
 
-    def start(self) -> "DemoServer":
+    def start(self) -> DemoServer:
         if self._thread is None:
-            self._thread = threading.Thread(
-                target=self.serve_forever, name=f"webmcp-demo-{self.port}", daemon=True)
+            self._thread = threading.Thread(target=self.serve_forever, name=f"webmcp-demo-{self.port}", daemon=True)
             self._thread.start()
         return self
 
@@ -351,7 +373,7 @@ class DemoServer(http.server.ThreadingHTTPServer):
             self._thread = None
         self.server_close()
 
-    def __enter__(self) -> "DemoServer":
+    def __enter__(self) -> DemoServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -49,15 +49,17 @@ class BearerToken:
             given = dict(scope["headers"]).get(b"authorization", b"")
             if not secrets.compare_digest(given, self._expected):
                 body = b'{"error": "unauthorized", "message": "a valid bearer token is required"}'
-                await send({
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="webmcp-nb"'),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                })
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="webmcp-nb"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
@@ -212,7 +214,7 @@ class ServerHandle:
     def client_configs(self) -> dict[str, Any]:
         """Ready-to-paste client configurations."""
         header = f"Authorization: Bearer {self.token}"
-        stdio = stdio_command() + ["attach", "--url", self.url, "--token", self.token]
+        stdio = [*stdio_command(), "attach", "--url", self.url, "--token", self.token]
         return {
             "http": {"type": "http", "url": self.url, "headers": {"Authorization": f"Bearer {self.token}"}},
             "stdio": {"type": "stdio", "command": stdio[0], "args": stdio[1:]},
@@ -224,21 +226,23 @@ class ServerHandle:
     def describe(self) -> str:
         configs = self.client_configs()
         grant = ", ".join(self.caps) or "core tools only"
-        return "\n".join([
-            f"MCP server: {self.url}",
-            f"token:      {self.token}",
-            f"caps:       {grant}; approval: {self.approve}",
-            f"grants:     {self.grants}",
-            "",
-            "Claude Code:",
-            f"  {configs['claude_code']}",
-            "MCP client configuration (HTTP):",
-            "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),
-            "MCP client configuration (stdio bridge, for clients that only spawn processes):",
-            "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["stdio"]}}),
-            "MCP Inspector:",
-            f"  {configs['inspector']}",
-        ])
+        return "\n".join(
+            [
+                f"MCP server: {self.url}",
+                f"token:      {self.token}",
+                f"caps:       {grant}; approval: {self.approve}",
+                f"grants:     {self.grants}",
+                "",
+                "Claude Code:",
+                f"  {configs['claude_code']}",
+                "MCP client configuration (HTTP):",
+                "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),
+                "MCP client configuration (stdio bridge, for clients that only spawn processes):",
+                "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["stdio"]}}),
+                "MCP Inspector:",
+                f"  {configs['inspector']}",
+            ]
+        )
 
     def __hash__(self) -> int:
         return id(self)

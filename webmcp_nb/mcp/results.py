@@ -66,8 +66,17 @@ OPERATION_SCHEMA: dict[str, Any] = {
         "references_omitted": {"type": "boolean"},
     },
     "required": [
-        "id", "tool", "instance_id", "page_id", "frame_id", "started_at", "finished_at",
-        "duration_ms", "outcome", "retry", "artifacts",
+        "id",
+        "tool",
+        "instance_id",
+        "page_id",
+        "frame_id",
+        "started_at",
+        "finished_at",
+        "duration_ms",
+        "outcome",
+        "retry",
+        "artifacts",
     ],
 }
 
@@ -89,9 +98,7 @@ _ERROR_BRANCH: dict[str, Any] = {
 def carries_image(spec: ToolSpec) -> bool:
     """Whether the tool's data holds binary image data at the top (`bytes` or `bytes | None` fields):
     such a tool declares no output schema and its images go out through `image_result`."""
-    return any(
-        bytes in (field.annotation, *get_args(field.annotation)) for field in spec.data.model_fields.values()
-    )
+    return any(bytes in (field.annotation, *get_args(field.annotation)) for field in spec.data.model_fields.values())
 
 
 @cache
@@ -161,7 +168,9 @@ def image_result(envelope: Envelope) -> types.CallToolResult:
     the image blocks and a text block with the envelope's facts, no structured content.
     (`browser_screenshot`; any tool whose data holds ``bytes`` next to a ``mime_type``.)"""
     content: list[Any] = [
-        *image_blocks(envelope), types.TextContent(type="text", text=facts_text(envelope)), *artifact_links(envelope)
+        *image_blocks(envelope),
+        types.TextContent(type="text", text=facts_text(envelope)),
+        *artifact_links(envelope),
     ]
     return types.CallToolResult(content=content, is_error=not envelope.ok)
 
@@ -188,10 +197,15 @@ def artifact_links(envelope: Envelope) -> list[types.ResourceLink]:
     for artifact in envelope.operation.artifacts:
         path = Path(artifact)
         size = path.stat().st_size if path.is_file() else None
-        links.append(types.ResourceLink(
-            type="resource_link", uri=artifact_uri(path.name), name=path.name, size=size,
-            mime_type=artifact_mime_type(path.name),
-        ))
+        links.append(
+            types.ResourceLink(
+                type="resource_link",
+                uri=artifact_uri(path.name),
+                name=path.name,
+                size=size,
+                mime_type=artifact_mime_type(path.name),
+            )
+        )
     return links
 
 
@@ -228,7 +242,9 @@ def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.
     else:
         structured = json.loads(envelope.to_json_bytes())
     content: list[Any] = [
-        *images, types.TextContent(type="text", text=render_text(envelope)), *artifact_links(envelope)
+        *images,
+        types.TextContent(type="text", text=render_text(envelope)),
+        *artifact_links(envelope),
     ]
     if spec is not None and not spec.structured_output and not envelope.ok:
         return types.CallToolResult(content=content, is_error=True)  # no shape to validate against

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.connection import Connection
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -102,7 +102,9 @@ def describe_tool(spec: ToolSpec) -> types.Tool:
 class _Server(Server[Any]):
     """Advertises `listChanged` to handshake-era clients (the HTTP manager asks with defaults)."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ):  # type: ignore[no-untyped-def]
         changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         return super().create_initialization_options(notification_options or changes, *args, **kwargs)
 
@@ -250,7 +252,9 @@ class AgentServer:
         if mirror is not None:
             spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
-                self.caller(ctx), CALL_TOOL, mirror.call_args(arguments),
+                self.caller(ctx),
+                CALL_TOOL,
+                mirror.call_args(arguments),
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 grant=self.grant,
             )
@@ -260,11 +264,10 @@ class AgentServer:
         widens = widens_grant(params.name, arguments, self.session.launch_defaults.headless)
         approval = (
             self._approval(read_only=spec.call_is_read_only(arguments), destructive=spec.destructive or widens)
-            if spec else None
+            if spec
+            else None
         )
-        envelope = await self.session.acall_as(
-            self.caller(ctx), name, arguments, approval=approval, grant=self.grant
-        )
+        envelope = await self.session.acall_as(self.caller(ctx), name, arguments, approval=approval, grant=self.grant)
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 
     def _approval(self, *, read_only: bool, destructive: bool) -> Approval | None:
@@ -299,7 +302,9 @@ class AgentServer:
             content, mime_type = await asyncio.to_thread(resource.read), resource.mime_type
         if isinstance(content, bytes):
             blob = base64.b64encode(content).decode("ascii")
-            return types.ReadResourceResult(contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)])
+            return types.ReadResourceResult(
+                contents=[types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)]
+            )
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=str(content))]
         )
@@ -357,8 +362,10 @@ class AgentServer:
         if missing or unknown:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Prompt {prompt.name!r}: " + "; ".join(
-                    [f"missing argument '{name}'" for name in missing] + [f"unknown argument '{name}'" for name in unknown]
+                f"Prompt {prompt.name!r}: "
+                + "; ".join(
+                    [f"missing argument '{name}'" for name in missing]
+                    + [f"unknown argument '{name}'" for name in unknown]
                 ),
             )
         rendered = await asyncio.to_thread(prompt.render, **arguments)
@@ -370,7 +377,6 @@ class AgentServer:
                 for role, text in messages
             ],
         )
-
 
 
 async def serve_stdio(

@@ -25,10 +25,10 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Float, Int, TraitError, Unicode, default, observe, validate
 from traitlets.config import Configurable
 
-from ..core.config import Limits
-from ..core.live import DEFAULT_MAX_FPS
 from ..cli import add_grant_options
 from ..client import tool_registry
+from ..core.config import Limits
+from ..core.live import DEFAULT_MAX_FPS
 from . import session as shared
 from .progress import LiveProgress
 
@@ -276,8 +276,15 @@ class ToolCommand:
         name = spec.name.removeprefix(PREFIX)
         arguments = arguments_of(spec)
         notes = [f"Tool {spec.name}"]
-        notes += [label for label, on in (("read-only", spec.read_only), ("destructive", spec.destructive),
-                                          ("idempotent", spec.idempotent)) if on]
+        notes += [
+            label
+            for label, on in (
+                ("read-only", spec.read_only),
+                ("destructive", spec.destructive),
+                ("idempotent", spec.idempotent),
+            )
+            if on
+        ]
         if spec.group != "core":
             notes.append(f"group {spec.group!r}")
         parser = _Parser(
@@ -305,15 +312,27 @@ class ToolCommand:
                 if argument.default is False and not argument.required:
                     parser.add_argument(argument.flag, action="store_true", **options)
                 else:  # default true, no default (required), or a null default: both switches
-                    parser.add_argument(argument.flag, action=argparse.BooleanOptionalAction,
-                                        required=argument.required, **options)
+                    parser.add_argument(
+                        argument.flag, action=argparse.BooleanOptionalAction, required=argument.required, **options
+                    )
                     strings.append("--no-" + argument.flag[2:])
             elif argument.kind == "array":
-                parser.add_argument(argument.flag, action=_Extend, type=_list_converter(argument),
-                                    required=argument.required, metavar=_metavar(argument.item), **options)
+                parser.add_argument(
+                    argument.flag,
+                    action=_Extend,
+                    type=_list_converter(argument),
+                    required=argument.required,
+                    metavar=_metavar(argument.item),
+                    **options,
+                )
             else:
-                parser.add_argument(argument.flag, type=_scalar_converter(argument), required=argument.required,
-                                    metavar=_metavar(argument), **options)
+                parser.add_argument(
+                    argument.flag,
+                    type=_scalar_converter(argument),
+                    required=argument.required,
+                    metavar=_metavar(argument),
+                    **options,
+                )
             flags.update(strings)
         return cls(spec=spec, name=name, arguments=arguments, parser=parser, flags=frozenset(flags))
 
@@ -321,10 +340,14 @@ class ToolCommand:
     def signature(self) -> str:
         words = [self.name] + [
             argument.name.upper() if argument.required else f"[{argument.name.upper()}]"
-            for argument in self.arguments if argument.positional
+            for argument in self.arguments
+            if argument.positional
         ]
-        words += [f"{argument.flag} {_metavar(argument)}" for argument in self.arguments
-                  if argument.required and not argument.positional]
+        words += [
+            f"{argument.flag} {_metavar(argument)}"
+            for argument in self.arguments
+            if argument.required and not argument.positional
+        ]
         if any(not argument.required for argument in self.arguments):
             words.append("[options]")
         return " ".join(words)
@@ -468,20 +491,21 @@ def overview(options: str = "") -> str:
         "",
         "Arguments: the tool's required text fields are positional, in order; every other field is a",
         "flag: --full-page for true (--no-x for false), --depth 3, --format jpeg, JSON text for objects",
-        "(--viewport '{\"width\": 800, \"height\": 600}'), and for lists the flag once per item or a JSON",
-        "array. Quote text with spaces: %browser type e5 \"two words\". {expr} and $name insert Python",
+        '(--viewport \'{"width": 800, "height": 600}\'), and for lists the flag once per item or a JSON',
+        'array. Quote text with spaces: %browser type e5 "two words". {expr} and $name insert Python',
         "values as in any line magic (%browser navigate {url}). A word starting with # begins a comment",
-        "(quote it to pass it: %browser press_key \"#\").",
+        '(quote it to pass it: %browser press_key "#").',
         "",
         "The same session from Python: nb = webmcp_nb.session(); nb.navigate(url) or",
-        "await nb.acall(\"browser_snapshot\").",
+        'await nb.acall("browser_snapshot").',
         "",
         "Tools:",
     ]
     for spec in tool_specs():
         lines.append(f"  {command(spec.name).signature}")
-        lines += textwrap.wrap(f"{spec.title}: {spec.description}", 96, initial_indent="      ",
-                               subsequent_indent="      ")
+        lines += textwrap.wrap(
+            f"{spec.title}: {spec.description}", 96, initial_indent="      ", subsequent_indent="      "
+        )
     lines += ["", "Also:"] + [f"  {name:<8} {text}" for name, text in EXTRAS.items()]
     if options:
         lines += ["", options]
@@ -545,7 +569,9 @@ class BrowserMagics(Magics, Configurable):
     screenshot_after_actions = Bool(
         False, help="After a page action from %browser succeeds, also display a screenshot of the page."
     ).tag(config=True)
-    live_view_fps = Float(DEFAULT_MAX_FPS, help="Frames per second of the live view in `%browser panel`.").tag(config=True)
+    live_view_fps = Float(DEFAULT_MAX_FPS, help="Frames per second of the live view in `%browser panel`.").tag(
+        config=True
+    )
 
     _attached = False
 
@@ -763,14 +789,29 @@ def _serve_parser() -> argparse.ArgumentParser:
         formatter_class=_formatter,
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
-    parser.add_argument("--caps", nargs="+", default=[], metavar="CAP",
-                        help="extra grants for agents: tool groups js, code, files, pdf, and browser (any launch "
-                        "option) (default: core tools only)")
+    parser.add_argument(
+        "--caps",
+        nargs="+",
+        default=[],
+        metavar="CAP",
+        help="extra grants for agents: tool groups js, code, files, pdf, and browser (any launch "
+        "option) (default: core tools only)",
+    )
     add_grant_options(parser)
-    parser.add_argument("--approve", choices=["consequential", "all", "none"], default="consequential",
-                        help="which agent calls wait for your approval (default: consequential)")
-    parser.add_argument("--allow-origin", dest="allowed_origins", nargs="+", default=None, metavar="ORIGIN",
-                        help="mirror the WebMCP tools of pages from these origins (default: where you navigated)")
+    parser.add_argument(
+        "--approve",
+        choices=["consequential", "all", "none"],
+        default="consequential",
+        help="which agent calls wait for your approval (default: consequential)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        dest="allowed_origins",
+        nargs="+",
+        default=None,
+        metavar="ORIGIN",
+        help="mirror the WebMCP tools of pages from these origins (default: where you navigated)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     parser.add_argument("--stop", action="store_true", help="stop the session's MCP servers")

@@ -11,9 +11,9 @@ import dataclasses
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..client import Session
 from ..core.config import Limits
 from ..core.live import DEFAULT_MAX_FPS
-from ..client import Session
 
 if TYPE_CHECKING:
     from ..core.engine import Approval

@@ -62,8 +62,10 @@ class PageToolCall:
 
     def form(self) -> widgets.VBox:
         """A form for the tool's inputs with a Call button; the result shows below it."""
-        fields = [_Field(name, prop, name in set(self.input_schema.get("required") or ()))
-                  for name, prop in (self.input_schema.get("properties") or {}).items()]
+        fields = [
+            _Field(name, prop, name in set(self.input_schema.get("required") or ()))
+            for name, prop in (self.input_schema.get("properties") or {}).items()
+        ]
         button = widgets.Button(description=f"Call {self.name}", button_style="primary")
         result = widgets.HTML()
 

@@ -26,10 +26,10 @@ from ..core.render import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render
 from ..core.webmcp import WebMCPEvent
 
 if TYPE_CHECKING:
+    from ..client import Session
     from ..core.engine import ApprovalRequest, CallRecord
     from ..core.envelope import Envelope
     from ..core.live import Frame
-    from ..client import Session
 
 PANEL_CALLER = "panel"
 STATIC = Path(__file__).parent / "static"
@@ -114,8 +114,12 @@ class BrowserPanel(widgets.VBox):
     def _on_live_event(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         event = content.get("event")
         if event == "click":
-            self._call("browser_mouse_click_xy", x=float(content["x"]), y=float(content["y"]),
-                       button=content.get("button", "left"))
+            self._call(
+                "browser_mouse_click_xy",
+                x=float(content["x"]),
+                y=float(content["y"]),
+                button=content.get("button", "left"),
+            )
         elif event == "type":
             self._call("browser_keyboard_type", text=str(content["text"]))
         elif event == "key":
@@ -171,8 +175,9 @@ class CallLog(widgets.VBox):
         self.session = session
         self.limit = limit
         self.filter = widgets.Text(placeholder="filter: tool or caller", layout=widgets.Layout(width="40%"))
-        self.status_filter = widgets.Dropdown(options=["all", "success", "error"], value="all",
-                                              layout=widgets.Layout(width="120px"))
+        self.status_filter = widgets.Dropdown(
+            options=["all", "success", "error"], value="all", layout=widgets.Layout(width="120px")
+        )
         self.table = widgets.HTML()
         super().__init__([widgets.HBox([self.filter, self.status_filter]), self.table])
         self._records: list[CallRecord] = list(session.history)[-limit:]
@@ -336,8 +341,10 @@ class ApprovalPanel(widgets.VBox):
         if approved:
             return None
         if verdict == "timed out":
-            return (f"The notebook user did not approve {request.tool} within {self.timeout_s:g} s; "
-                    "it was not run. Ask them to approve in the notebook, then call again.")
+            return (
+                f"The notebook user did not approve {request.tool} within {self.timeout_s:g} s; "
+                "it was not run. Ask them to approve in the notebook, then call again."
+            )
         return f"The notebook user denied {request.tool}; it was not run. Do not repeat it unless they ask."
 
     def _add_row(self, request: ApprovalRequest, decide: Callable[[bool], None]) -> widgets.Widget:

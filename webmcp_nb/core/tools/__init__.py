@@ -1,4 +1,7 @@
-"""Every tool module; importing this package registers them all, in this order."""
+"""Every tool module; importing this package registers them all, in this order (the order
+tools are listed in: instances first)."""
 
-from . import instances  # noqa: F401  (instances first: the order tools are listed in)
-from . import navigation, snapshot, input, coordinates, screenshot, wait, dialogs, evaluate, execute, tabs, webmcp, files, evidence, verify, http  # noqa: F401,I001
+# ruff: noqa: F401, I001 - imported for their registrations, in a deliberate order
+from . import instances
+from . import navigation, snapshot, input, coordinates, screenshot, wait, dialogs, evaluate, execute
+from . import tabs, webmcp, files, evidence, verify, http

@@ -43,9 +43,7 @@ async def handle_dialog(ctx: CallContext, p: DialogParams) -> DialogData:
     assert page_state is not None
     modal = page_state.require_modal("dialog", "No dialog is open on this page")
     if p.prompt_text is not None and (modal.handle.type != "prompt" or not p.accept):  # type: ignore[union-attr]
-        raise ToolFailure(
-            "invalid_params", "prompt_text applies only when accepting a prompt() dialog.", started=False
-        )
+        raise ToolFailure("invalid_params", "prompt_text applies only when accepting a prompt() dialog.", started=False)
     dialog: Dialog = modal.handle  # type: ignore[assignment]
     page_state.clear_modal()
     if p.accept:

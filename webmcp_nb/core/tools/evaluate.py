@@ -28,11 +28,13 @@ class EvaluateParams(FrameParams):
 
 class EvaluateData(ActionData):
     result: Any = Field(
-        None, description="The JSON-serialisable result (functions and DOM nodes become null or {}). Null with save=true."
+        None,
+        description="The JSON-serialisable result (functions and DOM nodes become null or {}). Null with save=true.",
     )
     saved: SavedFile | None = Field(None, description="With save=true: the file that holds the result.")
     blocked_fields: list[str] | None = Field(
-        None, description="Secret fields of a JSON result (password, token, ...) whose values were replaced by [blocked]."
+        None,
+        description="Secret fields of a JSON result (password, token, ...) whose values were replaced by [blocked].",
     )
 
 

@@ -22,8 +22,16 @@ Cursor = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Filter = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 ConsoleLevel = Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"]
 _BODY_MARGIN = 1024  # bytes of the result budget kept for the envelope around a body
-_TEXT_TYPES = ("text/", "application/json", "application/javascript", "application/xml", "+json", "+xml",
-               "application/x-www-form-urlencoded", "image/svg+xml")
+_TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/javascript",
+    "application/xml",
+    "+json",
+    "+xml",
+    "application/x-www-form-urlencoded",
+    "image/svg+xml",
+)
 
 
 class StreamParams(InstanceParams):
@@ -254,8 +262,15 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
         path = ctx.engine.artifact_path(f"body-{p.request_id}", _ending(mime_type))
         path.write_bytes(body)
         ctx.artifacts.append(str(path))
-        return BodyData(request_id=p.request_id, part=p.part, mime_type=mime_type, size_bytes=len(body),
-                        encoding="none", body=None, path=str(path))
+        return BodyData(
+            request_id=p.request_id,
+            part=p.part,
+            mime_type=mime_type,
+            size_bytes=len(body),
+            encoding="none",
+            body=None,
+            path=str(path),
+        )
     budget = ctx.engine.limits.max_result_bytes - _BODY_MARGIN
     text = _as_text(body, mime_type)
     encoding: Literal["text", "base64"] = "text" if text is not None else "base64"
@@ -268,8 +283,15 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
             "envelope). Call again with save=true to write it to a file; nothing was clipped.",
             read_only=True,
         )
-    return BodyData(request_id=p.request_id, part=p.part, mime_type=mime_type, size_bytes=len(body),
-                    encoding=encoding, body=value, path=None)
+    return BodyData(
+        request_id=p.request_id,
+        part=p.part,
+        mime_type=mime_type,
+        size_bytes=len(body),
+        encoding=encoding,
+        body=value,
+        path=None,
+    )
 
 
 def _as_text(body: bytes, mime_type: str | None) -> str | None:
@@ -284,8 +306,16 @@ def _as_text(body: bytes, mime_type: str | None) -> str | None:
 
 
 def _ending(mime_type: str | None) -> str:
-    endings = {"application/json": ".json", "text/html": ".html", "text/plain": ".txt", "image/png": ".png",
-               "image/jpeg": ".jpg", "text/css": ".css", "application/javascript": ".js", "text/javascript": ".js"}
+    endings = {
+        "application/json": ".json",
+        "text/html": ".html",
+        "text/plain": ".txt",
+        "image/png": ".png",
+        "image/jpeg": ".jpg",
+        "text/css": ".css",
+        "application/javascript": ".js",
+        "text/javascript": ".js",
+    }
     return endings.get(mime_type or "", ".bin")
 
 
@@ -331,8 +361,9 @@ async def events_export(ctx: CallContext, p: ExportParams) -> ExportData:
         path = ctx.engine.artifact_path(p.stream, ".jsonl")
     path.write_text(text, encoding="utf-8")
     ctx.artifacts.append(str(path))
-    return ExportData(path=str(path), stream=p.stream, format=p.format, entries=len(entries),
-                      size_bytes=path.stat().st_size)
+    return ExportData(
+        path=str(path), stream=p.stream, format=p.format, entries=len(entries), size_bytes=path.stat().st_size
+    )
 
 
 # traces -------------------------------------------------------------------------------
@@ -375,4 +406,3 @@ async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
     await instance.context.tracing.stop(path=str(path))
     ctx.artifacts.append(str(path))
     return TraceData(action="stop", recording=False, path=str(path), size_bytes=path.stat().st_size)
-

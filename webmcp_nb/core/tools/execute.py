@@ -170,10 +170,14 @@ def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
             return page_state.page.get_by_role(role, name=target, exact=exact)  # type: ignore[arg-type]
         if _REF.match(target):
             return page_state.ref_locator(target)
-        raise ValueError(f"ref({target!r}) is not a snapshot ref such as 'e12'; to find it by name, give its role: "
-                         f"ref({target!r}, role='button')")
+        raise ValueError(
+            f"ref({target!r}) is not a snapshot ref such as 'e12'; to find it by name, give its role: "
+            f"ref({target!r}, role='button')"
+        )
 
-    def print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
+    def print(
+        *values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False
+    ) -> None:
         if file is not None:
             builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
             return
@@ -285,4 +289,3 @@ def snippet_error(exc: BaseException, code: str) -> str:
         source = lines[frame.lineno - 1].strip() if frame.lineno and frame.lineno <= len(lines) else ""
         text += f"\n  at {FILENAME}:{frame.lineno}{column}" + (f": {source}" if source else "")
     return text
-

@@ -25,7 +25,9 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 class DownloadsParams(InstanceParams):
     download_id: Identifier | None = Field(None, description="Only this download (from an earlier list).")
     wait_s: float = Field(
-        0, ge=0, le=MAX_WAIT_S,
+        0,
+        ge=0,
+        le=MAX_WAIT_S,
         description="Wait up to this long for a new download to start (unless one no earlier call listed is "
         "there already) and for the downloads to finish.",
     )
@@ -164,7 +166,9 @@ async def pdf(ctx: CallContext, p: PdfParams) -> PdfData:
     try:
         document = await ctx.capture(
             ctx.page.pdf(
-                format=p.paper, landscape=p.landscape, print_background=p.print_background,
+                format=p.paper,
+                landscape=p.landscape,
+                print_background=p.print_background,
                 page_ranges=p.page_ranges or "",
             ),
             "the PDF to be printed",
@@ -173,7 +177,8 @@ async def pdf(ctx: CallContext, p: PdfParams) -> PdfData:
     except Error as exc:
         if "page range" in exc.message.lower():
             raise ToolFailure(
-                "invalid_params", f"page_ranges {p.page_ranges!r} asks for pages the document does not have.",
+                "invalid_params",
+                f"page_ranges {p.page_ranges!r} asks for pages the document does not have.",
                 started=False,
             ) from None
         raise

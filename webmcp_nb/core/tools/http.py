@@ -66,12 +66,18 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
     assert ctx.frame is not None
     limit = ctx.engine.limits.max_result_bytes
     if p.max_result_bytes is not None and p.max_result_bytes > limit:
-        raise ToolFailure("invalid_params", f"max_result_bytes can be at most the session's limit, {limit:,} "
-                          "(BROWSER_MCP_MAX_RESULT_BYTES).", started=False)
+        raise ToolFailure(
+            "invalid_params",
+            f"max_result_bytes can be at most the session's limit, {limit:,} (BROWSER_MCP_MAX_RESULT_BYTES).",
+            started=False,
+        )
     call = HttpCall(ctx, p, (p.max_result_bytes or limit) - RESERVED_BYTES, secret_names(p.secret_fields))
     if p.binary is not None and p.binary.mode == "download" and ctx.engine.binary_renderer is None:
-        raise ToolFailure("unsupported_capability", "binary mode 'download' needs a renderer: set "
-                          "Session.binary_renderer in the notebook. Nothing was sent.", started=False)
+        raise ToolFailure(
+            "unsupported_capability",
+            "binary mode 'download' needs a renderer: set Session.binary_renderer in the notebook. Nothing was sent.",
+            started=False,
+        )
     if p.expect is not None:
         refuse_media_type(call, media_type_of(p.expect), "the call's expect field")
     timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
@@ -82,8 +88,10 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
     except PlaywrightError as exc:
         if ctx.page.is_closed():
             raise
-        raise call.failure("navigation_failed", f"The page could not go on with the request to {p.url} (did it "
-                           f"navigate away?): {first_lines(exc.message)}") from None
+        raise call.failure(
+            "navigation_failed",
+            f"The page could not go on with the request to {p.url} (did it navigate away?): {first_lines(exc.message)}",
+        ) from None
 
 
 async def request(call: HttpCall, timeout_s: float) -> HttpData:
@@ -101,8 +109,9 @@ async def request(call: HttpCall, timeout_s: float) -> HttpData:
             finished = True
             return data
     except TimeoutError:
-        raise call.failure("operation_timeout", f"The request did not finish within {timeout_s:g} s; the "
-                           "page's fetch was aborted.") from None
+        raise call.failure(
+            "operation_timeout", f"The request did not finish within {timeout_s:g} s; the page's fetch was aborted."
+        ) from None
     finally:
         if not finished:
             await fetch.cancel()
@@ -142,12 +151,16 @@ async def start(call: HttpCall, fetch: PageFetch) -> Head:
 
 
 def network_failure(call: HttpCall, reason: str) -> ToolFailure:
-    return call.failure("navigation_failed", f"The page's fetch of {call.p.url} failed: {reason} (the browser's "
-                        "reason; CORS refusals and network errors look alike to the page).")
+    return call.failure(
+        "navigation_failed",
+        f"The page's fetch of {call.p.url} failed: {reason} (the browser's "
+        "reason; CORS refusals and network errors look alike to the page).",
+    )
 
 
-async def read_body(call: HttpCall, fetch: PageFetch, head: Head, limit: int, limit_name: str,
-                    sink: Callable[[bytes], Any]) -> int:
+async def read_body(
+    call: HttpCall, fetch: PageFetch, head: Head, limit: int, limit_name: str, sink: Callable[[bytes], Any]
+) -> int:
     """Pull the body into `sink`; fail once its declared or received size passes `limit`."""
     declared = head.content_length
     if declared is not None and declared > limit and "content-encoding" not in head.headers:
@@ -190,11 +203,14 @@ async def read_response(call: HttpCall, fetch: PageFetch, head: Head) -> HttpDat
         mode, body = "binary", await binary_body(call, bytes(received), head.media_type)
     else:
         mode, body = decode(call, bytes(received), head, warnings)
-    size = len(json.dumps(body, default=lambda value: "x" * (4 * math.ceil(len(value) / 3)), ensure_ascii=False).encode())
+    size = len(
+        json.dumps(body, default=lambda value: "x" * (4 * math.ceil(len(value) / 3)), ensure_ascii=False).encode()
+    )
     if size > call.budget:
         raise call.too_large(f"the {mode} value is {size:,} bytes of JSON", call.budget, "the result budget")
-    return HttpData(**common, byte_length=length, response=mode, body=body, blocked_fields=call.blocked,
-                    warnings=warnings)
+    return HttpData(
+        **common, byte_length=length, response=mode, body=body, blocked_fields=call.blocked, warnings=warnings
+    )
 
 
 def decode(call: HttpCall, raw: bytes, head: Head, warnings: list[str]) -> tuple[str, Any]:
@@ -206,8 +222,11 @@ def decode(call: HttpCall, raw: bytes, head: Head, warnings: list[str]) -> tuple
     try:
         text = raw.decode(_charset(head.content_type))
     except (UnicodeDecodeError, LookupError):
-        raise call.failure("evaluation_failed", f"The body ({len(raw):,} bytes of {media or 'unknown type'}) is not "
-                           "text in its charset; ask for it with response='binary'.") from None
+        raise call.failure(
+            "evaluation_failed",
+            f"The body ({len(raw):,} bytes of {media or 'unknown type'}) is not "
+            "text in its charset; ask for it with response='binary'.",
+        ) from None
     if mode == "json":
         try:
             value = json.loads(text)
@@ -256,8 +275,14 @@ async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> SavedBody:
     path = call.ctx.engine.artifact_path("http", ".bin")
     handle = await asyncio.to_thread(open, path, "wb")
     try:
-        size = await read_body(call, fetch, head, call.p.max_save_bytes, "max_save_bytes",
-                               lambda data: asyncio.to_thread(handle.write, data))
+        size = await read_body(
+            call,
+            fetch,
+            head,
+            call.p.max_save_bytes,
+            "max_save_bytes",
+            lambda data: asyncio.to_thread(handle.write, data),
+        )
     except BaseException:
         await asyncio.to_thread(handle.close)
         path.unlink(missing_ok=True)

@@ -17,7 +17,13 @@ async def binary_body(call: HttpCall, data: bytes, media_type: str) -> dict[str,
     options = call.p.binary or BinaryOptions(mode="base64", max_bytes=None)
     if options.mode == "base64":
         # bytes stay bytes in Python; JSON carries them as base64 (and MCP sends images as image blocks)
-        return {"kind": "binary", "encoding": "base64", "media_type": media_type, "byte_length": len(data), "data": data}
+        return {
+            "kind": "binary",
+            "encoding": "base64",
+            "media_type": media_type,
+            "byte_length": len(data),
+            "data": data,
+        }
     renderer = call.ctx.engine.binary_renderer
     assert renderer is not None
     cancelled = threading.Event()
@@ -35,8 +41,13 @@ async def binary_body(call: HttpCall, data: bytes, media_type: str) -> dict[str,
     problem = check_rendered(rendered)
     if problem:
         raise render_failure(call, problem)
-    return {"kind": "download", "media_type": media_type, "byte_length": len(data),
-            "url": rendered["url"], "expires_at": rendered["expires_at"]}
+    return {
+        "kind": "download",
+        "media_type": media_type,
+        "byte_length": len(data),
+        "url": rendered["url"],
+        "expires_at": rendered["expires_at"],
+    }
 
 
 def check_rendered(rendered: Any) -> str | None:
@@ -57,5 +68,7 @@ def check_rendered(rendered: Any) -> str | None:
 
 
 def render_failure(call: HttpCall, problem: str) -> ToolFailure:
-    return call.failure("download_failed", f"The body arrived but could not be handed out: {problem}. The request "
-                        "itself may already have had effects.")
+    return call.failure(
+        "download_failed",
+        f"The body arrived but could not be handed out: {problem}. The request itself may already have had effects.",
+    )

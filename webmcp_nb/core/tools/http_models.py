@@ -52,10 +52,13 @@ class SseLimits(Params):
 
 class BinaryOptions(Params):
     mode: Literal["base64", "download"] = Field(
-        "base64", description="base64: the bytes in the result (within its budget); download: handed to the "
-        "session's binary_renderer, which returns an https URL."
+        "base64",
+        description="base64: the bytes in the result (within its budget); download: handed to the "
+        "session's binary_renderer, which returns an https URL.",
     )
-    max_bytes: PositiveSafe | None = Field(None, description="Fail if the body is larger; default: what the mode allows.")
+    max_bytes: PositiveSafe | None = Field(
+        None, description="Fail if the body is larger; default: what the mode allows."
+    )
 
 
 class HttpParams(FrameParams):
@@ -69,28 +72,38 @@ class HttpParams(FrameParams):
     body: Annotated[str, StringConstraints(max_length=1_048_576)] | None = Field(None, description="A text body.")
     json_body: Any = Field(None, description="A JSON body (sets Content-Type: application/json).")
     response: ResponseMode = Field(
-        "auto", description="How to read the body: auto (JSON, NDJSON or text by its media type), json, text, "
-        "ndjson, sse (collect server-sent events; needs `sse` limits) or binary (see `binary`)."
+        "auto",
+        description="How to read the body: auto (JSON, NDJSON or text by its media type), json, text, "
+        "ndjson, sse (collect server-sent events; needs `sse` limits) or binary (see `binary`).",
     )
     expect: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
-        None, description="The media type you expect: a streaming or binary one is refused before the request is "
-        "sent unless response is 'sse' or 'binary'."
+        None,
+        description="The media type you expect: a streaming or binary one is refused before the request is "
+        "sent unless response is 'sse' or 'binary'.",
     )
-    preflight: bool = Field(False, description="Send a HEAD first to learn the media type, so an unreadable answer "
-                            "is refused before the request itself is sent.")
+    preflight: bool = Field(
+        False,
+        description="Send a HEAD first to learn the media type, so an unreadable answer "
+        "is refused before the request itself is sent.",
+    )
     timeout_s: float | None = Field(None, gt=0, le=600, description="Default: the operation timeout.")
     max_result_bytes: Annotated[int, Field(gt=RESERVED_BYTES, le=MAX_SAFE_INTEGER)] | None = Field(
-        None, description=f"The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES); "
-        f"{RESERVED_BYTES} bytes of it are kept for the envelope."
+        None,
+        description=f"The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES); "
+        f"{RESERVED_BYTES} bytes of it are kept for the envelope.",
     )
-    save: bool = Field(False, description="Stream the body to a file in the artifacts directory instead of "
-                       "returning it (for bodies over the result budget).")
+    save: bool = Field(
+        False,
+        description="Stream the body to a file in the artifacts directory instead of "
+        "returning it (for bodies over the result budget).",
+    )
     max_save_bytes: PositiveSafe = Field(DEFAULT_MAX_SAVE_BYTES, description="With save=true: fail past this size.")
     strict: bool = Field(False, description="NDJSON: fail on the first malformed line (default: skip it, warn).")
     sse: SseLimits | None = Field(None, description="Required with response='sse': the collection's limits.")
     binary: BinaryOptions | None = Field(
-        None, description="With response='binary': base64 (default; max_bytes defaults to what fits the budget) or "
-        "download (max_bytes defaults to max_save_bytes)."
+        None,
+        description="With response='binary': base64 (default; max_bytes defaults to what fits the budget) or "
+        "download (max_bytes defaults to max_save_bytes).",
     )
     secret_fields: list[Annotated[str, StringConstraints(min_length=1, max_length=100)]] = Field(
         default_factory=list, max_length=50, description="More JSON field names whose values are blocked."
@@ -104,8 +117,10 @@ class HttpParams(FrameParams):
         if (self.body is not None or self.json_body is not None) and self.method in ("GET", "HEAD"):
             problems.append(f"a {self.method} request has no body")
         if (self.response == "sse") != (self.sse is not None):
-            problems.append("response='sse' needs the sse limits {max_events, max_bytes, max_duration_ms}, "
-                            "and sse limits need response='sse'")
+            problems.append(
+                "response='sse' needs the sse limits {max_events, max_bytes, max_duration_ms}, "
+                "and sse limits need response='sse'"
+            )
         if self.binary is not None and self.response != "binary":
             problems.append("binary options need response='binary'")
         if self.strict and self.response != "ndjson":
@@ -190,17 +205,22 @@ class HttpCall:
     def too_large(self, what: str, limit: int, limit_name: str) -> ToolFailure:
         way_out = (
             " Nothing was clipped and nothing was retried. Way out: save=true streams the body to the "
-            "artifacts directory (up to max_save_bytes, default 64 MiB)." if not self.p.save else
-            " Nothing was kept (the partial file was removed) and nothing was retried; raise max_save_bytes if needed."
+            "artifacts directory (up to max_save_bytes, default 64 MiB)."
+            if not self.p.save
+            else " Nothing was kept (the partial file was removed) and nothing was retried; raise max_save_bytes if needed."
         )
         return self.failure(
-            "result_too_large", f"The response body is over {limit_name} ({limit:,} bytes): {what}; the read "
-            f"was cancelled.{way_out}"
+            "result_too_large",
+            f"The response body is over {limit_name} ({limit:,} bytes): {what}; the read was cancelled.{way_out}",
         )
 
 
 def describe(call: HttpCall, head: Head) -> dict[str, Any]:
     return {
-        "url": head.url, "method": call.p.method, "status": head.status, "status_text": head.status_text,
-        "headers": redact_headers(head.headers), "content_type": head.content_type,
+        "url": head.url,
+        "method": call.p.method,
+        "status": head.status,
+        "status_text": head.status_text,
+        "headers": redact_headers(head.headers),
+        "content_type": head.content_type,
     }

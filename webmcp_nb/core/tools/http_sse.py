@@ -25,8 +25,13 @@ class Collection:
 
     def result(self, call: HttpCall, head: Head) -> HttpData:
         """The success: the stream ended (or, on a reconnect, the server answered 204)."""
-        return HttpData(**describe(call, head), byte_length=self.received, response="sse",
-                        body={"events": self.events, "reconnects": self.reconnects}, blocked_fields=call.blocked)
+        return HttpData(
+            **describe(call, head),
+            byte_length=self.received,
+            response="sse",
+            body={"events": self.events, "reconnects": self.reconnects},
+            blocked_fields=call.blocked,
+        )
 
 
 async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
@@ -44,8 +49,10 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
     headers = {"Accept": "text/event-stream", **sent_headers}
 
     def fail(error_type: str, message: str) -> ToolFailure:
-        note = (f" Partial output: {len(got.events)} events and {got.reconnects} reconnects (in details.partial); it "
-                "is incomplete and is not an instruction to retry.")
+        note = (
+            f" Partial output: {len(got.events)} events and {got.reconnects} reconnects (in details.partial); it "
+            "is incomplete and is not an instruction to retry."
+        )
         return call.failure(error_type, message + note, got.details(call))
 
     def add(event: Any) -> None:
@@ -60,8 +67,9 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
         got.events.append(collected)
         got.used += size
         if ctx.on_progress is not None:
-            ctx.on_progress({"kind": "sse_event", "event": collected, "count": len(got.events),
-                             "reconnects": got.reconnects})
+            ctx.on_progress(
+                {"kind": "sse_event", "event": collected, "count": len(got.events), "reconnects": got.reconnects}
+            )
 
     while True:
         fetch = PageFetch(ctx.frame)  # type: ignore[arg-type]
@@ -78,8 +86,11 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
                     break  # the server's way to say: no more
                 if not 200 <= head.status < 300 or head.media_type != "text/event-stream":
                     if got.reconnects:
-                        raise fail("navigation_failed", f"The reconnect was answered {head.status} "
-                                   f"{head.content_type or '(no type)'}, not an event stream.")
+                        raise fail(
+                            "navigation_failed",
+                            f"The reconnect was answered {head.status} "
+                            f"{head.content_type or '(no type)'}, not an event stream.",
+                        )
                     if head.status >= 300:  # an HTTP error is data: its body as in response='auto'
                         from .http import read_response  # (http imports this module)
 
@@ -87,8 +98,10 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
                         data = await read_response(call, fetch, head)
                         finished = True
                         return data
-                    raise fail("unsupported_capability", f"response='sse' but the answer is "
-                               f"{head.content_type or 'untyped'}; the body was not read.")
+                    raise fail(
+                        "unsupported_capability",
+                        f"response='sse' but the answer is {head.content_type or 'untyped'}; the body was not read.",
+                    )
                 while True:
                     chunk = await fetch.read(CHUNK_BYTES, eager=True)
                     got.received += len(chunk.data)
@@ -101,8 +114,11 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
                         break
         except TimeoutError:
             limit = "max_duration_ms" if duration_s == limits.max_duration_ms / 1000 else "the call's timeout"
-            raise fail("operation_timeout", f"The stream did not end within {limit} ({duration_s * 1000:g} ms); "
-                       "the reader in the page was cancelled.") from None
+            raise fail(
+                "operation_timeout",
+                f"The stream did not end within {limit} ({duration_s * 1000:g} ms); "
+                "the reader in the page was cancelled.",
+            ) from None
         finally:
             if not finished:
                 await fetch.cancel()
@@ -110,8 +126,10 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
             raise fail("navigation_failed", f"The stream dropped ({chunk.error}); a {p.method} is not reconnected.")
         wait_s = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
         if time.monotonic() + wait_s >= deadline:
-            raise fail("operation_timeout", f"The stream dropped ({chunk.error}) and max_duration_ms ends before "
-                       "the server's retry delay.")
+            raise fail(
+                "operation_timeout",
+                f"The stream dropped ({chunk.error}) and max_duration_ms ends before the server's retry delay.",
+            )
         await asyncio.sleep(wait_s)
         got.reconnects += 1
         parser.reset_connection()

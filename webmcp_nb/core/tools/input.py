@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..pages import OPENS_FILE_CHOOSER
 from ..observe import Observe, ObserveField
+from ..pages import OPENS_FILE_CHOOSER
 from ..registry import ToolFailure, tool
 from ..util import first_lines
 from .models import ActionData, ModalState, PageParams, Params, Ref
@@ -51,8 +51,10 @@ async def perform(ctx: CallContext, action: Awaitable[object], what: str, *, sec
     try:
         await action
     except TimeoutError as exc:
-        said = " (a secret field: Playwright's details are not shown)" if secret else (
-            f" Playwright said: {first_lines(exc.message, 6)}"
+        said = (
+            " (a secret field: Playwright's details are not shown)"
+            if secret
+            else (f" Playwright said: {first_lines(exc.message, 6)}")
         )
         raise ToolFailure(
             "wait_timeout",
@@ -135,7 +137,7 @@ async def _await_modal(ctx: CallContext, seconds: float) -> None:
     assert page_state is not None
     try:
         await asyncio.wait_for(page_state.modal_opened.wait(), timeout=min(seconds, ctx.remaining_s()))
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass  # the page cancelled the click's default action: no chooser
 
 
@@ -257,7 +259,9 @@ async def _select(ctx: CallContext, locator: Locator, ref: str, wanted: list[str
     if missing:
         offered = ", ".join(f"{o['value']!r} ({o['label']})" for o in info["options"]) or "none"
         raise ToolFailure(
-            "element_not_found", f"No option {', '.join(map(repr, missing))} in {ref}; options: {offered}.", started=False
+            "element_not_found",
+            f"No option {', '.join(map(repr, missing))} in {ref}; options: {offered}.",
+            started=False,
         )
     if len(wanted) > 1 and not info["multiple"]:
         raise ToolFailure("invalid_params", f"{ref} accepts one value; {len(wanted)} were given.", started=False)
@@ -296,7 +300,9 @@ class RefParams(PageParams):
     idempotent=True,
 )
 async def hover(ctx: CallContext, p: RefParams) -> ActionData:
-    await ctx.act(p.ref, lambda locator: perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}"))
+    await ctx.act(
+        p.ref, lambda locator: perform(ctx, locator.hover(timeout=ctx.action_timeout_ms), f"Hovering {p.ref}")
+    )
     return ActionData(url=ctx.page.url)
 
 

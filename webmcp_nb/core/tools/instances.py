@@ -218,8 +218,13 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
     counts["total"] = len(manager.instances)
     driver = manager.driver_status()
     unhealthy = [
-        {"instance": instance.name, "page_id": state.page_id, "url": state.page.url, "status": state.condition,
-         "since": state.crashed_at or (state.unresponsive or {}).get("since")}
+        {
+            "instance": instance.name,
+            "page_id": state.page_id,
+            "url": state.page.url,
+            "status": state.condition,
+            "since": state.crashed_at or (state.unresponsive or {}).get("since"),
+        }
         for instance in manager.instances.values()
         for state in list(instance.pages.values())
         if state.condition != "ok"

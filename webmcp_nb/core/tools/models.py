@@ -43,8 +43,7 @@ class Params(BaseModel):
 class InstanceParams(Params):
     instance: InstanceName | None = Field(
         None,
-        description="Instance to act on; default: the session's current instance "
-        "(created on first use as 'default').",
+        description="Instance to act on; default: the session's current instance (created on first use as 'default').",
     )
 
 
@@ -53,7 +52,9 @@ class PageParams(InstanceParams):
 
 
 class FrameParams(PageParams):
-    frame_id: Identifier | None = Field(None, description="Frame to act in (from browser_frames); default: the main frame.")
+    frame_id: Identifier | None = Field(
+        None, description="Frame to act in (from browser_frames); default: the main frame."
+    )
 
 
 class Data(BaseModel):
@@ -78,4 +79,3 @@ class ActionData(Data):
     observation: dict[str, Any] | None = Field(
         None, description="What the call's `observe` condition saw (kind, elapsed_ms and its details)."
     )
-

@@ -30,9 +30,7 @@ class SavedFile(Data):
     path: str
     size_bytes: int
     lines: int = Field(description="How many lines the file has.")
-    head: str = Field(
-        description=f"The first {HEAD_LINES} lines of the file (cut at {HEAD_MAX_CHARS:,} characters)."
-    )
+    head: str = Field(description=f"The first {HEAD_LINES} lines of the file (cut at {HEAD_MAX_CHARS:,} characters).")
 
 
 async def save_text(ctx: CallContext, kind: str, ending: str, text: str) -> SavedFile:

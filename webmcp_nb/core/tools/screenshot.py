@@ -25,7 +25,9 @@ class ScreenshotParams(PageParams):
     quality: int | None = Field(None, ge=1, le=100, description="JPEG quality (default 80).")
     full_page: bool = Field(False, description="The whole scrollable page, not just the viewport.")
     ref: Ref | None = Field(None, description="Only this element.")
-    original: bool = Field(False, description=f"Keep the original size (by default the longest side is at most {MAX_SIDE} px).")
+    original: bool = Field(
+        False, description=f"Keep the original size (by default the longest side is at most {MAX_SIDE} px)."
+    )
     save: bool = Field(False, description="Also write the image to the session's artifacts directory.")
 
     @model_validator(mode="after")
@@ -117,7 +119,9 @@ async def capture_viewport(page_state: PageState, fmt: str, quality: int | None)
     return base64.b64decode((await cdp.send("Page.captureScreenshot", params))["data"])
 
 
-def downscale(image: bytes, fmt: str, quality: int, max_side: int | None) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
+def downscale(
+    image: bytes, fmt: str, quality: int, max_side: int | None
+) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
     """Return (image, size, source size), shrinking so the longest side is at most `max_side`."""
     from PIL import Image
 

@@ -57,9 +57,7 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     # does not queue behind the snapshot in the renderer.
     timeout = ctx.capture_timeout_ms
     capture = root.aria_snapshot(mode="ai", depth=depth, timeout=timeout)
-    yaml, title = await asyncio.gather(
-        ctx.capture(capture, "the accessibility snapshot", timeout), page_state.title()
-    )
+    yaml, title = await asyncio.gather(ctx.capture(capture, "the accessibility snapshot", timeout), page_state.title())
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)

@@ -66,7 +66,10 @@ async def _tabs(instance: Instance) -> TabsData:
     current = instance.current_page_id
     tabs = [
         Tab(
-            page_id=state.page_id, url=state.page.url, title=title, current=state.page_id == current,
+            page_id=state.page_id,
+            url=state.page.url,
+            title=title,
+            current=state.page_id == current,
             status=state.condition,  # type: ignore[arg-type]
         )
         for state, title in titles

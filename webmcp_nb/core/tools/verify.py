@@ -73,8 +73,10 @@ async def verify_element_visible(ctx: CallContext, p: ElementParams) -> VerifyDa
     if await matches.filter(visible=True).count() == 0:
         visible = ctx.frame.get_by_role(p.role).filter(visible=True)  # type: ignore[arg-type]
         names = [name for name in await visible.evaluate_all(_NAMES_JS) if name][:50]
-        found = f"found {len(names)} visible {p.role} elements: {_quote_all(names)}" if names else (
-            f"found no visible {p.role} element"
+        found = (
+            f"found {len(names)} visible {p.role} elements: {_quote_all(names)}"
+            if names
+            else (f"found no visible {p.role} element")
         )
         hidden = " (one matches, but it is hidden)" if await matches.count() else ""
         raise _failed(f"No visible {p.role} named {p.name!r}{hidden}; {found}.")

@@ -41,11 +41,16 @@ class WaitForParams(PageParams):
         if (self.role is None) != (self.name is None):
             raise ValueError("give role and name together")
         conditions = [
-            name for name, given in (
-                ("text", self.text is not None), ("text_gone", self.text_gone is not None),
-                ("ref", self.ref is not None), ("role/name", self.role is not None),
-                ("url", self.url is not None), ("network_idle", self.network_idle),
-            ) if given
+            name
+            for name, given in (
+                ("text", self.text is not None),
+                ("text_gone", self.text_gone is not None),
+                ("ref", self.ref is not None),
+                ("role/name", self.role is not None),
+                ("url", self.url is not None),
+                ("network_idle", self.network_idle),
+            )
+            if given
         ]
         if len(conditions) > 1:
             raise ValueError(f"give one condition, not {' and '.join(conditions)}")
@@ -83,8 +88,9 @@ async def wait_for(ctx: CallContext, p: WaitForParams) -> WaitForData:
             condition = await _element(ctx, p, limit)
         elif p.url is not None:
             pattern = p.url
-            await ctx.page.wait_for_url(lambda url: url_matches(pattern, url), timeout=ctx.timeout_ms(limit),
-                                        wait_until="commit")
+            await ctx.page.wait_for_url(
+                lambda url: url_matches(pattern, url), timeout=ctx.timeout_ms(limit), wait_until="commit"
+            )
             condition = f"the URL matches {pattern!r}"
         elif p.network_idle:
             condition = await _network_idle(ctx, limit)
@@ -129,7 +135,8 @@ async def _network_idle(ctx: CallContext, limit: float) -> str:
     quiet_since = loop.time()
     while True:
         pending = [
-            record for record in instance.evidence.network.records
+            record
+            for record in instance.evidence.network.records
             if record.fields["page_id"] == page_state.page_id and record.fields["state"] == "pending"
         ]
         now = loop.time()
@@ -155,6 +162,9 @@ def _pending(ctx: CallContext, p: WaitForParams) -> str:
         return f"the URL is {ctx.page.url!r}, which does not match {p.url!r}"
     instance, page_state = ctx.instance, ctx.page_state
     assert instance is not None and page_state is not None
-    urls = [r.fields["url"] for r in instance.evidence.network.records
-            if r.fields["page_id"] == page_state.page_id and r.fields["state"] == "pending"]
+    urls = [
+        r.fields["url"]
+        for r in instance.evidence.network.records
+        if r.fields["page_id"] == page_state.page_id and r.fields["state"] == "pending"
+    ]
     return f"{len(urls)} requests are still in flight ({', '.join(urls[:3])})"

@@ -10,8 +10,8 @@ from pydantic import Field, StringConstraints, field_validator
 
 from ..observe import Observe, ObserveField
 from ..registry import ToolFailure, tool
-from ..webmcp import CutOff, Mode, ToolError, content_text, map_result, validate_input
 from ..secret_fields import block_in_json_text, block_secrets
+from ..webmcp import CutOff, Mode, ToolError, content_text, map_result, validate_input
 from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
@@ -26,7 +26,9 @@ class PageToolInfo(Data):
     title: str
     description: str
     input_schema: dict[str, Any]
-    annotations: dict[str, Any] = Field(description="WebMCP hints: readOnlyHint, consequentialHint, untrustedContentHint, ...")
+    annotations: dict[str, Any] = Field(
+        description="WebMCP hints: readOnlyHint, consequentialHint, untrustedContentHint, ..."
+    )
     origin: str
     frame_id: str | None
     kind: Literal["imperative", "declarative"]
@@ -74,7 +76,9 @@ async def webmcp_list(ctx: CallContext, p: WebMCPListParams) -> WebMCPListData:
     await tools.refresh()
     found = [info for info in tools.tools if p.frame_id is None or info.frame_id == p.frame_id]
     return WebMCPListData(
-        url=ctx.page.url, mode=tools.mode, tools=[PageToolInfo(**info.to_dict()) for info in found]  # type: ignore[arg-type]
+        url=ctx.page.url,
+        mode=tools.mode,
+        tools=[PageToolInfo(**info.to_dict()) for info in found],  # type: ignore[arg-type]
     )
 
 
@@ -89,7 +93,8 @@ class WebMCPCallParams(FrameParams):
         None, gt=0, le=600, description="How long to wait for the tool's answer; default: the operation timeout."
     )
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
-        None, description="The frame whose tool to call; default: the main frame's tool of that name, else the only one."
+        None,
+        description="The frame whose tool to call; default: the main frame's tool of that name, else the only one.",
     )
     observe: Observe | None = ObserveField
 
@@ -118,11 +123,14 @@ class WebMCPCallData(ActionData):
         None, description="An MCP-style result's content blocks, passed through except its images."
     )
     images: list[PageImage] | None = Field(None, description="The image blocks of an MCP-style result, decoded.")
-    is_error: bool | None = Field(None, description="An MCP-style result's isError (always false here: "
-                                  "isError true gives an evaluation_failed error).")
+    is_error: bool | None = Field(
+        None,
+        description="An MCP-style result's isError (always false here: isError true gives an evaluation_failed error).",
+    )
     text: str | None = Field(None, description="The tool's result when it is not a JSON object.")
     blocked_fields: list[str] | None = Field(
-        None, description="Secret JSON fields of the result (password, token, ...) whose values were replaced by [blocked]."
+        None,
+        description="Secret JSON fields of the result (password, token, ...) whose values were replaced by [blocked].",
     )
 
 

@@ -1,0 +1,242 @@
+"""Helpers shared by the tests: envelope assertions, the envelope contract, waiting, processes, kernels.
+
+Fixtures live in conftest.py; everything a test module imports lives here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import jsonschema
+import psutil
+
+from webmcp_nb import Envelope
+from webmcp_nb.core.envelope import ERROR_TYPES, Operation
+from webmcp_nb.core.registry import REGISTRY
+
+if TYPE_CHECKING:
+    from jupyter_client.manager import KernelManager
+
+T = TypeVar("T")
+
+BROWSER_NAMES = re.compile(r"chrom|headless_shell", re.I)
+
+
+# waiting ---------------------------------------------------------------------------
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    interval: float = 0.05,
+    message: str | Callable[[], str] = "",
+) -> T:
+    """The first truthy value of `predicate()`, polled every `interval` seconds.
+
+    Fails the test after `timeout` seconds with `message` (a string, or a function called
+    then, to show the state that did not change). The last try starts after the deadline,
+    so a predicate slower than the timeout still gets a fair chance.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        last_try = time.monotonic() >= deadline
+        value = predicate()
+        if value:
+            return value
+        if last_try:
+            detail = message() if callable(message) else message
+            raise AssertionError(f"condition not met within {timeout:g} s{': ' + detail if detail else ''}")
+        time.sleep(interval)
+
+
+async def wait_until_async(
+    predicate: Callable[[], Awaitable[T]],
+    timeout: float = 10.0,
+    interval: float = 0.05,
+    message: str | Callable[[], str] = "",
+) -> T:
+    """`wait_until` for a coroutine predicate, inside an event loop."""
+    deadline = time.monotonic() + timeout
+    while True:
+        last_try = time.monotonic() >= deadline
+        value = await predicate()
+        if value:
+            return value
+        if last_try:
+            detail = message() if callable(message) else message
+            raise AssertionError(f"condition not met within {timeout:g} s{': ' + detail if detail else ''}")
+        await asyncio.sleep(interval)
+
+
+# envelopes -------------------------------------------------------------------------
+def ok(envelope: Envelope) -> dict[str, Any]:
+    """The data of a successful envelope (fails the test with the message otherwise)."""
+    assert envelope.ok, f"{envelope.error_type}: {envelope.message}"
+    return envelope.data  # type: ignore[return-value]
+
+
+def error(envelope: Envelope, error_type: str, outcome: str | None = None, retry: str | None = None) -> str:
+    """Assert an error envelope of `error_type` (and outcome/retry); return its message."""
+    assert not envelope.ok, f"expected {error_type}, got success: {envelope.data}"
+    assert envelope.error_type == error_type, f"expected {error_type}, got {envelope.error_type}: {envelope.message}"
+    if outcome is not None:
+        assert envelope.operation.outcome == outcome, envelope.operation
+    if retry is not None:
+        assert envelope.operation.retry == retry, envelope.operation
+    return envelope.message or ""
+
+
+def ref_for(snapshot: str, line_fragment: str) -> str:
+    """The ref on the first snapshot line containing `line_fragment`."""
+    for line in snapshot.splitlines():
+        if line_fragment in line:
+            match = re.search(r"\[ref=((?:f\d+)?e\d+)\]", line)
+            if match:
+                return match.group(1)
+    raise AssertionError(f"no line with {line_fragment!r} and a ref in:\n{snapshot}")
+
+
+def check_contract(envelope: Envelope) -> None:
+    """Assert the envelope obeys the documented contract exactly."""
+    d = envelope.to_dict()
+    op = d["operation"]
+    if envelope.ok:
+        assert list(d) == ["status", "instance", "data", "operation"], d.keys()
+        assert (op["outcome"], op["retry"]) == ("completed", "not_needed")
+    else:
+        keys = [key for key in d if key != "details"]  # an error may add details after its message
+        assert keys == ["status", "instance", "error_type", "message", "operation"], d.keys()
+        assert "details" not in d or (list(d).index("details") == 4 and isinstance(d["details"], dict))
+        assert d["error_type"] in ERROR_TYPES
+        assert d["message"]
+        assert (op["outcome"], op["retry"]) in {
+            ("not_started", "after_correction"),
+            ("unknown", "read_only"),
+            ("unknown", "inspect_state"),
+            ("completed", "inspect_state"),
+            ("completed", "read_only"),
+            ("not_started", "read_only"),
+        }, (op["outcome"], op["retry"])
+    expected_keys = [
+        "id",
+        "tool",
+        "instance_id",
+        "page_id",
+        "frame_id",
+        "started_at",
+        "finished_at",
+        "duration_ms",
+        "outcome",
+        "retry",
+        "artifacts",
+    ]
+    assert list(op)[: len(expected_keys)] == expected_keys
+    uuid.UUID(op["id"])
+    for key in ("instance_id", "page_id", "frame_id"):
+        if op[key] is not None:
+            uuid.UUID(op[key])
+    started = datetime.fromisoformat(op["started_at"])
+    finished = datetime.fromisoformat(op["finished_at"])
+    assert started.utcoffset() is not None and started <= finished
+    assert op["duration_ms"] >= 0
+    if envelope.ok and op["tool"] in REGISTRY:
+        spec = REGISTRY.get(op["tool"])
+        jsonschema.validate(json.loads(envelope.to_json())["data"], spec.data_schema)
+
+
+def make_operation(**changes: object) -> Operation:
+    """A fixed, valid Operation for envelopes built by hand; `changes` override fields."""
+    base = Operation(
+        id="00000000-0000-4000-8000-000000000001",
+        tool="browser_screenshot",
+        instance_id="00000000-0000-4000-8000-000000000002",
+        page_id="00000000-0000-4000-8000-000000000003",
+        frame_id="00000000-0000-4000-8000-000000000004",
+        started_at="2026-11-30T00:00:00.000+00:00",
+        finished_at="2026-11-30T00:00:00.010+00:00",
+        duration_ms=10.0,
+        outcome="completed",
+        retry="not_needed",
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+# processes -------------------------------------------------------------------------
+def browser_processes(root_pid: int | None = None) -> list[psutil.Process]:
+    """Chromium processes descended from `root_pid` (default: this process)."""
+    root = psutil.Process(root_pid or os.getpid())
+    found = []
+    for child in root.children(recursive=True):
+        try:
+            if BROWSER_NAMES.search(child.name()) or BROWSER_NAMES.search(" ".join(child.cmdline()[:1])):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a running process (a zombie waiting to be reaped is not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def wait_for_exit(pids: list[int], timeout: float = 15.0) -> None:
+    """Fail the test unless every process in `pids` ends within `timeout` seconds."""
+    wait_until(
+        lambda: not any(alive(pid) for pid in pids),
+        timeout=timeout,
+        interval=0.1,
+        message=lambda: f"still running: {[pid for pid in pids if alive(pid)]}",
+    )
+
+
+# kernels ---------------------------------------------------------------------------
+class Kernel:  # used by test_kernel and test_mcp
+    """A real ipykernel with a helper that collects what a front end would see."""
+
+    def __init__(self, manager: KernelManager, client: Any) -> None:
+        self.manager, self.client = manager, client
+
+    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error)."""
+        msg_id = self.client.execute(code)
+        outputs: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self.client.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] in ("execute_result", "display_data", "stream", "error"):
+                outputs.append({"type": msg["msg_type"], **msg["content"]})
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return outputs
+        raise TimeoutError(code)
+
+    def start(self, code: str, timeout: float = 60) -> str:
+        """Execute `code` without waiting for it to finish; return its msg_id once it prints
+        (begin `code` with a print, so the return means it is running)."""
+        msg_id = self.client.execute(code)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self.client.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                return msg_id
+        raise TimeoutError(code)
+
+    def value(self, code: str) -> Any:
+        """The JSON value printed by `code` (which must print json.dumps(...))."""
+        streams = [o["text"] for o in self.run(code) if o["type"] == "stream"]
+        return json.loads("".join(streams).strip().splitlines()[-1])
+
+    def browser_pids(self) -> list[int]:
+        return [p.pid for p in browser_processes(self.manager.provisioner.process.pid)]
