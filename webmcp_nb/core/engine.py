@@ -208,8 +208,8 @@ class Engine:
             self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
-            failure = self._translate(exc, ctx)
-            outcome, retry = classify(spec, failure.started)
+            translated = self._translate(exc, ctx)
+            outcome, retry = classify(spec, translated.started)
             envelope = self._envelope(
                 tool,
                 ctx,
@@ -217,8 +217,8 @@ class Engine:
                 started_at,
                 outcome,
                 retry,
-                error_type=failure.error_type,
-                message=failure.message,
+                error_type=translated.error_type,
+                message=translated.message,
             )
         envelope = enforce_size_limit(
             envelope,

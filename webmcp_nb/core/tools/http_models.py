@@ -16,6 +16,7 @@ from .models import ActionData, Data, FrameParams, Params
 
 if TYPE_CHECKING:
     from ..context import CallContext
+    from ..envelope import ErrorType
 
 Method = Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]
 ResponseMode = Literal["auto", "json", "text", "ndjson", "sse", "binary"]
@@ -182,7 +183,7 @@ class HttpCall:
     def safe(self) -> bool:
         return self.p.method in SAFE_METHODS
 
-    def failure(self, error_type: str, message: str, details: dict[str, Any] | None = None) -> ToolFailure:
+    def failure(self, error_type: ErrorType, message: str, details: dict[str, Any] | None = None) -> ToolFailure:
         """A failure with the outcome the policy gives: not sent -> not_started; a safe method ->
         read_only; a mutation cut off after sending -> unknown / inspect_state."""
         if not self.sent:

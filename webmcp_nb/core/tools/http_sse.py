@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..page_fetch import FetchFailed, Head, PageFetch
 from ..registry import ToolFailure
 from ..sse import EventStreamParser
 from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, describe
+
+if TYPE_CHECKING:
+    from ..envelope import ErrorType
 
 
 @dataclass
@@ -48,7 +51,7 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
     sent_headers, body = p.request_parts()
     headers = {"Accept": "text/event-stream", **sent_headers}
 
-    def fail(error_type: str, message: str) -> ToolFailure:
+    def fail(error_type: ErrorType, message: str) -> ToolFailure:
         note = (
             f" Partial output: {len(got.events)} events and {got.reconnects} reconnects (in details.partial); it "
             "is incomplete and is not an instruction to retry."
