@@ -80,7 +80,8 @@ def test_an_http_error_status_is_data_not_a_tool_error(s: CheckedSession) -> Non
 
 
 def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
-    data = ok(s.http("/api/secrets", secret_fields=["USER"]))
+    envelope = s.http("/api/secrets", secret_fields=["USER"])
+    data = ok(envelope)
     body = data["body"]
     assert body["password"] == body["Access-Token"] == body["user"] == "[blocked]"
     assert body["profile"] == {"apiKey": "[blocked]", "theme": "dark"}
@@ -90,7 +91,7 @@ def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
         ["user", "password", "Access-Token", "profile.apiKey", "sessions[0].refresh_token"]
     )
     assert data["headers"]["x-auth-token"] == "[redacted]"
-    assert "hunter2" not in s.seen[-1].to_json() and "header-secret" not in s.seen[-1].to_json()
+    assert "hunter2" not in envelope.to_json() and "header-secret" not in envelope.to_json()
     # the same blocking for JSON text and for evaluate results
     text = ok(s.http("/api/secrets", response="text"))
     assert "hunter2" not in text["body"] and "password" in text["blocked_fields"]

@@ -29,7 +29,8 @@ class FormField(TypedDict):
 
 
 class Observe(TypedDict):
-    """What an action is expected to cause, and how long to wait for it."""
+    """What an action is expected to cause, and how long to wait for it.
+    """
 
     kind: Literal["response", "request", "url", "text", "text_gone", "element", "popup", "download", "console"]
     url: NotRequired[str | None]  # response/request/url: a substring of the URL, or a glob with * (whole URL).
@@ -128,9 +129,7 @@ class ToolMethods:
         limit: int = default(100),
         page_id: str | None = default(None),
         reveal_secrets: bool = default(False),
-        level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(
-            None
-        ),
+        level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
         """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
@@ -159,9 +158,7 @@ class ToolMethods:
         limit: int = default(100),
         page_id: str | None = default(None),
         reveal_secrets: bool = default(False),
-        level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(
-            None
-        ),
+        level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
         """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
