@@ -473,6 +473,7 @@ def test_a_page_that_navigates_away_mid_request_is_a_clear_failure(s: CheckedSes
     # the browser either aborts the fetch or drops the page's context first: both say what was lost
     message = error(s.http("/slow?ms=3000"), "navigation_failed", "unknown", "read_only")
     assert "/slow?ms=3000" in message
+
     def arrived() -> bool:  # the page's own trip ends (an evaluate may meet the navigation: then ask again)
         where = s.evaluate("() => location.pathname")
         return where.ok and where.data["result"] == "/form.html"
