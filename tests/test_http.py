@@ -77,6 +77,17 @@ def test_an_http_error_status_is_data_not_a_tool_error(s: CheckedSession) -> Non
     data = ok(s.http("/status?code=404"))
     assert (data["status"], data["status_text"], data["response"]) == (404, "Not Found", "text")
     assert "404" in data["body"]
+    head = ok(s.http("/api/items", method="HEAD"))
+    assert (head["status"], head["response"], head["body"], head["byte_length"], head["warnings"]) == (
+        200,
+        "empty",
+        None,
+        0,
+        [],
+    )
+    assert int(head["headers"]["content-length"]) > 0
+    options = ok(s.http("/api/items", method="OPTIONS"))
+    assert (options["status"], options["response"]) == (204, "empty") and "POST" in options["headers"]["allow"]
 
 
 def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
@@ -137,7 +148,7 @@ def test_save_streams_the_body_to_an_artifact(s: CheckedSession) -> None:
     saved = data["saved"]
     assert data["body"] is None and data["response"] == "saved"
     assert saved["size_bytes"] == data["byte_length"] == Path(saved["path"]).stat().st_size > 2_000_000
-    assert envelope.operation.artifacts == (saved["path"],)
+    assert envelope.operation.artifacts == (saved["path"],) and saved["path"].endswith(".json")
     assert json.loads(Path(saved["path"]).read_text())["items"][0]["name"] == "Item 0"
     folder = Path(saved["path"]).parent
     before = set(os.listdir(folder))

@@ -13,6 +13,7 @@ import contextlib
 import inspect
 import json
 import math
+import mimetypes
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -214,9 +215,12 @@ async def read_response(call: HttpCall, fetch: PageFetch, head: Head) -> HttpDat
 
 
 def decode(call: HttpCall, raw: bytes, head: Head, warnings: list[str]) -> tuple[str, Any]:
-    """The body as the response mode asks (auto picks by media type)."""
+    """The body as the response mode asks (auto picks by media type); no body at all (HEAD, 204)
+    is ``("empty", None)``."""
     mode = call.p.response
     media = head.media_type
+    if not raw:
+        return "empty", None
     if mode == "auto":
         mode = "json" if is_json(media) else "ndjson" if media in NDJSON_TYPES else "text"
     try:
@@ -272,7 +276,7 @@ def parse_ndjson(call: HttpCall, text: str, warnings: list[str]) -> list[Any]:
 
 async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> SavedBody:
     """Stream the body to a new artifact, chunk by chunk (removed again if it fails)."""
-    path = call.ctx.engine.artifact_path("http", ".bin")
+    path = call.ctx.engine.artifact_path("http", mimetypes.guess_extension(head.media_type) or ".bin")
     handle = await asyncio.to_thread(open, path, "wb")
     try:
         size = await read_body(

@@ -156,7 +156,10 @@ class HttpData(ActionData):
     headers: dict[str, str] | None = Field(None, description="Response headers, secret ones redacted.")
     content_type: str | None = None
     byte_length: int | None = Field(None, description="Body bytes received (decoded, as the page sees them).")
-    response: str | None = Field(None, description="How the body was read (auto resolves to json, ndjson or text).")
+    response: str | None = Field(
+        None,
+        description="How the body was read: json, ndjson, text, sse, binary; 'saved' (save=true) or 'empty' (no body).",
+    )
     body: Any = Field(None, description="The body in that form; SSE: {events, reconnects}; binary: {kind, ...}.")
     blocked_fields: list[str] = Field(default_factory=list, description="Secret JSON fields replaced by [blocked].")
     warnings: list[str] = Field(default_factory=list)
