@@ -20,6 +20,7 @@ import importlib.resources
 import json
 import mimetypes
 import struct
+import sys
 import threading
 import time
 import zlib
@@ -348,6 +349,12 @@ class DemoServer(http.server.ThreadingHTTPServer):
     def __init__(self, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self._thread: threading.Thread | None = None
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-answer (a cancelled stream, a page that navigated) is no error."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
     @property
     def port(self) -> int:
