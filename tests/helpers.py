@@ -111,11 +111,12 @@ def check_contract(envelope: Envelope) -> None:
         assert list(d) == ["status", "instance", "data", "operation"], d.keys()
         assert (op["outcome"], op["retry"]) == ("completed", "not_needed")
     else:
-        keys = [key for key in d if key != "details"]  # an error may add details after its message
-        assert keys == ["status", "instance", "error_type", "message", "operation"], d.keys()
-        assert "details" not in d or (list(d).index("details") == 4 and isinstance(d["details"], dict))
+        keys = ["status", "instance", "error_type", "message", "context", "operation"]
+        assert list(d) == [key for key in keys if key != "context" or "context" in d], d.keys()
         assert d["error_type"] in ERROR_TYPES
-        assert d["message"]
+        assert d["message"] and len(d["message"]) <= 3000
+        if "context" in d:  # additive: only what there is to say (webmcp_nb.core.failure)
+            assert d["context"] and set(d["context"]) <= {"warnings", "diagnostic", "page", "console"}
         assert (op["outcome"], op["retry"]) in {
             ("not_started", "after_correction"),
             ("unknown", "read_only"),

@@ -74,6 +74,15 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "browser_webmcp_call": {"name": "add_to_cart", "input": {"item": "Apple", "quantity": 1}},
     "browser_downloads": {},
     "browser_pdf": {},
+    "browser_console": {},
+    "browser_network": {},
+    "browser_network_body": {"request_id": "r1"},
+    "browser_events_export": {},
+    "browser_trace": {"action": "start"},
+    "browser_verify_element_visible": {"role": "button", "name": "Add Apple"},
+    "browser_verify_text_visible": {"text": "Cart"},
+    "browser_verify_list_visible": {"ref": "e1", "items": ["Apple"]},
+    "browser_verify_value": {"ref": "e1", "value": "x"},
     "browser_http": {"url": "/api/items"},
 }
 

@@ -239,12 +239,12 @@ def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
     envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_events": 2})
     message = error(envelope, "result_too_large", "unknown", "read_only")
     assert "max_events (2)" in message and "not an instruction to retry" in message
-    assert [e["id"] for e in envelope.details["partial"]] == ["1", "2"] and envelope.details["reconnects"] == 0
+    assert [e["id"] for e in envelope.context["partial"]] == ["1", "2"] and envelope.context["reconnects"] == 0
     # exactly max_events, then the end: a success
     assert len(ok(s.http("/api/sse?n=2", response="sse", sse={**SSE_LIMITS, "max_events": 2}))["body"]["events"]) == 2
     envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_bytes": 250})
     assert "max_bytes (250 bytes)" in error(envelope, "result_too_large")
-    assert 0 < len(envelope.details["partial"]) < 5
+    assert 0 < len(envelope.context["partial"]) < 5
 
 
 def test_sse_duration_cancels_the_reader_and_the_page_stays_usable(s: CheckedSession, demo: DemoServer) -> None:
@@ -253,7 +253,7 @@ def test_sse_duration_cancels_the_reader_and_the_page_stays_usable(s: CheckedSes
     assert time.monotonic() - started < 10  # the limit holds (an endless stream), generously measured
     message = error(envelope, "operation_timeout", "unknown", "read_only")
     assert "max_duration_ms (2000 ms)" in message and "cancelled" in message
-    assert envelope.details["partial"] and envelope.details["partial"][0]["data"] == {"n": 1}
+    assert envelope.context["partial"] and envelope.context["partial"][0]["data"] == {"n": 1}
     wait_streams_closed(demo)
     page_still_works(s)
 
@@ -442,7 +442,8 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     assert count(s, "agent") == 0
     assert [request.args.get("method") for request in asked] == ["POST"]  # the GETs were not asked about
     assert partial.is_error and partial.structured_content["error_type"] == "result_too_large"
-    assert [e["id"] for e in partial.structured_content["details"]["partial"]] == ["1", "2"]
+    assert [e["id"] for e in partial.structured_content["context"]["partial"]] == ["1", "2"]
+    assert "Partial: 2 items, 0 reconnects" in partial.content[-1].text  # the text names it
 
 
 def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:

@@ -246,3 +246,28 @@ def test_page_tool_form_calls_the_tool(session, demo) -> None:
     wait_until(lambda: "invalid_params" in result.value)
     assert ok(session.evaluate("document.getElementById('webmcp-cart').textContent"))["result"] == "Cart: 4 items"
     assert tool(item="Fig", quantity=1).data["structured"]["cart"][-1] == {"item": "Fig", "quantity": 1}
+
+
+def test_call_log_shows_console_errors_and_failed_requests_as_they_happen(session, demo) -> None:
+    ok(session.navigate(demo.url_for("evidence.html")))
+    log = CallLog(session, refresh_s=0.05)
+    try:
+        snapshot = ok(session.snapshot())["snapshot"]
+        ok(session.click(find_ref(snapshot, "Log every level", role="button")))
+        ok(session.click(find_ref(snapshot, "Make requests", role="button")))
+        wait_until(lambda: "net::ERR_CONNECTION_REFUSED" in log.table.value)
+        wait_until(lambda: "-&gt; 404" in log.table.value)
+        text = log.table.value
+        assert "console error: error message" in text
+        assert "console warning" not in text and "debug message" not in text  # only what went wrong
+        assert "-&gt; 200" not in text
+        assert {event.stream for event in log.evidence} == {"console", "network"}
+        assert all(event.notable for event in log.evidence)
+        log.status_filter.value = "success"
+        wait_until(lambda: "ERR_CONNECTION_REFUSED" not in log.table.value)
+    finally:
+        log.close()
+    before = len(log.evidence)
+    ok(session.click(find_ref(snapshot, "Log every level", role="button")))
+    ok(session.wait_for(time_s=0.3))
+    assert len(log.evidence) == before  # a closed log stops listening

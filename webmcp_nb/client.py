@@ -19,7 +19,10 @@ from .core.runtime import Runtime
 from .core.util import utc_now
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
+    from .core.evidence import EvidenceEvent
     from .core.grants import Grant
     from .core.live import Frame, LiveView
     from .core.page_tools import PageToolRegistration
@@ -367,6 +370,12 @@ class Session(ToolMethods):
         engine.listeners.append(listener)
         return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
 
+    def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
+        """Call `listener` (on the runtime thread) for every console message and network request of
+        every instance as it is recorded or progresses (`EvidenceEvent.notable`: errors and failures);
+        returns a remover."""
+        return self.engine.add_evidence_listener(listener)
+
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every WebMCP event of every page: tool-list
         changes and invocations, including calls made inside the page; returns a remover."""
@@ -442,6 +451,19 @@ class Session(ToolMethods):
     def history(self) -> list[CallRecord]:
         """The most recent calls (at most 500), oldest first."""
         return list(self.engine.history)
+
+    def export_notebook(self, path: str | Path, *, callers: Sequence[str] | None = None) -> Path:
+        """Write the call log (every front end, or the callers matching `callers`: patterns such as
+        ``["notebook", "agent:*"]``) as a notebook that replays it on a fresh kernel; see `webmcp_nb.export`."""
+        from .export import export_notebook
+
+        return export_notebook(self, path, callers)
+
+    def export_script(self, path: str | Path, *, callers: Sequence[str] | None = None) -> Path:
+        """`export_notebook` as a plain Python script using `Session` (exit status 1 if a call ends differently)."""
+        from .export import export_script
+
+        return export_script(self, path, callers)
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:

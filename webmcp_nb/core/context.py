@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
     from .engine import Approval, Engine
+    from .failure import CallMarks
     from .grants import Grant
     from .instances import Instance
     from .pages import PageState
@@ -40,6 +41,8 @@ class CallContext:
     # Set by handlers that act on an instance without targeting it (create/destroy).
     instance_name: str | None = None
     instance_id: str | None = None
+    # Where the call found its page (url, document, console): for the failure context.
+    marks: CallMarks | None = None
     # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
     # The front end's progress hook (a notebook's live display): tools that stream call it with

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import tempfile
 import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from .aria import RefTarget
 from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .evidence import EvidenceEvent
+from .failure import cap_message, failure_context, mark
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
@@ -74,6 +78,8 @@ class CallRecord:
     args: dict[str, Any]
     caller: str
     envelope: Envelope
+    # What the refs in `args` pointed at when the call was made (for replays: `webmcp_nb.export`).
+    targets: dict[str, RefTarget] = field(default_factory=dict)
 
 
 class Engine:
@@ -96,6 +102,7 @@ class Engine:
         self.listeners: list[Callable[[CallRecord], None]] = []
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
+        self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
         self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
 
@@ -202,8 +209,9 @@ class Engine:
                 retry,
                 error_type=failure.error_type,
                 message=failure.message,
-                details=failure.details,
             )
+            if failure.context:
+                envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         except asyncio.CancelledError:
             self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
@@ -220,21 +228,33 @@ class Engine:
                 error_type=translated.error_type,
                 message=translated.message,
             )
+        if not envelope.ok and ctx is not None:
+            context = await failure_context(ctx, envelope.error_type or "")
+            if context is not None:
+                envelope = dataclasses.replace(envelope, context={**(envelope.context or {}), **context}, _json=None)
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,
-            read_only=spec is not None and (spec.call_is_read_only(args) if isinstance(args, dict) else spec.read_only),
+            read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )
         if spec is not None and spec.typed_text and isinstance(logged_args, dict):
             logged_args, envelope = redact_call(
                 spec.typed_text, logged_args, ctx.typed_plain if ctx else set(), envelope
             )
-        self._notify(tool, logged_args, caller, envelope)
+        targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
+        self._notify(tool, logged_args, caller, envelope, targets)
         return envelope
 
     async def close(self) -> None:
         await self.manager.close_all()
+
+    def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
+        """Call `listener(event)` on the runtime loop for every console message and for every network
+        request as it starts, finishes or fails, in every instance. Returns a function that removes it."""
+        listeners = self.manager.evidence_listeners
+        listeners.append(listener)
+        return lambda: listeners.remove(listener) if listener in listeners else None
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every WebMCP event of every page:
@@ -348,6 +368,7 @@ class Engine:
                 return await spec.handler(ctx, params)
             page_state = instance.page(params.page_id)
             ctx.page_state = page_state
+            ctx.marks = mark(instance, page_state)
             if not await page_state.healthy():  # crashed or stuck: fail fast, or recover it
                 if not spec.recovers_page:
                     raise page_state.unhealthy_error(spec.name)
@@ -449,7 +470,6 @@ class Engine:
         data: dict[str, Any] | None = None,
         error_type: ErrorType | None = None,
         message: str | None = None,
-        details: dict[str, Any] | None = None,
     ) -> Envelope:
         instance_name = instance_id = page_id = frame_id = None
         artifacts: tuple[str, ...] = ()
@@ -479,9 +499,9 @@ class Engine:
             artifacts=artifacts,
         )
         status: Status = "success" if error_type is None else "error"
-        return Envelope(
-            status, instance_name, operation, data=data, error_type=error_type, message=message, details=details
-        )
+        if message is not None:
+            message = cap_message(message)
+        return Envelope(status, instance_name, operation, data=data, error_type=error_type, message=message)
 
     def _translate(self, exc: Exception, ctx: CallContext | None) -> ToolFailure:
         """Map an unexpected exception to a failure, conservatively."""
@@ -533,9 +553,12 @@ class Engine:
         )
         self._notify(tool, args, caller, envelope)
 
-    def _notify(self, tool: str, args: Any, caller: str, envelope: Envelope) -> None:
-        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope)
+    def _notify(
+        self, tool: str, args: Any, caller: str, envelope: Envelope, targets: dict[str, RefTarget] | None = None
+    ) -> None:
+        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope, targets or {})
         self.history.append(record)
+        self.calls_recorded += 1
         for listener in list(self.listeners):
             try:
                 listener(record)

@@ -8,8 +8,6 @@ Error::
 
     {"status": "error", "instance": ..., "error_type": ..., "message": ..., "operation": {...}}
 
-An error may add ``details`` (after ``message``) with structured facts, such as partial output.
-
 `data` may hold ``bytes`` (screenshots); they stay bytes in Python and become
 base64 strings only when the envelope is serialised.
 """
@@ -136,8 +134,7 @@ class Envelope:
     data: dict[str, Any] | None = None
     error_type: ErrorType | None = None
     message: str | None = None
-    # An error's structured facts, when it has some (an SSE collection's partial events).
-    details: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None  # errors only: see webmcp_nb.core.failure
     _json: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -156,8 +153,8 @@ class Envelope:
         else:
             result["error_type"] = self.error_type
             result["message"] = self.message
-            if self.details is not None:
-                result["details"] = self.details
+            if self.context:
+                result["context"] = self.context
         result["operation"] = self.operation.to_dict()
         return result
 
@@ -247,6 +244,8 @@ def enforce_size_limit(
     size = len(envelope.to_json_bytes()) if size is None else size
     if size <= limit:
         return envelope
+    if not envelope.ok and what == "JSON":
+        return _shortened_error(envelope, limit)
     op = envelope.operation
     did = {
         "completed": "The action completed",
@@ -277,3 +276,21 @@ def enforce_size_limit(
         error_type="result_too_large",
         message=message,
     )
+
+
+def _shortened_error(envelope: Envelope, limit: int) -> Envelope:
+    """An error over the limit keeps its type: its context goes first, then its message is cut
+    (head and tail kept) until it fits."""
+    shorter = replace(envelope, context=None, _json=None)
+    excess = len(shorter.to_json_bytes()) - limit
+    message = shorter.message or ""
+    if excess > 0:
+        keep = max(0, len(message) - excess * 2 - 64)  # a character may take two bytes or more in JSON
+        head, tail = message[: keep * 2 // 3], message[len(message) - keep // 3 :] if keep else ""
+        message = f"{head}\n[... {len(message) - len(head) - len(tail):,} characters cut to fit the limit ...]\n{tail}"
+        shorter = replace(shorter, message=message, _json=None)
+    if len(shorter.to_json_bytes()) > limit:  # even the bare envelope does not fit: drop the references
+        shorter = replace(
+            shorter, operation=replace(shorter.operation, artifacts=(), references_omitted=True), _json=None
+        )
+    return shorter

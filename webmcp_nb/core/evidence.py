@@ -17,7 +17,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .redaction import REDACTED
 from .registry import ToolFailure
@@ -168,6 +168,34 @@ def _bounded(fields: dict[str, Any], truncated: set[str] | None = None) -> dict[
     return result
 
 
+@dataclass(frozen=True)
+class EvidenceEvent:
+    """A console message or network request as it is recorded or progresses, for live logs
+    (`Engine.add_evidence_listener`); `entry` is what `browser_console` / `browser_network`
+    show (secret headers redacted)."""
+
+    instance: str
+    stream: StreamName
+    entry: dict[str, Any]
+
+    @property
+    def notable(self) -> bool:
+        """A console error or uncaught page error, or a request that failed or got a 4xx/5xx."""
+        if self.stream == "console":
+            return bool(self.entry.get("level") == "error")
+        if self.entry.get("state") == "failed":
+            return True
+        return self.entry.get("state") == "finished" and (self.entry.get("status") or 0) >= 400
+
+    def summary(self) -> str:
+        entry = self.entry
+        if self.stream == "console":
+            kind = "uncaught error" if entry.get("kind") == "pageerror" else f"console {entry.get('level')}"
+            return f"{kind}: {entry.get('text', '')}"
+        outcome = entry.get("failure") if entry.get("state") == "failed" else entry.get("status")
+        return f"{entry.get('method')} {entry.get('url')} -> {outcome}"
+
+
 class Evidence:
     """The console and network streams of one instance, fed by its pages' events."""
 
@@ -198,7 +226,7 @@ class Evidence:
 
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
-        location = message.location or {}
+        location = message.location
         self._emit(
             "console",
             self.console.append(
@@ -251,7 +279,7 @@ class Evidence:
         except Exception:  # noqa: BLE001 - a service worker's request has no frame
             frame_id = None
         previous = request.redirected_from
-        redirect_chain = []
+        redirect_chain: list[str] = []
         while previous is not None:
             redirect_chain.insert(0, previous.url)
             previous = previous.redirected_from
@@ -329,7 +357,7 @@ class Evidence:
 
 def _timing(request: Request) -> dict[str, float | None]:
     """Playwright's request timing: `start` in epoch ms, the phases in ms after it (None: unknown)."""
-    raw = request.timing
+    raw = cast(dict[str, float | None], request.timing)
     start = raw.get("startTime")
 
     def phase(name: str) -> float | None:

@@ -107,7 +107,7 @@ def _started(entry: dict[str, Any]) -> str:
     start = (entry.get("timing") or {}).get("start")
     if start:
         return datetime.fromtimestamp(start / 1000, UTC).isoformat(timespec="milliseconds")
-    return entry["at"]
+    return str(entry["at"])
 
 
 def _iso_now() -> str:

@@ -8,6 +8,7 @@ import os
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import chromium
 from .downloads import Downloads
 from .driver import Driver, start_playwright
-from .evidence import Evidence
+from .evidence import Evidence, EvidenceEvent, Record, StreamName
 from .pages import PageState
 from .registry import ToolFailure
 from .util import first_lines, utc_now
@@ -90,6 +91,10 @@ class Instance:
         if self.state == "crashed":
             return True
         return self.state == "live" and self.browser is not None and not self.browser.is_connected()
+
+    def adopt(self, page: Page) -> None:
+        """Track a page the browser opened (a popup, a new tab)."""
+        self.track(page)
 
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""
@@ -205,6 +210,7 @@ class InstanceManager:
         self.crash_log: deque[Crash] = deque(maxlen=20)
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
         self.webmcp = WebMCPHub()
+        self.evidence_listeners: list[Callable[[EvidenceEvent], None]] = []
         self._driver: Driver | None = None
         self._driver_lock = asyncio.Lock()
         self.driver_restarts = 0
@@ -291,6 +297,16 @@ class InstanceManager:
             started=False,
         )
 
+    def _evidence_event(self, instance: str, stream: StreamName, record: Record) -> None:
+        if not self.evidence_listeners:
+            return  # nobody follows live: no entry is copied
+        event = EvidenceEvent(instance, stream, record.view(reveal_secrets=False))
+        for listener in list(self.evidence_listeners):
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a broken listener must not stop the others
+                pass
+
     # launch -----------------------------------------------------------------
     def reserve(self, options: LaunchOptions) -> Instance:
         """Claim the name, profile dir and a slot; raise if any is taken."""
@@ -311,6 +327,7 @@ class InstanceManager:
         if options.profile_dir:
             self._check_profile_free(options.profile_dir)
         instance = Instance(options, hub=self.webmcp, event_buffer_size=self.limits.event_buffer_size)
+        instance.evidence.listeners.append(lambda stream, record: self._evidence_event(instance.name, stream, record))
         self.instances[options.name] = instance
         self.crashes.pop(options.name, None)
         return instance
@@ -407,7 +424,7 @@ class InstanceManager:
         instance.browser, instance.context = browser, context
         if options.webmcp == "polyfill":
             await context.add_init_script(script=POLYFILL_JS)
-        context.on("page", instance.track)
+        context.on("page", instance.adopt)
         context.on("close", lambda _ctx: self._on_disconnected(instance))
         if browser is not None:
             browser.on("disconnected", lambda _b: self._on_disconnected(instance))
@@ -482,7 +499,12 @@ class InstanceManager:
 async def _crash_renderer(state: PageState) -> None:
     """Terminate the tab's renderer (even one stuck in script) and wait for the crash."""
     crashed = asyncio.get_running_loop().create_future()
-    state.page.once("crash", lambda _page: crashed.done() or crashed.set_result(None))
+
+    def mark_crashed(_page: Page) -> None:
+        if not crashed.done():
+            crashed.set_result(None)
+
+    state.page.once("crash", mark_crashed)
     with contextlib.suppress(Exception):  # closing the tab ends the renderer anyway
         cdp = await asyncio.wait_for(state.cdp(), 5)
         # The renderer dies before it can answer: the command itself fails.

@@ -125,8 +125,9 @@ class Observer:
         }.get(spec.kind)
         if event is not None:
             handler = getattr(self, f"_on_{spec.kind}")
-            self.page.on(event, handler)
-            self._off.append(lambda: self.page.remove_listener(event, handler))
+            page: Any = self.page  # the event name is chosen at run time, past Playwright's overloads
+            page.on(event, handler)
+            self._off.append(lambda: page.remove_listener(event, handler))
 
     def close(self) -> None:
         for off in self._off:

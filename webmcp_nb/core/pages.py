@@ -64,11 +64,12 @@ class PageState:
         self._frames: dict[str, Frame] = {}
         self.modal: Modal | None = None
         self.modal_opened = asyncio.Event()
-        self.pending: set[asyncio.Task[Any]] = set()
+        self.pending: set[asyncio.Future[Any]] = set()
         self.document_generation = 0
         self._snapshot_generation = -1
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
+        self.snapshot_text: str | None = None  # the latest whole-page snapshot (refs to words: `ref_targets`)
         self.closed = False
         self._cdp: asyncio.Future[CDPSession] | None = None
         # (document generation, the browser's title read, the URL then), started at DOMContentLoaded
@@ -85,10 +86,10 @@ class PageState:
         page.on("request", self._on_request)
         page.on("requestfinished", self._on_request_done)
         page.on("requestfailed", self._on_request_done)
-        page.on("framenavigated", lambda frame: frame.parent_frame is None and self._on_request_done(None))
+        page.on("framenavigated", self._on_frame_navigated)
         for frame in page.frames:
             self.frame_id(frame)
-        page.on("frameattached", self.frame_id)
+        page.on("frameattached", self._on_frame_attached)
         page.on("framedetached", self._forget_frame)
         page.on("domcontentloaded", self._new_document)
         page.on("dialog", lambda dialog: self._open_modal(Modal("dialog", dialog, "browser_handle_dialog")))
@@ -105,6 +106,11 @@ class PageState:
     def condition(self) -> str:
         """`ok`, `unresponsive` (stuck in script) or `crashed`."""
         return "crashed" if self.crashed_at else "unresponsive" if self.unresponsive else "ok"
+
+    @property
+    def navigating(self) -> bool:
+        """A navigation of the main frame was requested and has not finished or failed."""
+        return self._navigation is not None
 
     def _on_crash(self, _page: Page) -> None:
         self.crashed_at = utc_now()
@@ -190,7 +196,7 @@ class PageState:
         from playwright.async_api import Error
 
         try:
-            return (await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"]
+            return str((await (await self.cdp()).send("Target.getTargetInfo"))["targetInfo"]["title"])
         except Error:
             return None  # not Chromium, or the session went away
 
@@ -209,6 +215,13 @@ class PageState:
             known = self._frame_ids[frame] = str(uuid.uuid4())
             self._frames[known] = frame
         return known
+
+    def _on_frame_attached(self, frame: Frame) -> None:
+        self.frame_id(frame)
+
+    def _on_frame_navigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self._on_request_done(None)
 
     def _forget_frame(self, frame: Frame) -> None:
         frame_id = self._frame_ids.pop(frame, None)
@@ -262,11 +275,11 @@ class PageState:
         if self.pending:
             await asyncio.wait(list(self.pending), timeout=timeout)
 
-    def keep_pending(self, task: asyncio.Task[Any]) -> None:
+    def keep_pending(self, task: asyncio.Future[Any]) -> None:
         self.pending.add(task)
         task.add_done_callback(self._pending_done)
 
-    def _pending_done(self, task: asyncio.Task[Any]) -> None:
+    def _pending_done(self, task: asyncio.Future[Any]) -> None:
         self.pending.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: an interrupted action's error is not reported twice
@@ -279,11 +292,20 @@ class PageState:
     def record_snapshot(self, yaml: str, *, replace: bool) -> None:
         refs = aria.refs(yaml)
         self._seen_refs |= refs
+        if replace:
+            self.snapshot_text = yaml
         if replace or self._snapshot_generation != self.document_generation:
             self._latest_refs = refs
         else:
             self._latest_refs |= refs
         self._snapshot_generation = self.document_generation
+
+    def ref_targets(self, args: Any) -> dict[str, aria.RefTarget]:
+        """What each ref in `args` pointed at in the latest whole-page snapshot (refs not in it are left out)."""
+        if self.snapshot_text is None:
+            return {}
+        found = {ref: aria.target_of(self.snapshot_text, ref) for ref in aria.refs_in_args(args)}
+        return {ref: target for ref, target in found.items() if target is not None}
 
     async def locate(self, ref: str) -> Locator:
         """A locator for `ref`, or `element_not_found` / `stale_ref` (nothing done)."""

@@ -40,8 +40,8 @@ class ToolFailure(Exception):
     ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
     tool's own flag when what ran is known better (a page's read-only WebMCP tool).
     `completed` says the call itself did everything it does, and what failed is the condition
-    it checked (a verification, an observation): outcome ``completed``. `details` travel with the
-    error envelope (an SSE collection's partial events).
+    it checked (a verification, an observation): outcome ``completed``. `context` joins the error
+    envelope's context (see `webmcp_nb.core.failure`: an SSE collection's partial events).
     """
 
     def __init__(
@@ -52,10 +52,10 @@ class ToolFailure(Exception):
         started: bool = True,
         read_only: bool | None = None,
         completed: bool = False,
-        details: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
-        self.details = details
+        self.context = context
         self.error_type = error_type
         self.message = message
         self.started = started
@@ -102,8 +102,11 @@ class ToolSpec:
     # required text fields); browser_http's `http GET /api/items`.
     magic_positional: tuple[str, ...] = ()
 
-    def call_is_read_only(self, args: dict[str, Any]) -> bool:
-        return self.read_only or (self.read_only_when is not None and self.read_only_when(args))
+    def call_is_read_only(self, args: Any) -> bool:
+        """Whether this call (its arguments, when they are an object) changes nothing."""
+        return self.read_only or (
+            self.read_only_when is not None and isinstance(args, dict) and self.read_only_when(args)
+        )
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .envelope import LIST_KEYS, RETRY_ADVICE, Envelope
+from .failure import context_lines
 from .util import escape_surrogates
 
 if TYPE_CHECKING:
@@ -242,7 +243,7 @@ def render_text(envelope: Envelope) -> str:
         lines = [
             f"{envelope.tool}: error {envelope.error_type}{_header_suffix(envelope)}",
             envelope.message or "(no message)",
-            *([f"details: {_json(envelope.details)}"] if envelope.details else []),
+            *context_lines(envelope.context or {}),
             _retry_line(envelope),
             f"operation: {op.id}",
         ]
@@ -302,8 +303,8 @@ def _pre(text: str) -> str:
     )
 
 
-def _value_html(key: str, value: Any, tree: bool = False) -> str:
-    if isinstance(value, (dict, list)) and (tree or key in _TREE_KEYS):
+def _value_html(key: str, value: Any) -> str:
+    if isinstance(value, (dict, list)) and key in _TREE_KEYS:
         return json_tree_html(value)
     if isinstance(value, (dict, list)) or key in _JSON_KEYS:
         return _pre(_json(value, indent=2))
@@ -312,12 +313,12 @@ def _value_html(key: str, value: Any, tree: bool = False) -> str:
     return f'<span style="{_MONO}">{_e(_scalar_text(key, value))}</span>'
 
 
-def _fields_html(fields: list[tuple[str, Any]], tree: bool = False) -> str:
+def _fields_html(fields: list[tuple[str, Any]]) -> str:
     if not fields:
         return ""
     rows = "".join(
         f'<dt style="font-weight: 600; margin-top: 2px;">{_e(key)}</dt>'
-        f'<dd style="margin: 0 0 2px 16px;">{_value_html(key, value, tree)}</dd>'
+        f'<dd style="margin: 0 0 2px 16px;">{_value_html(key, value)}</dd>'
         for key, value in fields
     )
     return f'<dl style="margin: 6px 0;">{rows}</dl>'
@@ -739,11 +740,10 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
             f'<div style="border-left: 4px solid {ERROR_COLOUR}; background: rgba(207,34,46,0.08); padding: 6px 10px; '
             f'margin: 6px 0;"><div style="font-weight: 700;">{_e(envelope.error_type)}</div>'
             f'<div style="white-space: pre-wrap; word-break: break-word; margin: 2px 0;">{_e(envelope.message or "")}</div>'
-            f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
+            + (_pre("\n".join(context_lines(envelope.context))) if envelope.context else "")
+            + f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
             f'<span style="{_MUTED}">(outcome: {_e(op.outcome)})</span></div></div>'
         )
-        if envelope.details:
-            body.append(_fields_html([("details", envelope.details)], tree=True))
     else:
         parts = _split(envelope)
         if parts.modal is not None:

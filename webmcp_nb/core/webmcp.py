@@ -75,7 +75,7 @@ class PageTool:
     def object_input(self) -> bool:
         """Whether the input schema's root is an object (or unconstrained). WebMCP passes every
         tool an object; a schema whose root is another type cannot describe that input."""
-        return self.input_schema.get("type", "object") == "object"
+        return bool(self.input_schema.get("type", "object") == "object")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -104,7 +104,7 @@ class ScriptTools(PageTools):
     def __init__(self, state: PageState, instance: str, hub: WebMCPHub, mode: Mode) -> None:
         super().__init__(state, instance, hub)
         self.mode = mode
-        self._documents: dict[str, float] = {}  # frame id -> performance.timeOrigin of the document read
+        self._documents: dict[str, float | None] = {}  # frame id -> performance.timeOrigin of the document read
         self._lock = asyncio.Lock()
         state.page.on("load", lambda _page: self._refresh_soon())
         state.page.on("framenavigated", lambda _frame: self._refresh_soon())

@@ -87,7 +87,10 @@ _ERROR_BRANCH: dict[str, Any] = {
         "instance": _NULLABLE_STRING,
         "error_type": _enum(*ERROR_TYPES),
         "message": {"type": "string"},
-        "details": {"type": "object"},
+        "context": {
+            "type": "object",
+            "description": "What the page did during the call, and hints (see webmcp_nb.core.failure).",
+        },
         "operation": {"$ref": "#/$defs/Operation"},
     },
     "required": ["status", "instance", "error_type", "message", "operation"],

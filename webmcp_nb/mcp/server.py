@@ -260,8 +260,9 @@ class AgentServer:
             )
             return call_result(envelope, spec, self.session.limits.max_result_bytes)
         spec = self.visible_spec(params.name)
-        arguments = params.arguments or {}
-        widens = widens_grant(params.name, arguments, self.session.launch_defaults.headless)
+        widens = isinstance(arguments, dict) and widens_grant(
+            params.name, arguments, self.session.launch_defaults.headless
+        )
         approval = (
             self._approval(read_only=spec.call_is_read_only(arguments), destructive=spec.destructive or widens)
             if spec

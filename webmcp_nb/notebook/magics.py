@@ -404,6 +404,8 @@ EXTRAS = {
     "log": "The call log widget of the shared session (every caller: magics, widgets, agents).",
     "serve": "Serve the shared session to agents over MCP (`%browser serve --help`); `--stop` ends it.",
     "webmcp": "The current page's WebMCP tools as a table (browser_webmcp_list).",
+    "export": "Write the call log as a replay: `%browser export PATH.ipynb` (a notebook) or PATH.py (a script); "
+    "`--callers notebook 'agent:*'` keeps only those callers.",
     "help": "This overview; `%browser help TOOL` is `%browser TOOL --help`.",
 }
 
@@ -718,6 +720,9 @@ class BrowserMagics(Magics, Configurable):
         if name == "serve":
             options = parse_serve(rest)
             return None if options is None else ("extra", name, options)
+        if name == "export":
+            options = parse_export(rest)
+            return None if options is None else ("extra", name, options)
         if name in EXTRAS and PREFIX + name not in tool_registry():
             if rest in ([], ["--help"], ["-h"]):
                 if rest:
@@ -737,6 +742,8 @@ class BrowserMagics(Magics, Configurable):
         session = shared.shared_session()
         if name == "serve":
             return serve(session, options or {})
+        if name == "export":
+            return export(session, **(options or {}))
         if name == "panel":
             return session.panel()
         if name == "log":
@@ -842,6 +849,35 @@ def serve(session: NotebookSession, options: dict[str, Any]) -> None:
     except (ValueError, OSError) as exc:
         raise UsageError(f"%browser serve: {exc}") from None
     print(handle.describe())
+
+
+def parse_export(words: Sequence[str]) -> dict[str, Any] | None:
+    """The options of ``%browser export``; None after --help."""
+    parser = _Parser(prog="%browser export", description=EXTRAS["export"], formatter_class=_formatter)
+    parser.add_argument("path", help="where to write: .ipynb (a notebook) or .py (a script)")
+    parser.add_argument(
+        "--callers",
+        nargs="+",
+        default=None,
+        metavar="PATTERN",
+        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)",
+    )
+    if any(word in HELP_WORDS for word in words):
+        print(parser.format_help().rstrip())
+        return None
+    try:
+        options = vars(parser.parse_args(list(words)))
+    except _ParseError as exc:
+        raise UsageError(f"%browser export: {exc}") from None
+    if not options["path"].endswith((".ipynb", ".py")):
+        raise UsageError(f"%browser export: {options['path']!r} must end in .ipynb (a notebook) or .py (a script)")
+    return options
+
+
+def export(session: NotebookSession, path: str, callers: list[str] | None) -> None:
+    write = session.export_script if path.endswith(".py") else session.export_notebook
+    written = write(path, callers=callers)
+    print(f"wrote {written}: a replay of the call log")
 
 
 def _display(value: Any) -> None:

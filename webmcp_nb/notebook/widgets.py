@@ -21,6 +21,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from ..core.evidence import EvidenceEvent
 from ..core.live import DEFAULT_MAX_FPS
 from ..core.render import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
 from ..core.webmcp import WebMCPEvent
@@ -169,7 +170,8 @@ class BrowserPanel(widgets.VBox):
 
 class CallLog(widgets.VBox):
     """Every tool call from every front end (cells, widgets, agents), live, bounded and filterable,
-    with the pages' WebMCP events (tool-list changes, invocations, also by agents inside a page)."""
+    with the pages' WebMCP events (tool-list changes, invocations, also by agents inside a page)
+    and, as they happen, the pages' console errors and failed requests."""
 
     def __init__(self, session: Session, *, limit: int = 200, refresh_s: float = 0.2) -> None:
         self.session = session
@@ -182,6 +184,7 @@ class CallLog(widgets.VBox):
         super().__init__([widgets.HBox([self.filter, self.status_filter]), self.table])
         self._records: list[CallRecord] = list(session.history)[-limit:]
         self._events: list[WebMCPEvent] = list(session.webmcp_history)[-limit:]
+        self._evidence: list[EvidenceEvent] = []
         self._lock = threading.Lock()
         self._dirty = threading.Event()
         self._refresh_s = refresh_s
@@ -190,6 +193,7 @@ class CallLog(widgets.VBox):
         self.status_filter.observe(lambda _: self.render(), "value")
         self._remove_listener = session.add_listener(self._on_call)
         self._remove_webmcp_listener = session.add_webmcp_listener(self._on_webmcp)
+        self._remove_evidence_listener = session.add_evidence_listener(self._on_evidence)
         threading.Thread(target=self._refresher, name="webmcp_nb-calllog", daemon=True).start()
         self.render()
 
@@ -209,12 +213,27 @@ class CallLog(widgets.VBox):
         self._dirty.set()
         self._remove_listener()
         self._remove_webmcp_listener()
+        self._remove_evidence_listener()
         super().close()
 
     def _on_webmcp(self, event: WebMCPEvent) -> None:
         with self._lock:
             self._events.append(event)
             del self._events[: -self.limit]
+        self._dirty.set()
+
+    @property
+    def evidence(self) -> list[EvidenceEvent]:
+        """The console errors and failed requests shown (oldest first)."""
+        with self._lock:
+            return list(self._evidence)
+
+    def _on_evidence(self, event: EvidenceEvent) -> None:
+        if not event.notable:
+            return
+        with self._lock:
+            self._evidence.append(event)
+            del self._evidence[: -self.limit]
         self._dirty.set()
 
     def _on_call(self, record: CallRecord) -> None:
@@ -236,7 +255,7 @@ class CallLog(widgets.VBox):
     def render(self) -> None:
         needle = self.filter.value.strip().lower()
         wanted = self.status_filter.value
-        entries: list[tuple[str, CallRecord | WebMCPEvent]] = [
+        entries: list[tuple[str, CallRecord | WebMCPEvent | EvidenceEvent]] = [
             (record.envelope.operation.started_at, record)
             for record in self.records
             if (not needle or needle in record.tool.lower() or needle in record.caller.lower())
@@ -247,6 +266,11 @@ class CallLog(widgets.VBox):
             for event in self.events
             if (not needle or needle in f"webmcp {event.caller or ''} {event.summary()}".lower())
             and (wanted == "all" or wanted == ("error" if event.status == "error" else "success"))
+        ]
+        entries += [
+            (event.entry["at"], event)
+            for event in self.evidence
+            if (not needle or needle in f"{event.stream} {event.summary()}".lower()) and wanted in ("all", "error")
         ]
         entries.sort(key=lambda entry: entry[0], reverse=True)
         self.table.value = _log_html([entry for _, entry in entries])
@@ -264,13 +288,26 @@ def _event_html(event: WebMCPEvent) -> str:
     )
 
 
-def _log_html(entries: list[CallRecord | WebMCPEvent]) -> str:
+def _evidence_html(event: EvidenceEvent) -> str:
+    page = event.entry.get("page_id") or ""
+    return (
+        "<div class='webmcp-nb-evidence' style='border-bottom:1px solid #ddd;padding:2px 0 2px 14px'>"
+        f"<code>{html.escape(event.entry['at'][11:23])}</code> <b style='color:{ERROR_COLOUR}'>"
+        f"{html.escape(event.stream)}</b> <span style='color:#555'>page {html.escape(page[:8])}</span> "
+        f"{html.escape(event.summary())}</div>"
+    )
+
+
+def _log_html(entries: list[CallRecord | WebMCPEvent | EvidenceEvent]) -> str:
     if not entries:
         return "<div style='color:#666'>No calls yet.</div>"
     rows = []
     for record in entries:
         if isinstance(record, WebMCPEvent):
             rows.append(_event_html(record))
+            continue
+        if isinstance(record, EvidenceEvent):
+            rows.append(_evidence_html(record))
             continue
         envelope = record.envelope
         op = envelope.operation
@@ -318,7 +355,27 @@ class ApprovalPanel(widgets.VBox):
         super().__init__([self.heading])
         self.add_class("webmcp-nb-approvals")
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._pending: list[PendingApproval] = []
         self.decided: list[tuple[str, str]] = []  # (summary, "approved" | "denied" | "timed out")
+
+    @property
+    def pending(self) -> list[PendingApproval]:
+        """The requests on show, oldest first (each has `approve()` and `deny()`,
+        what its buttons do)."""
+        with self._lock:
+            return list(self._pending)
+
+    def next_request(self, timeout_s: float = 30.0) -> PendingApproval:
+        """Wait for a request nobody has answered yet and return the oldest (TimeoutError if none comes)."""
+        with self._changed:
+
+            def waiting() -> list[PendingApproval]:
+                return [pending for pending in self._pending if not pending.answered]
+
+            if not self._changed.wait_for(waiting, timeout_s):
+                raise TimeoutError(f"no approval request within {timeout_s:g} s")
+            return waiting()[0]
 
     async def approve(self, request: ApprovalRequest) -> str | None:
         import asyncio
@@ -351,23 +408,48 @@ class ApprovalPanel(widgets.VBox):
         text = widgets.HTML(f"<code>{html.escape(approval_summary(request))}</code>")
         approve, deny = _button("Approve", "Run this call"), _button("Deny", "Refuse this call")
         approve.button_style, deny.button_style = "success", "danger"
-        approve.on_click(lambda _button: decide(True))
-        deny.on_click(lambda _button: decide(False))
+        pending = PendingApproval(request, approval_summary(request), decide)
+        approve.on_click(lambda _button: pending.approve())
+        deny.on_click(lambda _button: pending.deny())
         row = widgets.HBox([text, approve, deny])
         with self._lock:
             self.children = (*self.children, row)
+            self._pending.append(pending)
+            pending.row = row
             self._update_heading()
+            self._changed.notify_all()
         return row
 
     def _remove_row(self, row: widgets.Widget) -> None:
         with self._lock:
             self.children = tuple(child for child in self.children if child is not row)
+            self._pending = [pending for pending in self._pending if pending.row is not row]
             self._update_heading()
         row.close()
 
     def _update_heading(self) -> None:
         pending = len(self.children) - 1
         self.heading.value = f"<b>Agent approvals</b>: {pending or 'none'} pending"
+
+
+class PendingApproval:
+    """One request in an `ApprovalPanel`: answer it with `approve()` or `deny()` (its buttons)."""
+
+    def __init__(self, request: ApprovalRequest, summary: str, decide: Callable[[bool], None]) -> None:
+        self.request, self.summary, self._decide = request, summary, decide
+        self.row: widgets.Widget | None = None
+        self.answered = False
+
+    def approve(self) -> None:
+        self.answered = True
+        self._decide(True)
+
+    def deny(self) -> None:
+        self.answered = True
+        self._decide(False)
+
+    def __repr__(self) -> str:
+        return f"<PendingApproval {self.summary}>"
 
 
 def approval_summary(request: ApprovalRequest) -> str:

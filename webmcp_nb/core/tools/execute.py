@@ -161,7 +161,7 @@ def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
     async def snapshot(ref: str | None = None, depth: int | None = None) -> str:
         """The page's AI snapshot with refs, as browser_snapshot returns it (and makes its refs current)."""
         data = await snapshot_tool(ctx, SnapshotParams.model_validate({"ref": ref, "depth": depth}))
-        assert isinstance(data, SnapshotData)
+        assert isinstance(data, SnapshotData) and data.snapshot is not None
         return data.snapshot
 
     def ref(target: str, role: str | None = None, exact: bool = False) -> Locator:
@@ -274,6 +274,7 @@ def snippet_error(exc: BaseException, code: str) -> str:
     """The exception and where in the snippet it was raised: `<execute>:LINE:COL: source`."""
     from playwright.async_api import Error as PlaywrightError
 
+    name: str
     if isinstance(exc, ToolFailure):  # from a helper: snapshot(), ref()
         name, said = exc.error_type, exc.message
     else:

@@ -186,19 +186,19 @@ class HttpCall:
     def safe(self) -> bool:
         return self.p.method in SAFE_METHODS
 
-    def failure(self, error_type: ErrorType, message: str, details: dict[str, Any] | None = None) -> ToolFailure:
+    def failure(self, error_type: ErrorType, message: str, context: dict[str, Any] | None = None) -> ToolFailure:
         """A failure with the outcome the policy gives: not sent -> not_started; a safe method ->
         read_only; a mutation cut off after sending -> unknown / inspect_state."""
         if not self.sent:
-            return ToolFailure(error_type, message, started=False, details=details)
+            return ToolFailure(error_type, message, started=False, context=context)
         if self.safe:
-            return ToolFailure(error_type, message, read_only=True, details=details)
+            return ToolFailure(error_type, message, read_only=True, context=context)
         return ToolFailure(
             error_type,
             f"{message} The {self.p.method} request was sent and may have taken effect: check the API's state "
             "before repeating it.",
             read_only=False,
-            details=details,
+            context=context,
         )
 
     def clean(self, value: Any, path: str = "") -> Any:

@@ -23,7 +23,7 @@ class Collection:
     received: int = 0  # body bytes, every connection
     reconnects: int = 0
 
-    def details(self, call: HttpCall) -> dict[str, Any]:
+    def context(self, call: HttpCall) -> dict[str, Any]:
         return {"partial": self.events, "reconnects": self.reconnects, "blocked_fields": call.blocked}
 
     def result(self, call: HttpCall, head: Head) -> HttpData:
@@ -53,10 +53,10 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
 
     def fail(error_type: ErrorType, message: str) -> ToolFailure:
         note = (
-            f" Partial output: {len(got.events)} events and {got.reconnects} reconnects (in details.partial); it "
+            f" Partial output: {len(got.events)} events and {got.reconnects} reconnects (in context.partial); it "
             "is incomplete and is not an instruction to retry."
         )
-        return call.failure(error_type, message + note, got.details(call))
+        return call.failure(error_type, message + note, got.context(call))
 
     def add(event: Any) -> None:
         if len(got.events) >= limits.max_events:

@@ -116,10 +116,10 @@ async def click(ctx: CallContext, p: ClickParams) -> ActionData:
     # file input waits for it; whether it is one is asked alongside the click, not before.
     file_input = ctx.page_state.ref_locator(p.ref).locator(OPENS_FILE_CHOOSER)
     opens_chooser = asyncio.ensure_future(file_input.count())
-    options = {"button": p.button, "modifiers": p.modifiers or None, "timeout": ctx.action_timeout_ms}
 
     def clicking(locator: Locator) -> Awaitable[None]:
-        action = locator.dblclick(**options) if p.double else locator.click(**options)
+        press = locator.dblclick if p.double else locator.click
+        action = press(button=p.button, modifiers=p.modifiers or None, timeout=ctx.action_timeout_ms)
         return perform(ctx, action, f"Clicking {p.ref}")
 
     try:

@@ -63,10 +63,11 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
     yaml = await redact_snapshot(ctx.page, yaml)
     if p.ref:
-        yaml = subtree(yaml, p.ref, p.depth)
-        if yaml is None:
+        part = subtree(yaml, p.ref, p.depth)
+        if part is None:
             await page_state.locate(p.ref)  # raises element_not_found or stale_ref
             raise ToolFailure("stale_ref", f"Ref {p.ref} is not in this frame's snapshot.", started=False)
+        yaml = part
     if p.save:
         saved = await save_text(ctx, "snapshot", ".yaml", yaml)
         return SnapshotData(url=ctx.page.url, title=title, snapshot=None, saved=saved)

@@ -70,7 +70,7 @@ async def _tabs(instance: Instance) -> TabsData:
             url=state.page.url,
             title=title,
             current=state.page_id == current,
-            status=state.condition,  # type: ignore[arg-type]
+            status=state.condition,
         )
         for state, title in titles
         if not state.closed

@@ -78,7 +78,7 @@ async def webmcp_list(ctx: CallContext, p: WebMCPListParams) -> WebMCPListData:
     return WebMCPListData(
         url=ctx.page.url,
         mode=tools.mode,
-        tools=[PageToolInfo(**info.to_dict()) for info in found],  # type: ignore[arg-type]
+        tools=[PageToolInfo(**info.to_dict()) for info in found],
     )
 
 

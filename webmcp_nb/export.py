@@ -1,0 +1,453 @@
+"""A session's call log as a notebook or a script that replays it (`Session.export_notebook`,
+`Session.export_script`, ``%browser export PATH``).
+
+- One step per call, in order, from every front end (or those `callers` match); a markdown cell
+  (a comment in scripts) says who acted whenever the caller changes.
+- A call that was not started (refused, denied, bad input) is not replayed: a note says why.
+- Refs are written as the role and accessible name they pointed at when the call was made
+  (`CallRecord.targets`) and found again at replay (`webmcp_nb.replay.Replay.ref`).
+- Notebook cells are ``%browser`` lines when the arguments parse back exactly (checked with the
+  magic's own parser, and safe from IPython's ``{expr}``/``$name`` expansion); otherwise a
+  Python call. The recorded result is kept as the cell's output.
+- Secrets never appear: the core recorded typed secrets as ``[redacted]``; each becomes a
+  variable the replay asks for (`Replay.secret`). Other redacted values stay redacted.
+- Page and frame ids are per run: a call that named one is replayed on the current page.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import shlex
+import string
+import uuid
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .core.aria import RefTarget
+from .core.engine import HISTORY_SIZE
+from .core.redaction import REDACTED, typed_paths
+
+if TYPE_CHECKING:
+    from .client import Session
+    from .core.engine import CallRecord
+    from .core.registry import ToolSpec
+
+RUN_IDS = ("page_id", "frame_id")  # argument values that only mean something in the recorded run
+
+
+class Code(str):
+    """Python source to write as is (a ref lookup, a secret's variable) inside an argument value."""
+
+
+@dataclass
+class Step:
+    """One recorded call, ready to be written."""
+
+    record: CallRecord
+    spec: ToolSpec | None
+    args: dict[str, Any]  # with refs and secrets replaced by `Code`
+    refs: dict[str, Code] = field(default_factory=dict)  # top-level ref arguments -> their lookup
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def replayed(self) -> bool:
+        return self.spec is not None and self.record.envelope.operation.outcome != "not_started"
+
+    @property
+    def expect(self) -> str:
+        envelope = self.record.envelope
+        return "success" if envelope.ok else str(envelope.error_type)
+
+
+@dataclass
+class Secret:
+    variable: str
+    about: str
+
+
+@dataclass
+class Plan:
+    steps: list[Step]
+    secrets: list[Secret]
+    forgotten: int = 0  # calls made before the oldest one the call log still holds
+
+    @property
+    def warning(self) -> str:
+        if not self.forgotten:
+            return ""
+        return (
+            f"Incomplete: the session's first {self.forgotten} calls are no longer in the call log (it keeps the "
+            f"latest {HISTORY_SIZE}), so this replay starts in the middle and may not reproduce the session."
+        )
+
+
+def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
+    """The steps for `session.history`, keeping the callers matching `callers` (fnmatch patterns)."""
+    history = session.history
+    forgotten = session.engine.calls_recorded - len(history)
+    records = [
+        record for record in history if callers is None or any(fnmatch.fnmatchcase(record.caller, p) for p in callers)
+    ]
+    registry = session.published.tools
+    secrets: list[Secret] = []
+    steps = []
+    for record in records:
+        spec = registry.get(record.tool) if record.tool in registry else None
+        steps.append(_step(record, spec, secrets))
+    return Plan(steps, secrets, forgotten)
+
+
+def _step(record: CallRecord, spec: ToolSpec | None, secrets: list[Secret]) -> Step:
+    args = {key: value for key, value in record.args.items() if key not in RUN_IDS}
+    dropped = [f"{key} {str(record.args[key])[:8]}" for key in RUN_IDS if record.args.get(key)]
+    notes = [f"recorded with {', '.join(dropped)} (ids of that run): replayed on the current page"] if dropped else []
+    step = Step(record, spec, args, notes=notes)
+    if spec is None or not step.replayed:
+        return step  # written as a note: no secret to ask for, no ref to find
+    if spec.group == "notebook":
+        step.notes.append(f"{spec.name} is a function the recorded session published: publish it again first")
+    for path in typed_paths(spec.typed_text, args):
+        if _get(args, path) != REDACTED:
+            continue
+        container = _get(args, path[:-1])
+        target = record.targets.get(str(container.get("ref"))) if isinstance(container, dict) else None
+        field_words = f" into {target.describe()}" if target else ""
+        variable = f"secret_{len(secrets) + 1}"
+        secrets.append(Secret(variable, f"text {record.caller} typed{field_words} with {record.tool}"))
+        step.args = _set(step.args, path, Code(variable))
+    instance = args.get("instance")
+    step.args = _with_refs(step, step.args, record.targets, instance, top=True)
+    return step
+
+
+def _with_refs(step: Step, value: Any, targets: dict[str, RefTarget], instance: Any, top: bool = False) -> Any:
+    if isinstance(value, list):
+        return [_with_refs(step, item, targets, instance) for item in value]
+    if not isinstance(value, dict):
+        return value
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        if (key == "ref" or key.endswith("_ref")) and isinstance(item, str) and item in targets:
+            lookup = Code(_lookup(targets[item], instance))
+            if top:
+                step.refs[key] = lookup
+            result[key] = lookup
+        elif (key == "ref" or key.endswith("_ref")) and isinstance(item, str) and not isinstance(item, Code):
+            step.notes.append(f"{key} {item} was not in a whole-page snapshot when recorded: replayed as is")
+            result[key] = item
+        else:
+            result[key] = _with_refs(step, item, targets, instance)
+    return result
+
+
+def _lookup(target: RefTarget, instance: Any) -> str:
+    args = [repr(target.role), repr(target.name)] + ([str(target.nth)] if target.nth else [])
+    if isinstance(instance, str):
+        args.append(f"instance={instance!r}")
+    return f"replay.ref({', '.join(args)})"
+
+
+# Python source -------------------------------------------------------------------------------
+def python_value(value: Any) -> str:
+    """`value` as Python source; `Code` parts are written as they are."""
+    if isinstance(value, Code):
+        return str(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{python_value(k)}: {python_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(python_value(item) for item in value) + "]"
+    return repr(value)
+
+
+def python_call(step: Step) -> str:
+    return f"replay.call({step.record.tool!r}, {python_value(step.args)}, expect={step.expect!r})"
+
+
+# %browser lines ------------------------------------------------------------------------------
+_EXPANDING = set("{}$")
+
+
+def magic_cell(step: Step) -> str | None:
+    """The step as ``name = replay.ref(...)`` lines and one ``%browser`` line, or None when the
+    arguments cannot be written as a line that parses back to exactly them."""
+    from .client import tool_registry
+    from .notebook.magics import command
+
+    assert step.spec is not None
+    if step.spec.name not in tool_registry() or _has_code(step.args, skip=step.refs):
+        return None  # a function the notebook published; a secret or a ref inside a JSON value
+    tool = command(step.spec.name)
+    words, placeholders = [tool.name], {}
+    plain_args = {key: value for key, value in step.args.items() if key not in step.refs}
+    given = {**plain_args, **{key: f"@{key}@" for key in step.refs}}
+    for argument in sorted(tool.arguments, key=lambda argument: not argument.positional):  # positionals first
+        if argument.name not in given:
+            continue
+        value = given[argument.name]
+        if argument.kind == "boolean" and value is False and argument.default is False and not argument.required:
+            del given[argument.name]  # a switch that is off unless given: leaving it out says the same
+            continue
+        written = _words(argument, value)
+        if written is None:
+            return None
+        if argument.name in step.refs:
+            placeholders[written[-1]] = "{" + argument.name + "}"
+        words += written
+    if set(given) - {argument.name for argument in tool.arguments}:
+        return None
+    try:
+        if tool.parse(words[1:]) != given:
+            return None
+    except Exception:  # noqa: BLE001 - anything that does not parse back is written as Python
+        return None
+    quoted = [placeholders.get(word) or _quote(word) for word in words]
+    line = " ".join(quoted)
+    if "\n" in line or "\r" in line or not _survives_expansion(quoted, set(placeholders.values())):
+        return None
+    lookups = [f"{key} = {lookup}  # {step.record.args[key]} when recorded" for key, lookup in step.refs.items()]
+    return "\n".join([*lookups, f"%browser {line}"])
+
+
+def _quote(word: str) -> str:
+    """Shell quoting that reads well: `it's` becomes "it's" rather than 'it'"'"'s'."""
+    quoted = shlex.quote(word)
+    if quoted != word and "'" in word and not set(word) & set('"\\$`'):
+        return f'"{word}"'
+    return quoted
+
+
+def _words(argument: Any, value: Any) -> list[str] | None:
+    if argument.positional:
+        return [value] if isinstance(value, str) else None
+    if argument.kind == "boolean":
+        if not isinstance(value, bool):
+            return None
+        return [argument.flag if value else "--no-" + argument.flag[2:]]
+    if value is None:
+        return None
+    if argument.kind in ("integer", "number"):
+        return [argument.flag, json.dumps(value)]
+    if argument.kind == "string":
+        return [argument.flag, value] if isinstance(value, str) else None
+    return [argument.flag, json.dumps(value, ensure_ascii=False)]
+
+
+def _survives_expansion(quoted: list[str], placeholders: set[str]) -> bool:
+    """Whether IPython's ``{expr}``/``$name`` expansion of the line gives back the words written:
+    no expanding character outside the ref placeholders, or (without placeholders) a first field
+    that can never evaluate, so IPython keeps the whole line as written (a JSON object)."""
+    rest = [word for word in quoted if word not in placeholders]
+    if not any(_EXPANDING & set(word) for word in rest):
+        return True
+    if placeholders:
+        return False
+    line = " ".join(quoted)
+    first = min(line.index(char) for char in _EXPANDING if char in line)
+    if line[first] != "{":
+        return False
+    try:
+        literal, field_name, spec, _ = next(iter(string.Formatter().parse(line[first:])))
+    except ValueError:
+        return True  # the formatter itself refuses the line
+    expression = field_name if not spec else f"{field_name}:{spec}"
+    try:
+        compile(expression or "", "<field>", "eval")
+    except SyntaxError:
+        return not literal
+    return False
+
+
+def _has_code(value: Any, skip: dict[str, Code]) -> bool:
+    if isinstance(value, Code):
+        return True
+    if isinstance(value, dict):
+        return any(_has_code(item, {}) for key, item in value.items() if key not in skip)
+    if isinstance(value, list):
+        return any(_has_code(item, {}) for item in value)
+    return False
+
+
+# writing -------------------------------------------------------------------------------------
+def _intro(steps: list[Step]) -> str:
+    callers = sorted({step.record.caller.replace('"', "'").replace("\\", "/") for step in steps})
+    first = steps[0].record.envelope.operation.started_at if steps else "-"
+    return (
+        f"{len(steps)} calls recorded from {first[:19].replace('T', ' ')} UTC by {', '.join(callers) or 'nobody'}. "
+        "The pages it visits must be reachable from here."
+    )
+
+
+def _warned(built: Plan) -> str:
+    """The plan's warning, also raised as a Python warning (shown under the exporting cell)."""
+    if not built.warning:
+        return ""
+    warnings.warn(built.warning, stacklevel=4)
+    return f"**{built.warning}**\n\n"
+
+
+def _who(caller: str) -> str:
+    return f"The agent **{caller}** did:" if caller.startswith("agent:") else f"**{caller}** did:"
+
+
+def _not_replayed(step: Step) -> str:
+    envelope = step.record.envelope
+    why = f"{envelope.error_type}: {envelope.message}" if not envelope.ok else "unknown tool"
+    return f"Not replayed: `{step.record.tool}` was not run ({why})"
+
+
+def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str, Any]:
+    """The replay notebook (nbformat 4.5, as JSON data)."""
+    from .core.render import render_html, render_text
+
+    built = plan(session, callers)
+    cells = [
+        _markdown_cell(
+            "# Replay of a webmcp_nb session\n\n"
+            + _warned(built)
+            + _intro(built.steps)
+            + " Run it top to bottom on a fresh kernel; the outputs below each call are those of the recording."
+        )
+    ]
+    if built.secrets:
+        lines = [
+            "# Secrets typed in the recorded session were not written down. Set them here, or leave None to",
+            "# be asked (or set WEBMCP_NB_SECRET_1, ...).",
+        ]
+        lines += [f"{secret.variable} = None  # {secret.about}" for secret in built.secrets]
+        cells.append(_code_cell("\n".join(lines), tags=["parameters"]))
+    setup = [
+        "%load_ext webmcp_nb",
+        "import webmcp_nb",
+        "from webmcp_nb.replay import Replay",
+        "",
+        "nb = webmcp_nb.session()",
+        "replay = Replay(nb)",
+    ]
+    setup += [f"{s.variable} = replay.secret({s.variable}, {s.variable!r}, {s.about!r})" for s in built.secrets]
+    cells.append(_code_cell("\n".join(setup)))
+    caller = None
+    for step in built.steps:
+        if step.record.caller != caller:
+            caller = step.record.caller
+            cells.append(_markdown_cell(_who(caller)))
+        if not step.replayed:
+            cells.append(_markdown_cell(_not_replayed(step)))
+            continue
+        source = magic_cell(step) or python_call(step)
+        notes = "".join(f"# {note}\n" for note in step.notes)
+        envelope = step.record.envelope
+        recorded = {"text/plain": render_text(envelope), "text/html": render_html(envelope)}
+        cells.append(
+            _code_cell(
+                notes + source,
+                outputs=[{"output_type": "execute_result", "execution_count": None, "data": recorded, "metadata": {}}],
+            )
+        )
+    cells.append(_markdown_cell("Close the browser this replay opened."))
+    cells.append(_code_cell("nb.close()"))
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _markdown_cell(source: str) -> dict[str, Any]:
+    return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": {}, "source": source}
+
+
+def _code_cell(
+    source: str, outputs: list[dict[str, Any]] | None = None, tags: list[str] | None = None
+) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": uuid.uuid4().hex[:8],
+        "metadata": {"tags": tags} if tags else {},
+        "outputs": outputs or [],
+        "source": source,
+    }
+
+
+def script(session: Session, callers: Sequence[str] | None = None) -> str:
+    """The replay as a Python script using `Session` (exit status 1 if a call ends differently)."""
+    built = plan(session, callers)
+    body: list[str] = ["replay = Replay(session, echo=True)"]
+    body += [f"{s.variable} = replay.secret(None, {s.variable!r}, {s.about!r})" for s in built.secrets]
+    caller = None
+    for step in built.steps:
+        if step.record.caller != caller:
+            caller = step.record.caller
+            body.append(f"# {_who(caller).replace('**', '')}")
+        if not step.replayed:
+            body.append(f"# {_not_replayed(step)}".replace("\n", " "))
+            continue
+        body += [f"# {note}" for note in step.notes]
+        body.append(python_call(step))
+    body.append("return replay")
+    secrets = (
+        f"\nSecrets typed in the recorded session were not written down: set "
+        f"{', '.join('WEBMCP_NB_' + s.variable.upper() for s in built.secrets)} or be asked.\n"
+        if built.secrets
+        else ""
+    )
+    return "\n".join(
+        [
+            f'"""Replay of a webmcp_nb session. {_warned(built)}{_intro(built.steps)}',
+            secrets,
+            "Run: python THIS_FILE. Exits with status 1 if a call ends differently than when recorded.",
+            '"""',
+            "",
+            "import sys",
+            "",
+            "from webmcp_nb import Session",
+            "from webmcp_nb.replay import Replay",
+            "",
+            "",
+            "def run(session: Session) -> Replay:",
+            *(f"    {line}" for line in body),
+            "",
+            "",
+            'if __name__ == "__main__":',
+            "    with Session() as session:",
+            "        replayed = run(session)",
+            "    for mismatch in replayed.mismatches:",
+            '        print("mismatch:", mismatch)',
+            "    sys.exit(0 if replayed.matched else 1)",
+            "",
+        ]
+    )
+
+
+def export_notebook(session: Session, path: str | Path, callers: Sequence[str] | None = None) -> Path:
+    target = Path(path)
+    target.write_text(json.dumps(notebook(session, callers), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return target
+
+
+def export_script(session: Session, path: str | Path, callers: Sequence[str] | None = None) -> Path:
+    target = Path(path)
+    target.write_text(script(session, callers), encoding="utf-8")
+    return target
+
+
+def _get(value: Any, path: Iterable[str | int]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _set(value: Any, path: tuple[str | int, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy: Any = list(value) if isinstance(value, list) else dict(value)
+    copy[path[0]] = _set(value[path[0]], path[1:], new)
+    return copy
