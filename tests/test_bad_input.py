@@ -87,7 +87,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
 }
 
 # Free-form objects: a page tool's input, checked against that tool's own inputSchema.
-FREE_FORM = {("browser_webmcp_call", "/properties/input")}
+FREE_FORM = {("browser_webmcp_call", "/properties/input"), ("browser_http", "/properties/json_body/anyOf/0")}
 # Maps from any name to a typed value: HTTP request headers.
 MAPS = {("browser_http", "/properties/headers")}
 

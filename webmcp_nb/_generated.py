@@ -755,7 +755,7 @@ class ToolMethods:
         method: Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"] = default("GET"),
         headers: dict[str, str] = default({}),
         body: str | None = default(None),
-        json_body: Any = default(None),
+        json_body: dict[str, Any] | None = default(None),
         response: Literal["auto", "json", "text", "ndjson", "sse", "binary"] = default("auto"),
         expect: str | None = default(None),
         preflight: bool = default(False),
@@ -784,7 +784,7 @@ class ToolMethods:
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
             headers: Request headers (the page's cookies are sent as the page would send them).
             body: A text body.
-            json_body: A JSON body (sets Content-Type: application/json).
+            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
             response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
                 (collect server-sent events; needs `sse` limits) or binary (see `binary`).
             expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
@@ -815,7 +815,7 @@ class ToolMethods:
         method: Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"] = default("GET"),
         headers: dict[str, str] = default({}),
         body: str | None = default(None),
-        json_body: Any = default(None),
+        json_body: dict[str, Any] | None = default(None),
         response: Literal["auto", "json", "text", "ndjson", "sse", "binary"] = default("auto"),
         expect: str | None = default(None),
         preflight: bool = default(False),
@@ -844,7 +844,7 @@ class ToolMethods:
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
             headers: Request headers (the page's cookies are sent as the page would send them).
             body: A text body.
-            json_body: A JSON body (sets Content-Type: application/json).
+            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
             response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
                 (collect server-sent events; needs `sse` limits) or binary (see `binary`).
             expect: The media type you expect: a streaming or binary one is refused before the request is sent unless

@@ -71,7 +71,9 @@ class HttpParams(FrameParams):
         default_factory=dict, description="Request headers (the page's cookies are sent as the page would send them)."
     )
     body: Annotated[str, StringConstraints(max_length=1_048_576)] | None = Field(None, description="A text body.")
-    json_body: Any = Field(None, description="A JSON body (sets Content-Type: application/json).")
+    json_body: dict[str, Any] | None = Field(
+        None, description="A JSON object as the body (sets Content-Type: application/json); other JSON: `body`."
+    )
     response: ResponseMode = Field(
         "auto",
         description="How to read the body: auto (JSON, NDJSON or text by its media type), json, text, "
