@@ -9,7 +9,6 @@ and ratios; with --write, replaces the core section of BENCHMARKS.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import platform
 import random
@@ -19,9 +18,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
-from benchmarks_md import update_section
+from benchmarks_md import bench_parser, publish
 from playwright.async_api import Page, async_playwright
 
 from webmcp_nb import Session
@@ -177,15 +175,11 @@ def report(results: list[tuple[str, float, float]], import_ms: float, rounds: in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=150)
-    parser.add_argument("--write", type=Path, help="update this Markdown file")
+    parser = bench_parser(__doc__, 150)
     options = parser.parse_args()
     import_ms = bench_import()
     section = report(run(options.rounds), import_ms, options.rounds)
-    print(section)
-    if options.write:
-        update_section(options.write, BEGIN, END, section)
+    publish(section, options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ the same transport settings, measured in alternating blocks with ours.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import http.client
 import json
@@ -36,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-from benchmarks_md import update_section
+from benchmarks_md import bench_parser, publish
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from playwright.async_api import async_playwright
@@ -339,9 +338,7 @@ def report(results: dict[str, Any], rounds: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=40)
-    parser.add_argument("--write", type=Path, help="update this Markdown file")
+    parser = bench_parser(__doc__, 40)
     parser.add_argument("--floor-server", action="store_true", help="run the SDK floor server and nothing else")
     options = parser.parse_args()
     if options.floor_server:
@@ -349,9 +346,7 @@ def main() -> None:
         return
     ensure_peers()
     section = report(asyncio.run(run(options.rounds)), options.rounds)
-    print(section)
-    if options.write:
-        update_section(options.write, BEGIN, END, section)
+    publish(section, options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import textwrap
 import time
-from pathlib import Path
 
-from benchmarks_md import update_section
+from benchmarks_md import bench_parser, publish
 from jupyter_client.manager import start_new_kernel
 
 BEGIN, END = "<!-- bench_notebook:begin -->", "<!-- bench_notebook:end -->"
@@ -133,15 +131,11 @@ def report(load_ms: float, kernel: dict[str, float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=50)
+    parser = bench_parser(__doc__, 50)
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--write", type=Path)
     options = parser.parse_args()
     section = report(bench_load_ext(5), bench_kernel(options.rounds, options.seconds))
-    print(section)
-    if options.write:
-        update_section(options.write, BEGIN, END, section)
+    publish(section, options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

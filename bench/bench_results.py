@@ -15,16 +15,14 @@ default limit. Target: MCP / Session <= 1.15.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import platform
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 from bench_mcp import CHROMIUM, webmcp_server
-from benchmarks_md import update_section
+from benchmarks_md import bench_parser, publish
 
 from webmcp_nb import Session
 from webmcp_nb.demo import DemoServer
@@ -95,14 +93,10 @@ def report(results: dict[str, Any], rounds: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--write", type=Path, help="update this Markdown file")
+    parser = bench_parser(__doc__, 15)
     options = parser.parse_args()
     section = report(asyncio.run(run(options.rounds)), options.rounds)
-    print(section)
-    if options.write:
-        update_section(options.write, BEGIN, END, section)
+    publish(section, options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,12 @@ ratio; with --write, replaces the WebMCP section of BENCHMARKS.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import platform
 import statistics
 import time
-from pathlib import Path
 
-from benchmarks_md import update_section
+from benchmarks_md import bench_parser, publish
 from playwright.async_api import async_playwright
 
 from webmcp_nb import Session
@@ -91,14 +89,10 @@ def report(raw_ms: float, session_ms: float, rounds: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=150)
-    parser.add_argument("--write", type=Path, help="update this Markdown file")
+    parser = bench_parser(__doc__, 150)
     options = parser.parse_args()
     section = report(*run(options.rounds), options.rounds)
-    print(section)
-    if options.write:
-        update_section(options.write, BEGIN, END, section)
+    publish(section, options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -265,7 +265,7 @@ def test_the_types_are_enforced_by_a_type_checker(tmp_path: Path) -> None:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(
         "from webmcp_nb import Session\n"
-        "from webmcp_nb.core.registry import ToolFailure\n"
+        "from webmcp_nb.core.errors import ToolFailure\n"
         "ToolFailure('stale_ref', 'fine')\n"
         "ToolFailure('no_such_error', 'refused')\n"
         "s = Session()\n"

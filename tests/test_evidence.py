@@ -190,7 +190,8 @@ def test_bodies_as_text_saved_or_refused_when_too_large(demo: DemoServer, tmp_pa
         assert saved["encoding"] == "none" and saved["body"] is None
         assert json.loads(Path(saved["path"]).read_text())["items"][0]["id"] == 0
         assert Path(saved["path"]).parent == tmp_path and saved["size_bytes"] > 4096
-        gone = s.call("browser_network_body", request_id=found["request_id"])  # its page navigated away
+        [unread] = entries(s, "browser_network", url="status?code=200")
+        gone = s.call("browser_network_body", request_id=unread["request_id"])  # its page navigated away
         assert "no longer available" in error(gone, "stale_ref", "unknown", "read_only")
         error(s.call("browser_network_body", request_id="r999999"), "invalid_params", "not_started")
 

@@ -189,3 +189,16 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     assert "application/vnd.jupyter.widget-view+json" in form and "add_to_cart" in form["text/html"]
     assert outputs['}""").data["result"]'][-1]["text/plain"] == """'{"fruit":"Fig","letters":3,"plural":"figs"}'"""
     assert outputs['"fruit_facts" in [tool.name for tool in nb.webmcp.tools()]'][-1]["text/plain"] == "False"
+
+
+def test_network_plot_shows_the_table_and_the_waterfall(kernel: Kernel) -> None:
+    kernel.run("%browser navigate {DEMO}evidence.html")
+    outputs = kernel.run("%browser network --plot")
+    [picture] = [o for o in outputs if o["type"] == "display_data"]
+    assert picture["data"]["image/svg+xml"].startswith("<svg") and "evidence.html" in picture["data"]["image/svg+xml"]
+    assert picture["data"]["text/plain"].startswith("<network waterfall: ")
+    result = only(outputs, "execute_result")
+    assert result["data"][ENVELOPE_MIME]["operation"]["tool"] == "browser_network"
+    assert "<table" in result["data"]["text/html"]
+    refused = kernel.run("%browser console --plot")  # only the network list has a picture
+    assert "--plot" in str(refused) and not [o for o in refused if o["type"] in ("execute_result", "display_data")]

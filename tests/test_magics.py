@@ -29,6 +29,7 @@ from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
 from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session
+from webmcp_nb.notebook.tool_commands import is_positional
 
 EXTENSION = "webmcp_nb"
 
@@ -166,6 +167,23 @@ def test_config_file_options_apply_when_loaded(ip: Any) -> None:
         ip.extension_manager.load_extension(EXTENSION)
 
 
+def test_a_refused_config_file_option_is_reported_and_the_others_apply(ip: Any) -> None:
+    ip.extension_manager.unload_extension(EXTENSION)
+    ip.config.BrowserMagics.max_result_bytes = 10
+    ip.config.BrowserMagics.screenshot_width = 500
+    try:
+        with pytest.warns(UserWarning, match=r"BrowserMagics.max_result_bytes not applied: .*at least 4096, got 10"):
+            ip.extension_manager.load_extension(EXTENSION)
+        (magics,) = browser_magics(ip)
+        assert (magics.max_result_bytes, magics.screenshot_width) == (1048576, 500)
+        session = webmcp_nb.session()
+        assert session.limits.max_result_bytes == 1048576 and session.screenshot_width == 500
+    finally:
+        del ip.config.BrowserMagics["max_result_bytes"], ip.config.BrowserMagics["screenshot_width"]
+        ip.extension_manager.unload_extension(EXTENSION)
+        ip.extension_manager.load_extension(EXTENSION)
+
+
 # -- %config BrowserMagics --------------------------------------------------------------------
 def test_config_lists_every_option(shell: Any) -> None:
     with capture_output() as captured:
@@ -291,8 +309,8 @@ def test_arguments_are_generated_from_the_schema() -> None:
     for spec in REGISTRY:
         tool = command(spec.name)
         required = spec.input_schema.get("required", [])
-        positionals = [a.name for a in tool.arguments if a.positional]
-        expected = list(spec.magic_positional) or [
+        positionals = [a.name for a in tool.arguments if is_positional(a, spec.magic_positional)]
+        expected = list(spec.magic_positional) or [  # the tool's own say: browser_http's [METHOD] URL
             n for n in required if spec.input_schema["properties"][n].get("type") == "string"
         ]
         assert positionals == expected
@@ -335,7 +353,7 @@ def test_tool_help_is_generated_from_the_registry(browser: Any, capsys: Any) -> 
     assert "usage: %browser navigate" in capsys.readouterr().out
     for line in ("", "help", "--help", "help --help"):
         assert browser(line) is None
-        assert capsys.readouterr().out.strip() == BrowserMagics.browser.__doc__.strip()
+        assert capsys.readouterr().out.strip() == BrowserMagics.browser.getdoc().strip()
     browser("help panel")
     assert "live browser panel" in capsys.readouterr().out
 
@@ -349,7 +367,7 @@ def test_magic_docstring_is_generated_from_the_registry(shell: Any) -> None:
         assert command(spec.name).signature in text
     for name in BrowserMagics.class_traits(config=True):
         assert name in text
-    assert flat(BrowserMagics.browser.__doc__) in text
+    assert flat(BrowserMagics.browser.getdoc()) in text
 
 
 def test_tools_panel_and_log_subcommands(browser: Any, monkeypatch: Any) -> None:

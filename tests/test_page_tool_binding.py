@@ -16,8 +16,8 @@ import pytest
 
 from tests.conftest import error, ok
 from webmcp_nb import Session
+from webmcp_nb.core.errors import ToolFailure
 from webmcp_nb.core.page_tools import BINDING
-from webmcp_nb.core.registry import ToolFailure
 from webmcp_nb.core.util import origin_of
 from webmcp_nb.demo import DemoServer
 

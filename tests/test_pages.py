@@ -50,7 +50,9 @@ def main_frame_id(session: Session, **args: Any) -> str:
     return frames[0]["frame_id"]
 
 
-def wait_for_tabs(session: Session, done: Callable[[list[dict[str, Any]]], bool]) -> dict[str, Any]:
+def wait_for_tabs(
+    session: Session, done: Callable[[list[dict[str, Any]]], bool], timeout_s: float = 5.0
+) -> dict[str, Any]:
     """The tab list once `done(tabs)` holds (a popup's tab is reported and loads asynchronously)."""
     seen: list[dict[str, Any]] = []
 

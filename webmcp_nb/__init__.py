@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .core.engine import BinaryRenderer, CallRecord, Engine
     from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
     from .core.instances import InstanceState
-    from .core.live import LiveView
+    from .core.live import LiveFrame, LiveView
     from .core.page_tools import PageToolRegistration
     from .core.registry import ToolSpec
     from .core.runtime import Runtime, RuntimeThreadError
@@ -46,6 +46,7 @@ _LAZY = {
     "ErrorType": ("webmcp_nb.core.envelope", "ErrorType"),
     "FormField": ("webmcp_nb._generated", "FormField"),
     "InstanceState": ("webmcp_nb.core.instances", "InstanceState"),
+    "LiveFrame": ("webmcp_nb.core.live", "LiveFrame"),
     "LiveView": ("webmcp_nb.core.live", "LiveView"),
     "NotebookSession": ("webmcp_nb.notebook.session", "NotebookSession"),
     "Operation": ("webmcp_nb.core.envelope", "Operation"),
@@ -84,6 +85,7 @@ __all__ = [
     "ErrorType",
     "FormField",
     "InstanceState",
+    "LiveFrame",
     "LiveView",
     "NotebookSession",
     "Operation",

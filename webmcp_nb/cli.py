@@ -18,46 +18,28 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from .serve_options import ServeOptions, add_arguments
+
 TOKEN_ENV = "WEBMCP_NB_TOKEN"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="webmcp-nb", description="webmcp_nb's MCP server and bridge.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="serve a browser session of its own over MCP")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    serve.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default: loopback)")
-    serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
-    serve.add_argument(
-        "--caps",
-        nargs="+",
-        default=[],
-        metavar="CAP",
-        help="extra grants for agents: tool groups js code files pdf, and browser (any launch option)",
-    )
-    add_grant_options(serve)
-    serve.add_argument(
-        "--allow-origin",
-        dest="allowed_origins",
-        nargs="+",
-        default=None,
-        metavar="ORIGIN",
-        help="mirror the WebMCP tools of pages from these origins (default: none; agents' own "
-        "navigations do not count)",
-    )
+    add_arguments(serve, exclude={"approve"}, defaults={"token": os.environ.get(TOKEN_ENV)})
     serve.add_argument("--headed", action="store_true", help="show browser windows (needs a display)")
-    serve.add_argument(
-        "--token",
-        default=os.environ.get(TOKEN_ENV),
-        help=f"HTTP bearer token (default: ${TOKEN_ENV} or a fresh random one)",
-    )
 
     attach = commands.add_parser("attach", help="bridge stdio to a notebook's MCP server")
     attach.add_argument("--url", required=True, help="the notebook server's URL (http://127.0.0.1:PORT/mcp)")
     attach.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"its bearer token (or ${TOKEN_ENV})")
+    return parser
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "attach":
         if not args.token:
@@ -73,68 +55,19 @@ def _serve(args: argparse.Namespace) -> int:
     from .client import Session
 
     session = Session(headless=not args.headed, caller="agent")
+    options = ServeOptions.from_namespace(args)
     try:
         if args.transport == "stdio":
             from .mcp.server import serve_stdio
 
-            session.runtime.run(
-                serve_stdio(session, caps=args.caps, allowed_origins=args.allowed_origins, **grant_options(args))
-            )
+            session.runtime.run(serve_stdio(session, options))
             return 0
-        handle = session.serve_mcp(
-            port=args.port,
-            host=args.host,
-            caps=args.caps,
-            allow_remote=args.allow_remote,
-            token=args.token,
-            allowed_origins=args.allowed_origins,
-            **grant_options(args),
-        )
+        handle = session.serve_mcp(**vars(options))
         print(handle.describe(), flush=True)
         _wait_for_signal()
         return 0
     finally:
         session.close()
-
-
-def add_grant_options(parser: argparse.ArgumentParser) -> None:
-    """The serve options that widen what agents may reach (see the README's threat model)."""
-    from .core.grants import SCHEMES
-
-    parser.add_argument("--file-root", metavar="DIR", help="agents may load file: URLs under DIR (default: none)")
-    parser.add_argument(
-        "--upload-root",
-        dest="upload_roots",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="agents may upload files under DIR (repeatable; default: the artifacts directory)",
-    )
-    parser.add_argument(
-        "--allow-scheme",
-        dest="allow_schemes",
-        nargs="+",
-        default=[],
-        metavar="SCHEME",
-        help=f"more URL schemes for agents: {' '.join(SCHEMES)} (default: http, https, about:blank)",
-    )
-    parser.add_argument(
-        "--chromium-arg",
-        dest="chromium_args",
-        action="append",
-        default=[],
-        metavar="FLAG",
-        help="a Chromium flag for every browser agents launch, as --chromium-arg=--flag (repeatable)",
-    )
-
-
-def grant_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "file_root": args.file_root,
-        "upload_roots": args.upload_roots,
-        "allow_schemes": args.allow_schemes,
-        "chromium_args": args.chromium_args,
-    }
 
 
 def _wait_for_signal() -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
     from .core.evidence import EvidenceEvent
     from .core.grants import Grant
-    from .core.live import Frame, LiveView
+    from .core.live import LiveFrame, LiveView
     from .core.page_tools import PageToolRegistration
     from .core.registry import Registry, ToolSpec
     from .core.webmcp import WebMCPEvent
@@ -216,38 +216,20 @@ class Session(ToolMethods):
         """Serve this session to agents over MCP (streamable HTTP at `handle.url`,
         bearer `handle.token`) on the runtime thread; `handle.stop()` ends it.
 
-        caps: extra tool groups for agents ("js", "code", "files", "pdf"), and "browser"
-        (any launch option: Chromium flags, binary, profile path, a visible window).
-        approve: "consequential" (destructive tools), "all" (every tool that is not
-        read-only) or "none"; `approver` decides (None approves, a string denies).
-        allowed_origins: whose WebMCP page tools are mirrored to agents (default: the
-        origins this session's own callers navigated to; agents' navigations do not count).
-        file_root: the one directory whose file: URLs agents may load (default: none).
-        upload_roots: where agents may upload files from (default: the artifacts directory).
-        allow_schemes: more URL schemes for agents: "data", "blob", "view-source", "chrome",
-        "devtools" (default: http, https and about:blank only).
-        chromium_args: Chromium flags the operator adds to every browser an agent launches.
-        See the README's threat model before granting anything to an agent you do not trust.
+        The options are `webmcp_nb.serve_options.ServeOptions`' fields (the same as the flags of
+        ``%browser serve`` and ``webmcp-nb serve``; each field's help says what it grants). `approver`
+        decides the calls `approve` holds (None approves, a string denies). See the README's threat
+        model before granting anything to an agent you do not trust.
         """
         from .mcp import serve_http
+        from .serve_options import ServeOptions
 
-        handle = self._runtime.run(
-            serve_http(
-                self,
-                port=port,
-                host=host,
-                caps=caps,
-                approve=approve,
-                approver=approver,
-                allow_remote=allow_remote,
-                token=token,
-                allowed_origins=allowed_origins,
-                file_root=file_root,
-                upload_roots=upload_roots,
-                allow_schemes=allow_schemes,
-                chromium_args=chromium_args,
-            )
-        )
+        options = ServeOptions(
+            host=host, port=port, allow_remote=allow_remote, token=token, caps=list(caps), approve=approve,  # type: ignore[arg-type]
+            allowed_origins=None if allowed_origins is None else list(allowed_origins), file_root=file_root,
+            upload_roots=list(upload_roots), allow_schemes=list(allow_schemes), chromium_args=list(chromium_args),
+        )  # fmt: skip
+        handle = self._runtime.run(serve_http(self, options, approver=approver))
         self._servers.add(handle)
         return handle
 
@@ -366,9 +348,7 @@ class Session(ToolMethods):
 
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
-        engine = self.engine
-        engine.listeners.append(listener)
-        return lambda: engine.listeners.remove(listener) if listener in engine.listeners else None
+        return self.engine.listeners.add(listener)
 
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every console message and network request of
@@ -420,7 +400,7 @@ class Session(ToolMethods):
 
         return register(function) if function is not None else register
 
-    def live_view(self, on_frame: Callable[[Frame], None], **options: Any) -> LiveView:
+    def live_view(self, on_frame: Callable[[LiveFrame], None], **options: Any) -> LiveView:
         """Stream frames of an instance's current tab to `on_frame` until `.stop()`.
 
         Options are those of `webmcp_nb.core.live.LiveView`: instance, max_fps, quality,

@@ -176,6 +176,7 @@ def magic_cell(step: Step) -> str | None:
     arguments cannot be written as a line that parses back to exactly them."""
     from .client import tool_registry
     from .notebook.magics import command
+    from .notebook.tool_commands import is_positional
 
     assert step.spec is not None
     if step.spec.name not in tool_registry() or _has_code(step.args, skip=step.refs):
@@ -184,14 +185,17 @@ def magic_cell(step: Step) -> str | None:
     words, placeholders = [tool.name], {}
     plain_args = {key: value for key, value in step.args.items() if key not in step.refs}
     given = {**plain_args, **{key: f"@{key}@" for key in step.refs}}
-    for argument in sorted(tool.arguments, key=lambda argument: not argument.positional):  # positionals first
+    named = tool.spec.magic_positional
+    for argument in sorted(
+        tool.arguments, key=lambda argument: not is_positional(argument, named)
+    ):  # positionals first
         if argument.name not in given:
             continue
         value = given[argument.name]
         if argument.kind == "boolean" and value is False and argument.default is False and not argument.required:
             del given[argument.name]  # a switch that is off unless given: leaving it out says the same
             continue
-        written = _words(argument, value)
+        written = _words(argument, value, named)
         if written is None:
             return None
         if argument.name in step.refs:
@@ -220,20 +224,22 @@ def _quote(word: str) -> str:
     return quoted
 
 
-def _words(argument: Any, value: Any) -> list[str] | None:
-    if argument.positional:
+def _words(argument: Any, value: Any, named: tuple[str, ...] = ()) -> list[str] | None:
+    from .notebook.tool_commands import flag_of, is_positional
+
+    if is_positional(argument, named):
         return [value] if isinstance(value, str) else None
     if argument.kind == "boolean":
         if not isinstance(value, bool):
             return None
-        return [argument.flag if value else "--no-" + argument.flag[2:]]
+        return [flag_of(argument) if value else "--no-" + flag_of(argument)[2:]]
     if value is None:
         return None
     if argument.kind in ("integer", "number"):
-        return [argument.flag, json.dumps(value)]
+        return [flag_of(argument), json.dumps(value)]
     if argument.kind == "string":
-        return [argument.flag, value] if isinstance(value, str) else None
-    return [argument.flag, json.dumps(value, ensure_ascii=False)]
+        return [flag_of(argument), value] if isinstance(value, str) else None
+    return [flag_of(argument), json.dumps(value, ensure_ascii=False)]
 
 
 def _survives_expansion(quoted: list[str], placeholders: set[str]) -> bool:

@@ -8,16 +8,18 @@ Front ends (the MCP server) read this and follow its `listeners`.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from .core.registry import Registry, ToolFailure, ToolSpec
+from .core.errors import ToolFailure
+from .core.function_tools import FunctionTool, parameters, summary
+from .core.listeners import Listeners
+from .core.registry import Registry, ToolSpec
 
 Kind = Literal["tools", "resources", "prompts"]
 
@@ -58,14 +60,13 @@ class Published:
     tools: Registry
     resources: dict[str, PublishedResource] = field(default_factory=dict)
     prompts: dict[str, PublishedPrompt] = field(default_factory=dict)
-    listeners: list[Callable[[Kind], None]] = field(default_factory=list)
+    listeners: Listeners[[Kind]] = field(default_factory=Listeners)
 
     def __post_init__(self) -> None:
-        self.tools.listeners.append(lambda: self.changed("tools"))
+        self.tools.listeners.add(lambda: self.changed("tools"))
 
     def changed(self, kind: Kind) -> None:
-        for listener in list(self.listeners):
-            listener(kind)
+        self.listeners.emit(kind)
 
     def add_resource(self, resource: PublishedResource) -> PublishedHandle:
         if resource.uri in self.resources:
@@ -122,21 +123,6 @@ class PublishedHandle:
 # --------------------------------------------------------------------------- #
 
 
-def _summary(function: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(function) or ""
-    return doc.split("\n\n")[0].replace("\n", " ").strip()
-
-
-def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
-    parameters = list(inspect.signature(function, eval_str=True).parameters.values())
-    for parameter in parameters:
-        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(f"{function.__name__}: *args and **kwargs cannot be described to an agent")
-        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise TypeError(f"{function.__name__}: positional-only parameters cannot be named by an agent")
-    return parameters
-
-
 def tool_spec(
     function: Callable[..., Any],
     *,
@@ -152,32 +138,20 @@ def tool_spec(
     Synchronous functions run on a worker thread, so a busy notebook does not stall
     the caller; coroutine functions run on the runtime loop.
     """
-    name = name or function.__name__
-    fields: dict[str, Any] = {
-        p.name: (
-            Any if p.annotation is inspect.Parameter.empty else p.annotation,
-            ... if p.default is inspect.Parameter.empty else p.default,
-        )
-        for p in _parameters(function)
-    }
-    params = create_model(f"{name}_params", __config__=ConfigDict(extra="forbid"), **fields)
+    built = FunctionTool.build(function, name=name, description=description)
 
     async def handler(_ctx: Any, arguments: BaseModel) -> FunctionResult:
-        kwargs = {key: getattr(arguments, key) for key in fields}
         try:
-            if inspect.iscoroutinefunction(function):
-                value = await function(**kwargs)
-            else:
-                value = await asyncio.to_thread(function, **kwargs)
+            value = await built.call(arguments)
         except Exception as exc:  # noqa: BLE001 - the caller learns what the function raised
-            raise ToolFailure("evaluation_failed", f"{name} raised {type(exc).__name__}: {exc}") from None
+            raise ToolFailure("evaluation_failed", f"{built.name} raised {type(exc).__name__}: {exc}") from None
         return FunctionResult(result=to_jsonable_python(value, fallback=repr))
 
     return ToolSpec(
-        name=name,
-        title=title or name.replace("_", " ").capitalize(),
-        description=description or _summary(function) or f"The notebook function {name}.",
-        params=params,
+        name=built.name,
+        title=title or built.name.replace("_", " ").capitalize(),
+        description=built.description or f"The notebook function {built.name}.",
+        params=built.params,
         data=FunctionResult,
         handler=handler,
         target="server",
@@ -191,10 +165,10 @@ def tool_spec(
 def prompt_spec(
     function: Callable[..., str | list[tuple[str, str]]], *, name: str | None = None, description: str | None = None
 ) -> PublishedPrompt:
-    arguments = tuple(PromptArgument(p.name, "", p.default is inspect.Parameter.empty) for p in _parameters(function))
+    arguments = tuple(PromptArgument(p.name, "", p.default is inspect.Parameter.empty) for p in parameters(function))
     return PublishedPrompt(
         name=name or function.__name__,
-        description=description or _summary(function),
+        description=description or summary(function),
         arguments=arguments,
         render=function,
     )

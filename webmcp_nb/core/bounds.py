@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import InvalidParams
+from .errors import InvalidParams
 
 MAX_TOOL_NAME_CHARS = 128
 """Longest tool name (MCP's own bound); longer names are refused and not echoed."""

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .registry import ToolFailure
+from .errors import ToolFailure
 from .util import first_lines
 
 T = TypeVar("T")

@@ -22,15 +22,17 @@ from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
 from .envelope import Envelope, ErrorType, Operation, Outcome, Retry, Status, enforce_size_limit
+from .errors import ToolFailure
 from .evidence import EvidenceEvent
 from .failure import cap_message, failure_context, mark
 from .file_guard import judge_by
 from .grants import Grant
 from .instances import Instance, InstanceManager, LaunchOptions
+from .listeners import Listeners
 from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
-from .registry import REGISTRY, Registry, ToolFailure, ToolSpec
+from .registry import REGISTRY, Registry, ToolSpec
 from .util import first_lines, utc_now
 from .webmcp import PageTool, WebMCPEvent
 
@@ -99,7 +101,7 @@ class Engine:
         self.manager = InstanceManager(limits)
         self.current_instance = default_instance
         self.default_instance = default_instance
-        self.listeners: list[Callable[[CallRecord], None]] = []
+        self.listeners: Listeners[[CallRecord]] = Listeners()
         self.webmcp = self.manager.webmcp
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
@@ -195,39 +197,25 @@ class Engine:
                 "not_needed",
                 data=data.model_dump(mode="python"),
             )
-        except ToolFailure as failure:
+        except asyncio.CancelledError:
+            self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+            failure = exc if isinstance(exc, ToolFailure) else self._translate(exc, ctx)
             self._suspect_page(ctx, failure)
             outcome, retry = classify(spec, failure.started, failure.read_only)
-            if failure.completed:
-                outcome = "completed"
             envelope = self._envelope(
                 tool,
                 ctx,
                 submitted,
                 started_at,
-                outcome,
+                "completed" if failure.completed else outcome,
                 retry,
                 error_type=failure.error_type,
                 message=failure.message,
             )
             if failure.context:
                 envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
-        except asyncio.CancelledError:
-            self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
-            raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
-            translated = self._translate(exc, ctx)
-            outcome, retry = classify(spec, translated.started)
-            envelope = self._envelope(
-                tool,
-                ctx,
-                submitted,
-                started_at,
-                outcome,
-                retry,
-                error_type=translated.error_type,
-                message=translated.message,
-            )
         if not envelope.ok and ctx is not None:
             context = await failure_context(ctx, envelope.error_type or "")
             if context is not None:
@@ -252,9 +240,7 @@ class Engine:
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every console message and for every network
         request as it starts, finishes or fails, in every instance. Returns a function that removes it."""
-        listeners = self.manager.evidence_listeners
-        listeners.append(listener)
-        return lambda: listeners.remove(listener) if listener in listeners else None
+        return self.manager.evidence_listeners.add(listener)
 
     def add_webmcp_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every WebMCP event of every page:
@@ -559,11 +545,7 @@ class Engine:
         record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope, targets or {})
         self.history.append(record)
         self.calls_recorded += 1
-        for listener in list(self.listeners):
-            try:
-                listener(record)
-            except Exception:  # noqa: BLE001 - a broken listener must not break calls
-                pass
+        self.listeners.emit(record)
 
 
 def needs_approval(spec: ToolSpec) -> bool:

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .errors import ToolFailure
+from .listeners import Listeners
 from .redaction import REDACTED
-from .registry import ToolFailure
 from .util import utc_now
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ class Evidence:
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.listeners: list[Callable[[StreamName, Record], None]] = []
+        self.listeners: Listeners[[StreamName, Record]] = Listeners()
 
     def stream(self, name: StreamName) -> Stream:
         return self.console if name == "console" else self.network
@@ -227,7 +228,7 @@ class Evidence:
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
         location = message.location
-        self._emit(
+        self.listeners.emit(
             "console",
             self.console.append(
                 {
@@ -246,7 +247,7 @@ class Evidence:
 
     def _page_error(self, state: PageState, error: Error) -> None:
         text = f"{error.name}: {error.message}" if getattr(error, "name", "") else str(error.message)
-        self._emit(
+        self.listeners.emit(
             "console",
             self.console.append(
                 {
@@ -307,7 +308,7 @@ class Evidence:
             key=request_id,
             request=request,
         )
-        self._emit("network", record)
+        self.listeners.emit("network", record)
 
     def _response(self, response: Response) -> None:
         headers = dict(response.headers)
@@ -324,7 +325,7 @@ class Evidence:
     def _finished(self, request: Request) -> None:
         record = self.network.update(self.request_id(request), {"state": "finished", "timing": _timing(request)})
         if record is not None:
-            self._emit("network", record)
+            self.listeners.emit("network", record)
             task = asyncio.get_running_loop().create_task(self._sizes(request))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -335,7 +336,7 @@ class Evidence:
             {"state": "failed", "failure": request.failure or "failed", "timing": _timing(request)},
         )
         if record is not None:
-            self._emit("network", record)
+            self.listeners.emit("network", record)
 
     async def _sizes(self, request: Request) -> None:
         try:
@@ -346,13 +347,6 @@ class Evidence:
             self.request_id(request),
             {"encoded_size": sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0)},
         )
-
-    def _emit(self, stream: StreamName, record: Record) -> None:
-        for listener in list(self.listeners):
-            try:
-                listener(stream, record)
-            except Exception:  # noqa: BLE001 - a broken listener must not stop the others
-                pass
 
 
 def _timing(request: Request) -> dict[str, float | None]:

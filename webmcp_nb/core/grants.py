@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, get_args
 from urllib.parse import unquote, urlsplit
 
-from .registry import Group, InvalidParams
+from .errors import InvalidParams
+from .registry import Group
 
 ALWAYS_GRANTED = ("core", "notebook")
 BROWSER_CAP = "browser"

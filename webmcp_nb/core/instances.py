@@ -8,7 +8,6 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -16,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import chromium
 from .downloads import Downloads
 from .driver import Driver, start_playwright
+from .errors import ToolFailure
 from .evidence import Evidence, EvidenceEvent, Record, StreamName
+from .listeners import Listeners
 from .pages import PageState
-from .registry import ToolFailure
 from .util import first_lines, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
@@ -210,7 +210,7 @@ class InstanceManager:
         self.crash_log: deque[Crash] = deque(maxlen=20)
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
         self.webmcp = WebMCPHub()
-        self.evidence_listeners: list[Callable[[EvidenceEvent], None]] = []
+        self.evidence_listeners: Listeners[[EvidenceEvent]] = Listeners()
         self._driver: Driver | None = None
         self._driver_lock = asyncio.Lock()
         self.driver_restarts = 0
@@ -298,14 +298,8 @@ class InstanceManager:
         )
 
     def _evidence_event(self, instance: str, stream: StreamName, record: Record) -> None:
-        if not self.evidence_listeners:
-            return  # nobody follows live: no entry is copied
-        event = EvidenceEvent(instance, stream, record.view(reveal_secrets=False))
-        for listener in list(self.evidence_listeners):
-            try:
-                listener(event)
-            except Exception:  # noqa: BLE001 - a broken listener must not stop the others
-                pass
+        if len(self.evidence_listeners):  # nobody follows live: no entry is copied
+            self.evidence_listeners.emit(EvidenceEvent(instance, stream, record.view(reveal_secrets=False)))
 
     # launch -----------------------------------------------------------------
     def reserve(self, options: LaunchOptions) -> Instance:
@@ -327,7 +321,7 @@ class InstanceManager:
         if options.profile_dir:
             self._check_profile_free(options.profile_dir)
         instance = Instance(options, hub=self.webmcp, event_buffer_size=self.limits.event_buffer_size)
-        instance.evidence.listeners.append(lambda stream, record: self._evidence_event(instance.name, stream, record))
+        instance.evidence.listeners.add(lambda stream, record: self._evidence_event(instance.name, stream, record))
         self.instances[options.name] = instance
         self.crashes.pop(options.name, None)
         return instance

@@ -29,7 +29,7 @@ DEFAULT_MAX_FPS = 15.0
 
 
 @dataclass(frozen=True)
-class Frame:
+class LiveFrame:
     """One painted frame (JPEG) and how it maps onto the page."""
 
     data: bytes
@@ -47,7 +47,7 @@ class LiveView:
     def __init__(
         self,
         engine: Engine,
-        on_frame: Callable[[Frame], None],
+        on_frame: Callable[[LiveFrame], None],
         *,
         instance: str | None = None,
         max_fps: float = DEFAULT_MAX_FPS,
@@ -71,7 +71,7 @@ class LiveView:
         self._task: asyncio.Task[None] | None = None
         self._cdp: CDPSession | None = None
         self._page: PageState | None = None
-        self._pending: Frame | None = None
+        self._pending: LiveFrame | None = None
         self._flush: asyncio.TimerHandle | None = None
         self._last_sent = 0.0
         self._stopped = False
@@ -163,7 +163,7 @@ class LiveView:
         if image is not None:
             viewport = page.page.viewport_size or {"width": 0, "height": 0}
             now = time.time()
-            self._offer(Frame(image, viewport["width"], viewport["height"], now, now, page.page_id, page.page.url))
+            self._offer(LiveFrame(image, viewport["width"], viewport["height"], now, now, page.page_id, page.page.url))
         await asyncio.sleep(max(0.0, self._interval - (time.monotonic() - started)))
 
     # frames -------------------------------------------------------------------
@@ -173,7 +173,7 @@ class LiveView:
             spawn(_ack(cdp, event["sessionId"]))
         metadata = event["metadata"]
         self._offer(
-            Frame(
+            LiveFrame(
                 data=base64.b64decode(event["data"]),
                 viewport_width=round(metadata["deviceWidth"]),
                 viewport_height=round(metadata["deviceHeight"]),
@@ -184,7 +184,7 @@ class LiveView:
             )
         )
 
-    def _offer(self, frame: Frame) -> None:
+    def _offer(self, frame: LiveFrame) -> None:
         if self._stopped:
             return
         self.frames_received += 1

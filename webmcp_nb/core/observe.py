@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from .registry import ToolFailure
+from .errors import ToolFailure
 
 if TYPE_CHECKING:
     from playwright.async_api import ConsoleMessage, Download, Page, Request, Response

@@ -22,16 +22,16 @@ WebMCP event to the log.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import ValidationError
 
-from .registry import ToolFailure
+from .errors import ToolFailure
+from .function_tools import FunctionTool
 from .util import origin_of
 from .webmcp import WebMCPEvent
 
@@ -85,10 +85,7 @@ def parse_origins(origins: Iterable[str]) -> frozenset[str]:
 class PythonTool:
     """A Python function declared as a page tool; its input schema comes from its signature."""
 
-    name: str
-    description: str
-    function: Callable[..., Any]
-    model: type[BaseModel]
+    built: FunctionTool
     read_only: bool = False
 
     @classmethod
@@ -100,33 +97,32 @@ class PythonTool:
         description: str | None = None,
         read_only: bool = False,
     ) -> PythonTool:
-        hints = get_type_hints(function)
-        fields: dict[str, Any] = {}
-        for parameter in inspect.signature(function).parameters.values():
-            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
-                raise TypeError(f"page tool parameters must be named (not *args, **kwargs or /): {parameter}")
-            default = ... if parameter.default is parameter.empty else parameter.default
-            fields[parameter.name] = (hints.get(parameter.name, Any), default)
-        name = name or function.__name__
-        model = create_model(f"{name}_input", __config__=ConfigDict(extra="forbid"), **fields)
-        doc = inspect.getdoc(function) or ""
-        return cls(name, description or doc.split("\n\n")[0] or name, function, model, read_only)
+        return cls(FunctionTool.build(function, name=name, description=description), read_only)
+
+    @property
+    def name(self) -> str:
+        return self.built.name
+
+    @property
+    def description(self) -> str:
+        return self.built.description or self.built.name
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        return self.built.function
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        schema = self.model.model_json_schema()
+        schema = self.built.params.model_json_schema()
         schema.pop("title", None)
         return schema
 
     async def run(self, arguments: Any) -> Any:
         try:
-            values = self.model.model_validate(arguments if isinstance(arguments, dict) else {})
+            values = self.built.params.model_validate(arguments if isinstance(arguments, dict) else {})
         except ValidationError as exc:
             raise ValueError(f"invalid input for {self.name}: {exc.errors(include_url=False)}") from None
-        kwargs = {name: getattr(values, name) for name in type(values).model_fields}
-        if inspect.iscoroutinefunction(self.function):
-            return await self.function(**kwargs)
-        return await asyncio.to_thread(self.function, **kwargs)
+        return await self.built.call(values)
 
 
 @dataclass

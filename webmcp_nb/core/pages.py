@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import aria
-from .registry import ToolFailure
+from .errors import ToolFailure
 from .util import utc_now
 
 if TYPE_CHECKING:

@@ -197,7 +197,7 @@ async def redact_for_approval(
 ) -> dict[str, Any]:
     """`args` as a person approving the call sees them: text for a field is shown only when the
     field (the ``ref`` beside the text) is an ordinary one now."""
-    from .registry import ToolFailure
+    from .errors import ToolFailure
 
     plain: set[Path] = set()
     for path in typed_paths(patterns, args):

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ValidationError
 
+from .errors import InvalidParams
+from .listeners import Listeners
+
 if TYPE_CHECKING:
     from .context import CallContext
-    from .envelope import ErrorType
 
 Target = Literal["server", "instance", "page"]
 Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebook"]
@@ -30,42 +32,6 @@ Check = Callable[["CallContext", Any], None]
 approval and queueing: nothing has happened yet."""
 RESERVED_PARAMS = frozenset({"call_timeout_s"})
 """Keywords `Session.call` takes for itself, so no tool may declare them."""
-
-
-class ToolFailure(Exception):
-    """Raised by a handler to end a call with an error envelope.
-
-    `started` says whether the tool may have changed anything: False gives
-    ``not_started`` / ``after_correction``; True gives ``unknown`` and
-    ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
-    tool's own flag when what ran is known better (a page's read-only WebMCP tool).
-    `completed` says the call itself did everything it does, and what failed is the condition
-    it checked (a verification, an observation): outcome ``completed``. `context` joins the error
-    envelope's context (see `webmcp_nb.core.failure`: an SSE collection's partial events).
-    """
-
-    def __init__(
-        self,
-        error_type: ErrorType,
-        message: str,
-        *,
-        started: bool = True,
-        read_only: bool | None = None,
-        completed: bool = False,
-        context: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.context = context
-        self.error_type = error_type
-        self.message = message
-        self.started = started
-        self.read_only = read_only
-        self.completed = completed
-
-
-class InvalidParams(ToolFailure):
-    def __init__(self, message: str) -> None:
-        super().__init__("invalid_params", message, started=False)
 
 
 @dataclass(frozen=True)
@@ -190,7 +156,7 @@ class Registry:
     def __init__(self, parent: Registry | None = None) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self.parent = parent
-        self.listeners: list[Callable[[], None]] = []
+        self.listeners: Listeners[[]] = Listeners()
 
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self:
@@ -201,17 +167,13 @@ class Registry:
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
-        self._changed()
+        self.listeners.emit()
         return spec
 
     def remove(self, name: str) -> None:
         """Remove one of this registry's own tools (not a parent's); unknown names are ignored."""
         if self._tools.pop(name, None) is not None:
-            self._changed()
-
-    def _changed(self) -> None:
-        for listener in list(self.listeners):
-            listener()
+            self.listeners.emit()
 
     def tool(self, **metadata: Any) -> Callable[[Handler], Handler]:
         """Decorator: register an async handler with `metadata` (see `ToolSpec`)."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .envelope import LIST_KEYS, RETRY_ADVICE, Envelope
 from .failure import context_lines
+from .schema_fields import read_fields
 from .util import escape_surrogates
 
 if TYPE_CHECKING:
@@ -222,16 +223,11 @@ def _page_tool_text(tool: dict[str, Any]) -> str:
 
 def _inputs_html(schema: Any) -> str:
     """The inputs of a schema, one per line: name (required marked *), type and description."""
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        return ""
-    required = set(schema.get("required") or ())
     rows = []
-    for name, prop in schema["properties"].items():
-        prop = prop if isinstance(prop, dict) else {}
-        kind = " | ".join(map(str, prop["enum"])) if "enum" in prop else prop.get("type", "")
-        mark = "*" if name in required else ""
-        note = f" — {_e(prop['description'])}" if prop.get("description") else ""
-        rows.append(f'{_code(name + mark)} <span style="{_MUTED}">{_e(kind)}</span>{note}')
+    for one in read_fields(schema):
+        mark = "*" if one.required else ""
+        note = f" — {_e(one.description)}" if one.description else ""
+        rows.append(f'{_code(one.name + mark)} <span style="{_MUTED}">{_e(one.type_label)}</span>{note}')
     return "<br>".join(rows)
 
 

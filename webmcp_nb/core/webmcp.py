@@ -37,9 +37,10 @@ import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal
 
-from .registry import ToolFailure
+from .errors import ToolFailure
+from .listeners import Listeners
 from .util import utc_now
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 Mode = Literal["native", "page", "polyfill", "off"]
 """An instance's WebMCP mode (see the module docstring)."""
-MODES: tuple[Mode, ...] = get_args(Mode)
 EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused", "warning"]
 HISTORY_SIZE = 500
 # CDP annotation names -> the WebMCP (getTools) names.
@@ -128,20 +128,15 @@ class WebMCPHub:
     """Listeners and recent history of WebMCP events, shared by every instance of a session."""
 
     def __init__(self) -> None:
-        self.listeners: list[Callable[[WebMCPEvent], None]] = []
+        self.listeners: Listeners[[WebMCPEvent]] = Listeners()
         self.history: deque[WebMCPEvent] = deque(maxlen=HISTORY_SIZE)
 
     def add_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
-        self.listeners.append(listener)
-        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
+        return self.listeners.add(listener)
 
     def emit(self, event: WebMCPEvent) -> None:
         self.history.append(event)
-        for listener in list(self.listeners):
-            try:
-                listener(event)
-            except Exception:  # noqa: BLE001 - a broken listener must not break tracking
-                pass
+        self.listeners.emit(event)
 
 
 class CutOff(Exception):
@@ -152,7 +147,7 @@ class CutOff(Exception):
         self.why = why
 
 
-class ToolError(Exception):
+class PageToolError(Exception):
     """The page's tool threw (or the page refused the call)."""
 
     def __init__(self, message: str) -> None:
@@ -262,7 +257,7 @@ class PageTools:
     async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> Any:
         """Run `tool` once with `arguments`; return the page's raw result (at most `timeout_s`).
 
-        Raises `ToolError` (the tool threw) or `CutOff` (navigation, detach, close).
+        Raises `PageToolError` (the tool threw) or `CutOff` (navigation, detach, close).
         """
         raise NotImplementedError
 

@@ -16,9 +16,9 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .registry import ToolFailure
+from .errors import ToolFailure
 from .util import origin_label
-from .webmcp import HINTS, CutOff, PageTool, PageTools, ToolError, WebMCPHub, wait_answer
+from .webmcp import HINTS, CutOff, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Frame
@@ -304,7 +304,7 @@ class NativeTools(PageTools):
                 self._by_invocation.pop(invocation, None)
         if answer.get("status") == "Completed":
             return answer.get("output")
-        raise ToolError(error_text(answer))
+        raise PageToolError(error_text(answer))
 
     def close(self) -> None:
         self._cut(None, "the page was closed")

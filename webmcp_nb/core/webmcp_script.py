@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .registry import ToolFailure
+from .errors import ToolFailure
 from .util import origin_label
-from .webmcp import CutOff, PageTool, PageTools, ToolError, WebMCPHub, wait_answer
+from .webmcp import CutOff, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -177,7 +177,7 @@ class ScriptTools(PageTools):
             )
         if "error" in answer:
             self.emit("responded", tool_name=tool.name, caller=caller, status="error", output=answer["error"])
-            raise ToolError(str(answer["error"]))
+            raise PageToolError(str(answer["error"]))
         self.emit("responded", tool_name=tool.name, caller=caller, status="completed", output=answer.get("result"))
         self._refresh_soon()  # a tool may register or remove tools
         return answer.get("result")

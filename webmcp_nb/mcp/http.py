@@ -16,7 +16,6 @@ import shutil
 import socket
 import sys
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..core.engine import Approval
+from ..serve_options import ServeOptions
 from .server import AgentServer
 
 if TYPE_CHECKING:
@@ -257,23 +257,11 @@ class ServerHandle:
         printer.text(self.describe())
 
 
-async def serve_http(
-    session: Session,
-    *,
-    port: int = 0,
-    host: str = "127.0.0.1",
-    caps: Sequence[str] = (),
-    approve: str = "none",
-    approver: Approval | None = None,
-    allow_remote: bool = False,
-    token: str | None = None,
-    allowed_origins: Sequence[str] | None = None,
-    **grant_options: Any,
-) -> ServerHandle:
-    """Start serving `session` over streamable HTTP; runs on the runtime loop.
-    `grant_options` go to `Grant.build` (file_root, upload_roots, ...)."""
+async def serve_http(session: Session, options: ServeOptions, *, approver: Approval | None = None) -> ServerHandle:
+    """Start serving `session` over streamable HTTP; runs on the runtime loop."""
+    host, port = options.host, options.port
     if host not in LOOPBACK:
-        if not allow_remote:
+        if not options.allow_remote:
             raise ValueError(
                 f"refusing to serve on {host!r}: only loopback by default; pass allow_remote=True "
                 "(--allow-remote) to serve beyond this machine"
@@ -283,10 +271,8 @@ async def serve_http(
             "drives this browser.",
             stacklevel=2,
         )
-    agent_server = AgentServer(
-        session, caps=caps, approve=approve, approver=approver, allowed_origins=allowed_origins, **grant_options
-    )
-    token = token or secrets.token_urlsafe(32)
+    agent_server = AgentServer(session, options, approver=approver)
+    token = options.token or secrets.token_urlsafe(32)
     app = agent_server.server.streamable_http_app(
         streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host
     )

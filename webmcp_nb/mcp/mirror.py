@@ -124,12 +124,8 @@ class Mirrors:
         self.current: dict[str, Mirror] = {}
         self._warned: set[tuple[str, ...]] = set()
         self._on_change = on_change
-        self._removers = [engine.add_webmcp_listener(self._on_webmcp), self._listen_calls()]
+        self._removers = [engine.add_webmcp_listener(self._on_webmcp), engine.listeners.add(self._on_call)]
         self.refresh(notify=False)
-
-    def _listen_calls(self) -> Callable[[], None]:
-        self.engine.listeners.append(self._on_call)
-        return lambda: self.engine.listeners.remove(self._on_call) if self._on_call in self.engine.listeners else None
 
     def close(self) -> None:
         for remove in self._removers:

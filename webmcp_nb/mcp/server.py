@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import weakref
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server import Server
@@ -33,17 +33,18 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..core.engine import Approval
-from ..core.grants import Grant, widens_grant
+from ..core.grants import widens_grant
 from ..core.registry import ToolSpec
 from ..published import Kind
+from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
 from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
 
 if TYPE_CHECKING:
     from ..client import Session
+    from ..core.listeners import Listeners
 
-ApprovePolicy = Literal["consequential", "all", "none"]
 CALLER_META_KEY = "webmcp_nb/caller"
 """`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
 
@@ -61,14 +62,6 @@ _TARGET_NOTES = {
     "page": " Acts on the current tab of the notebook's current instance unless `instance` / `page_id` "
     "(and `frame_id`) are given.",
 }
-
-
-def check_options(caps: Sequence[str], approve: str, **grant_options: Any) -> tuple[Grant, ApprovePolicy]:
-    """The agents' grant and approval policy from a server's options (ValueError if one is bad)."""
-    grant = Grant.build(caps, **grant_options)
-    if approve not in get_args(ApprovePolicy):
-        raise ValueError(f"approve must be one of {', '.join(get_args(ApprovePolicy))}, not {approve!r}")
-    return grant, approve  # type: ignore[return-value]
 
 
 def agent_description(spec: ToolSpec) -> str:
@@ -163,26 +156,23 @@ class AgentServer:
     def __init__(
         self,
         session: Session,
+        options: ServeOptions,
         *,
-        caps: Sequence[str] = (),
-        approve: str = "none",
         approver: Approval | None = None,
-        allowed_origins: Sequence[str] | None = None,
-        upload_roots: Sequence[str] | None = None,
-        **grant_options: Any,
     ) -> None:
-        """`grant_options`: see `Grant.build`; uploads default to the session's artifacts directory."""
+        """Uploads default to the session's artifacts directory."""
         self.session = session
-        if not upload_roots:
-            upload_roots = [str(session.engine.artifacts_dir)]
-        self.grant, self.approve = check_options(caps, approve, upload_roots=upload_roots, **grant_options)
+        self.grant = options.grant(default_upload_root=str(session.engine.artifacts_dir))
+        self.approve: ApprovePolicy = options.approve
         if self.approve != "none" and approver is None:
             raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
         self.approver = approver
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
-            session.engine, allowed_origins, on_change=lambda: self._loop.create_task(self.notifier.changed("tools"))
+            session.engine,
+            options.allowed_origins,
+            on_change=lambda: self._loop.create_task(self.notifier.changed("tools")),
         )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
@@ -196,12 +186,11 @@ class AgentServer:
         self.server.middleware.append(keep_malformed_calls)
 
     # change notifications ---------------------------------------------------
-    def _follow(self, listeners: list[Any]) -> Any:
+    def _follow(self, listeners: Listeners[[Kind]]) -> Callable[[], None]:
         def changed(kind: Kind) -> None:  # any thread: hop onto the server's loop
             self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self.notifier.changed(kind)))
 
-        listeners.append(changed)
-        return lambda: listeners.remove(changed) if changed in listeners else None
+        return listeners.add(changed)
 
     def close(self) -> None:
         self._unsubscribe()
@@ -380,14 +369,12 @@ class AgentServer:
         )
 
 
-async def serve_stdio(
-    session: Session, *, caps: Sequence[str] = (), allowed_origins: Sequence[str] | None = None, **grant_options: Any
-) -> None:
-    """Serve `session` over this process's stdin/stdout until the client closes it
-    (`grant_options`: see `Grant.build`)."""
+async def serve_stdio(session: Session, options: ServeOptions) -> None:
+    """Serve `session` over this process's stdin/stdout until the client closes it (`options.host`,
+    `port` and `token` do not apply: there is no network)."""
     from mcp.server.stdio import stdio_server
 
-    agent = AgentServer(session, caps=caps, allowed_origins=allowed_origins, **grant_options)
+    agent = AgentServer(session, options)
     try:
         async with stdio_server() as (read, write):
             await agent.server.run(read, write, agent.server.create_initialization_options())

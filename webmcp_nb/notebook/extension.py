@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .session import close_shared_session, reset_options
+from .session import close_shared_session
 
 if TYPE_CHECKING:
     from .magics import BrowserMagics
@@ -75,7 +75,6 @@ def unload_ipython_extension(ipython: Any) -> None:
         del manager.registry[type(magics).__name__]
     ipython.configurables[:] = [configurable for configurable in ipython.configurables if configurable is not magics]
     close_shared_session()
-    reset_options()
 
 
 def is_loaded(ipython: Any) -> bool:

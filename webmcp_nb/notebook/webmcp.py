@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..core.render import ERROR_COLOUR, render_html
+from ..core.schema_fields import SchemaField, read_fields
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -62,10 +63,7 @@ class PageToolCall:
 
     def form(self) -> widgets.VBox:
         """A form for the tool's inputs with a Call button; the result shows below it."""
-        fields = [
-            _Field(name, prop, name in set(self.input_schema.get("required") or ()))
-            for name, prop in (self.input_schema.get("properties") or {}).items()
-        ]
+        fields = [_Field(field) for field in read_fields(self.input_schema)]
         button = widgets.Button(description=f"Call {self.name}", button_style="primary")
         result = widgets.HTML()
 
@@ -94,35 +92,44 @@ class PageToolCall:
 class _Field:
     """One input of the form, chosen from its schema."""
 
-    def __init__(self, name: str, prop: dict[str, Any], required: bool) -> None:
-        self.name, self.prop, self.required = name, prop, required
-        label = name + (" *" if required else "")
-        tip = prop.get("description", "")
-        kind = prop.get("type")
+    def __init__(self, field: SchemaField) -> None:
+        self.field = field
+        self.name, self.required = field.name, field.required
+        label = field.name + (" *" if field.required else "")
+        tip = field.description
         style = {"description_width": "initial"}
-        if "enum" in prop:
-            options = list(prop["enum"]) if required else [None, *prop["enum"]]
+        if field.choices is not None:
+            options = list(field.choices) if field.required else [None, *field.choices]
             self.widget: widgets.Widget = widgets.Dropdown(options=options, description=label, tooltip=tip, style=style)
-        elif kind == "boolean":
-            self.widget = widgets.Checkbox(value=bool(prop.get("default", False)), description=label, indent=False)
-        elif kind in ("integer", "number") and required:
-            cls = widgets.IntText if kind == "integer" else widgets.FloatText
-            self.widget = cls(value=prop.get("default", prop.get("minimum", 0)), description=label, style=style)
+        elif field.kind == "boolean":
+            self.widget = widgets.Checkbox(value=bool(self._default(False)), description=label, indent=False)
+        elif field.kind in ("integer", "number") and field.required:
+            cls = widgets.IntText if field.kind == "integer" else widgets.FloatText
+            start = field.minimum if field.minimum is not None else 0
+            self.widget = cls(value=self._default(start), description=label, style=style)
         else:
-            hint = "JSON" if kind not in ("string", None) else tip
+            hint = tip if self._is_text else "JSON"
             self.widget = widgets.Text(description=label, placeholder=hint, tooltip=tip, style=style)
+
+    @property
+    def _is_text(self) -> bool:
+        """Whether the typed text is the value itself (else it is read as JSON)."""
+        return self.field.kind == "string" or not self.field.types
+
+    def _default(self, fallback: Any) -> Any:
+        return self.field.default if self.field.has_default and self.field.default is not None else fallback
 
     def given(self) -> bool:
         """Whether to send this input: required ones always, others once filled in."""
         if self.required:
             return True
         if isinstance(self.widget, widgets.Checkbox):
-            return self.widget.value != self.prop.get("default", False)
+            return self.widget.value != self._default(False)
         return self.widget.value not in ("", None)
 
     def value(self) -> Any:
         value = self.widget.value
-        if isinstance(self.widget, widgets.Text) and self.prop.get("type") not in ("string", None):
+        if isinstance(self.widget, widgets.Text) and not self._is_text:
             try:
                 return json.loads(value)
             except ValueError:

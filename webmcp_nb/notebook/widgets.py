@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..client import Session
     from ..core.engine import ApprovalRequest, CallRecord
     from ..core.envelope import Envelope
-    from ..core.live import Frame
+    from ..core.live import LiveFrame
 
 PANEL_CALLER = "panel"
 STATIC = Path(__file__).parent / "static"
@@ -46,7 +46,7 @@ class LiveViewWidget(anywidget.AnyWidget):
     viewport_height = traitlets.Int(0).tag(sync=True)
     frames_shown = traitlets.Int(0).tag(sync=True)
 
-    def show(self, frame: Frame) -> None:
+    def show(self, frame: LiveFrame) -> None:
         with self.hold_sync():
             self.viewport_width, self.viewport_height = frame.viewport_width, frame.viewport_height
             self.frame = frame.data

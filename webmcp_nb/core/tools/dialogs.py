@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StringConstraints
 
-from ..registry import ToolFailure, tool
+from ..errors import ToolFailure
+from ..registry import tool
 from .models import ActionData, PageParams
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from ..registry import ToolFailure, tool
+from ..errors import ToolFailure
+from ..registry import tool
 from ..secret_fields import block_secrets
 from ..util import first_lines
 from .models import ActionData, FrameParams, Ref

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from ..errors import ToolFailure
 from ..evidence import Record, StreamName, Window
 from ..har import har_log
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from .models import Data, Identifier, InstanceParams
 
 if TYPE_CHECKING:

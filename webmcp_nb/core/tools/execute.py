@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, StringConstraints
 
-from ..registry import InvalidParams, ToolFailure, tool
+from ..errors import InvalidParams, ToolFailure
+from ..registry import tool
 from ..util import first_lines
 from .models import REF_PATTERN, ActionData, PageParams
 from .snapshot import SnapshotData, SnapshotParams

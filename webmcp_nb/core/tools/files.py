@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from ..registry import ToolFailure, tool
+from ..errors import ToolFailure
+from ..registry import tool
 from .models import Data, Identifier, InstanceParams, PageParams
 
 if TYPE_CHECKING:

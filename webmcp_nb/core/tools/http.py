@@ -17,8 +17,9 @@ import mimetypes
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ToolFailure
 from ..page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from ..secret_fields import secret_names
 from ..util import first_lines
 from .http_binary import binary_body

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from ..errors import ToolFailure
 from ..evidence import redact_headers
 from ..page_fetch import Head
-from ..registry import ToolFailure
 from ..secret_fields import block_secrets
 from .models import ActionData, Data, FrameParams, Params
 

@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ToolFailure
 from ..page_fetch import FetchFailed, Head, PageFetch
-from ..registry import ToolFailure
 from ..sse import EventStreamParser
 from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, describe
 

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
 from ..pages import OPENS_FILE_CHOOSER
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from ..util import first_lines
 from .models import ActionData, ModalState, PageParams, Params, Ref
 

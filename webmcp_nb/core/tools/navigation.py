@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from .models import AbsoluteUrl, ActionData, PageParams
 
 if TYPE_CHECKING:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from ..aria import subtree
+from ..errors import ToolFailure
 from ..redaction import redact_snapshot
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from .models import Data, FrameParams, Ref
 from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
 

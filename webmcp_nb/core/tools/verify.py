@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
+from ..errors import ToolFailure
 from ..redaction import is_secret
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from .models import Data, FrameParams, Ref
 
 if TYPE_CHECKING:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from ..errors import ToolFailure
 from ..observe import url_matches
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from .models import Data, PageParams, Ref
 
 if TYPE_CHECKING:

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
-from ..registry import ToolFailure, tool
+from ..registry import tool
 from ..secret_fields import block_in_json_text, block_secrets
-from ..webmcp import CutOff, Mode, ToolError, content_text, map_result, validate_input
+from ..webmcp import CutOff, Mode, PageToolError, content_text, map_result, validate_input
 from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
     timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
     try:
         result = await tools.invoke(found, p.input, ctx.caller, timeout_s)
-    except ToolError as exc:
+    except PageToolError as exc:
         raise ToolFailure(
             "evaluation_failed", f"Page tool {p.name!r} failed: {exc.message}", read_only=found.read_only
         ) from None

@@ -1,0 +1,59 @@
+"""The MCP serve options are declared once (ServeOptions) and every front end takes them from there."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+
+import pytest
+
+from webmcp_nb.cli import build_parser
+from webmcp_nb.client import Session
+from webmcp_nb.notebook.magics import _serve_parser, parse_serve
+from webmcp_nb.serve_options import ServeOptions
+
+FIELDS = [option.name for option in dataclasses.fields(ServeOptions)]
+
+
+def flags(parser: argparse.ArgumentParser) -> dict[str, tuple[str, str | None]]:
+    return {action.dest: (action.option_strings[0], action.help) for action in parser._actions if action.option_strings}
+
+
+def cli_serve_parser() -> argparse.ArgumentParser:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices["serve"]
+
+
+def test_session_serve_mcp_takes_exactly_the_serve_options() -> None:
+    parameters = list(inspect.signature(Session.serve_mcp).parameters)
+    assert sorted(parameters) == sorted(["self", "approver", *FIELDS])
+
+
+def test_the_notebook_and_the_command_line_flags_are_the_same_declaration() -> None:
+    notebook, command_line = flags(_serve_parser()), flags(cli_serve_parser())
+    declared = {f.name: (f.metadata["flag"], f.metadata["help"]) for f in dataclasses.fields(ServeOptions)}
+    assert {k: v for k, v in notebook.items() if k in declared} == {k: v for k, v in declared.items() if k != "token"}
+    assert {k: v for k, v in command_line.items() if k in declared} == {
+        k: v for k, v in declared.items() if k != "approve"
+    }
+
+
+def test_parsed_flags_become_serve_options() -> None:
+    parsed = parse_serve(["--caps", "js", "files", "--upload-root", "/a", "--upload-root", "/b", "--port", "9"])
+    assert parsed is not None and parsed.pop("stop") is False
+    options = ServeOptions(**parsed)
+    assert (options.caps, options.upload_roots, options.port, options.approve) == (
+        ["js", "files"],
+        ["/a", "/b"],
+        9,
+        "consequential",
+    )
+    assert ServeOptions().approve == "none" and ServeOptions().upload_roots == []
+
+
+def test_a_bad_option_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="unknown capability bogus"):
+        ServeOptions(caps=["bogus"]).grant("/tmp")
+    with pytest.raises(ValueError, match="approve must be one of consequential, all, none, not 'maybe'"):
+        ServeOptions(approve="maybe").grant("/tmp")  # type: ignore[arg-type]

@@ -1,0 +1,105 @@
+"""How a session is served to agents over MCP, declared once.
+
+`ServeOptions` is what `Session.serve_mcp`, `mcp.serve_http` / `serve_stdio`, ``%browser serve``
+and ``webmcp-nb serve`` take; each field's metadata gives its command-line flag and help, so the
+two command lines are built from it (`add_arguments`) and cannot drift apart. Nothing here
+imports the MCP SDK or IPython.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from .core.grants import CAPS, SCHEMES, Grant
+
+ApprovePolicy = Literal["consequential", "all", "none"]
+
+
+def _option(default: Any, flag: str, help: str, **argparse_options: Any) -> Any:
+    """A field with its command-line flag; `argparse_options` go to `add_argument`."""
+    metadata = {"flag": flag, "help": help, "argparse": argparse_options}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass
+class ServeOptions:
+    """The options of an MCP server over a session. See the README's threat model before
+    granting anything to an agent you do not trust."""
+
+    host: str = _option("127.0.0.1", "--host", "address to bind (default: loopback)")
+    port: int = _option(0, "--port", "TCP port (default: a free one)", type=int)
+    allow_remote: bool = _option(False, "--allow-remote", "allow a non-loopback --host", action="store_true")
+    token: str | None = _option(
+        None, "--token", "HTTP bearer token (default: $WEBMCP_NB_TOKEN for webmcp-nb serve, else a fresh random one)"
+    )
+    caps: list[str] = _option(
+        [], "--caps",
+        f"extra grants for agents: tool groups {', '.join(c for c in CAPS if c != 'browser')}, and browser "
+        "(any launch option: Chromium flags, binary, profile path, a visible window) (default: core tools only)",
+        nargs="+", metavar="CAP",
+    )  # fmt: skip
+    approve: ApprovePolicy = _option(
+        "none", "--approve",
+        "which agent calls wait for the operator's approval: consequential (destructive tools), all (every tool "
+        "that is not read-only) or none (default: consequential in a notebook, none elsewhere)",
+        choices=list(get_args(ApprovePolicy)),
+    )  # fmt: skip
+    allowed_origins: list[str] | None = _option(
+        None, "--allow-origin",
+        "mirror the WebMCP tools of pages from these origins (default: the origins the session's own callers "
+        "navigated to; agents' navigations do not count)",
+        nargs="+", metavar="ORIGIN",
+    )  # fmt: skip
+    file_root: str | None = _option(None, "--file-root", "agents may load file: URLs under DIR (default: none)",
+                                    metavar="DIR")  # fmt: skip
+    upload_roots: list[str] = _option(
+        [], "--upload-root", "agents may upload files under DIR (repeatable; default: the artifacts directory)",
+        action="append", metavar="DIR",
+    )  # fmt: skip
+    allow_schemes: list[str] = _option(
+        [], "--allow-scheme", f"more URL schemes for agents: {' '.join(SCHEMES)} (default: http, https, about:blank)",
+        nargs="+", metavar="SCHEME",
+    )  # fmt: skip
+    chromium_args: list[str] = _option(
+        [], "--chromium-arg", "a Chromium flag for every browser agents launch, as --chromium-arg=--flag (repeatable)",
+        action="append", metavar="FLAG",
+    )  # fmt: skip
+
+    def grant(self, default_upload_root: str) -> Grant:
+        """The agents' grant (ValueError naming a bad option); uploads default to `default_upload_root`."""
+        if self.approve not in get_args(ApprovePolicy):
+            raise ValueError(f"approve must be one of {', '.join(get_args(ApprovePolicy))}, not {self.approve!r}")
+        return Grant.build(
+            self.caps, allow_schemes=self.allow_schemes, file_root=self.file_root,
+            upload_roots=self.upload_roots or [default_upload_root], chromium_args=self.chromium_args,
+        )  # fmt: skip
+
+    @classmethod
+    def from_namespace(cls, namespace: argparse.Namespace) -> ServeOptions:
+        """The options a parser built by `add_arguments` read (the others keep their defaults)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{name: value for name, value in vars(namespace).items() if name in names})
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, *, exclude: Iterable[str] = (), defaults: dict[str, Any] | None = None
+) -> None:
+    """Add a flag for each option (but those in `exclude`), with `defaults` in place of the options' own."""
+    defaults, excluded = defaults or {}, set(exclude)
+    for option in dataclasses.fields(ServeOptions):
+        if option.name in excluded:
+            continue
+        own = option.default_factory() if callable(option.default_factory) else option.default
+        parser.add_argument(
+            option.metadata["flag"],
+            dest=option.name,
+            default=defaults.get(option.name, own),
+            help=option.metadata["help"].replace("%", "%%"),
+            **option.metadata["argparse"],
+        )
