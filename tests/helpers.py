@@ -21,6 +21,7 @@ import psutil
 
 from webmcp_nb import Envelope
 from webmcp_nb.core.envelope import ERROR_TYPES, Operation
+from webmcp_nb.core.failure import CONTEXT_KEYS
 from webmcp_nb.core.registry import REGISTRY
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def check_contract(envelope: Envelope) -> None:
         assert d["error_type"] in ERROR_TYPES
         assert d["message"] and len(d["message"]) <= 3000
         if "context" in d:  # additive: only what there is to say (webmcp_nb.core.failure)
-            assert d["context"] and set(d["context"]) <= {"warnings", "diagnostic", "page", "console"}
+            assert d["context"] and set(d["context"]) <= set(CONTEXT_KEYS)
         assert (op["outcome"], op["retry"]) in {
             ("not_started", "after_correction"),
             ("unknown", "read_only"),

@@ -83,10 +83,13 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "browser_verify_text_visible": {"text": "Cart"},
     "browser_verify_list_visible": {"ref": "e1", "items": ["Apple"]},
     "browser_verify_value": {"ref": "e1", "value": "x"},
+    "browser_http": {"url": "/api/items"},
 }
 
 # Free-form objects: a page tool's input, checked against that tool's own inputSchema.
-FREE_FORM = {("browser_webmcp_call", "/properties/input")}
+FREE_FORM = {("browser_webmcp_call", "/properties/input"), ("browser_http", "/properties/json_body/anyOf/0")}
+# Maps from any name to a typed value: HTTP request headers.
+MAPS = {("browser_http", "/properties/headers")}
 
 TOOLS = REGISTRY.names()
 
@@ -236,6 +239,9 @@ def test_input_schema_forbids_unknown_fields_everywhere(tool):
     for where, obj in found:
         if (tool, where) in FREE_FORM:
             assert obj.get("additionalProperties") is True and "properties" not in obj
+            continue
+        if (tool, where) in MAPS:
+            assert obj["additionalProperties"]["type"] == "string" and "properties" not in obj
             continue
         assert obj.get("additionalProperties") is False, f"{tool}: {where} allows unknown fields"
 

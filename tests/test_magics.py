@@ -304,12 +304,16 @@ def test_arguments_are_generated_from_the_schema() -> None:
     assert command("tabs").parse(["--action", "new", "--url", "http://x/"]) == {"action": "new", "url": "http://x/"}
     assert command("evaluate").parse(["() => 1 + 1"]) == {"expression": "() => 1 + 1"}
     assert command("browser_health").parse([]) == {}
-    # every registry tool is a subcommand, and its positionals are its required text fields
+    # every registry tool is a subcommand, and its positionals are its required text fields (or the
+    # fields the tool names itself: browser_http's [METHOD] URL)
     for spec in REGISTRY:
         tool = command(spec.name)
         required = spec.input_schema.get("required", [])
-        positionals = [a.name for a in tool.arguments if is_positional(a)]
-        assert positionals == [n for n in required if spec.input_schema["properties"][n].get("type") == "string"]
+        positionals = [a.name for a in tool.arguments if is_positional(a, spec.magic_positional)]
+        expected = list(spec.magic_positional) or [  # the tool's own say: browser_http's [METHOD] URL
+            n for n in required if spec.input_schema["properties"][n].get("type") == "string"
+        ]
+        assert positionals == expected
 
 
 @pytest.mark.parametrize(
@@ -533,7 +537,7 @@ def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("serve --caps bogus", "unknown capability bogus; choose from js, code, files, pdf, secrets, browser"),
+        ("serve --caps bogus", "unknown capability bogus; choose from js, code, files, pdf, secrets, http, browser"),
         ("serve --approve maybe", "invalid choice: 'maybe'"),
         ("serve --host 0.0.0.0", "only loopback by default"),
         ("serve --port nine", "invalid int value"),
@@ -547,3 +551,25 @@ def test_serve_rejects_bad_options_and_starts_nothing(browser: Any, line: str, m
     with pytest.raises(UsageError, match=re.escape(message)):
         browser(line)
     assert webmcp_nb.session().servers == []
+
+
+# -- browser_http in a notebook ----------------------------------------------------------------
+@pytest.mark.browser
+def test_http_renders_json_as_a_tree_and_shows_sse_live(browser: Any, demo: Any) -> None:
+    ok(browser(f"navigate {demo.url}"))
+    envelope = browser("http GET /api/items")
+    assert ok(envelope)["body"][1]["name"] == "Banana"
+    html = envelope._repr_mimebundle_()[0]["text/html"]
+    assert "<table" in html and "<td" in html and "Banana" in html and "<script" not in html
+    nested = browser("http /api/secrets")  # the method is optional: GET
+    html = nested._repr_mimebundle_()[0]["text/html"]
+    assert "<details open>" in html and "[blocked]" in html and "hunter2" not in html
+    limits = json.dumps({"max_events": 10, "max_bytes": 10_000, "max_duration_ms": 10_000})
+    with capture_output() as captured:
+        envelope = browser(f"http GET '/api/sse?n=3&interval_ms=300' --response sse --sse '{limits}'")
+    assert len(ok(envelope)["body"]["events"]) == 3
+    shown = [output for output in captured.outputs if "webmcp-nb-progress" in output.data.get("text/html", "")]
+    assert len(shown) >= 2  # displayed, then updated in place as the events arrived
+    assert len({output.transient["display_id"] for output in shown}) == 1
+    assert [output.update for output in shown] == [False] + [True] * (len(shown) - 1)
+    assert "3 events" in shown[-1].data["text/plain"]

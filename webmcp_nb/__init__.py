@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ._generated import FormField, Viewport
     from .client import PageToolHandle, Session
     from .core.aria import RefTarget, find_ref
-    from .core.engine import CallRecord, Engine
+    from .core.engine import BinaryRenderer, CallRecord, Engine
     from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
     from .core.instances import InstanceState
     from .core.live import LiveFrame, LiveView
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 # Public name -> (module, attribute), imported on first access so that `import webmcp_nb` stays cheap.
 _LAZY = {
+    "BinaryRenderer": ("webmcp_nb.core.engine", "BinaryRenderer"),
     "BrowserPanel": ("webmcp_nb.notebook.widgets", "BrowserPanel"),
     "CallLog": ("webmcp_nb.notebook.widgets", "CallLog"),
     "CallRecord": ("webmcp_nb.core.engine", "CallRecord"),
@@ -75,6 +76,7 @@ _LAZY = {
 # Explicit, for readers and type checkers; tests/test_api.py checks it against _LAZY.
 __all__ = [
     "ERROR_TYPES",
+    "BinaryRenderer",
     "BrowserPanel",
     "CallLog",
     "CallRecord",

@@ -16,6 +16,11 @@ from ._arguments import default, given
 from .core.envelope import Envelope
 
 
+class BinaryOptions(TypedDict):
+    mode: NotRequired[Literal["base64", "download"]]
+    max_bytes: NotRequired[int | None]  # Fail if the body is larger; default: what the mode allows.
+
+
 class FormField(TypedDict):
     ref: str  # An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
@@ -36,6 +41,12 @@ class Observe(TypedDict):
     name: NotRequired[str | None]
     level: NotRequired[str | None]  # console: this level (log, info, warning, error...).
     timeout_ms: NotRequired[int]
+
+
+class SseLimits(TypedDict):
+    max_events: int  # Fail if another event arrives after this many.
+    max_bytes: int  # Fail once the events' UTF-8 JSON (with separators) would pass this.
+    max_duration_ms: int  # Fail (cancelling the reader in the page) if the stream has not ended by then.
 
 
 class Viewport(TypedDict):
@@ -733,6 +744,126 @@ class ToolMethods:
                 timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
         """
         return await self.acall("browser_hover", **given(locals()))
+
+    def http(
+        self,
+        url: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        method: Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"] = default("GET"),
+        headers: dict[str, str] = default({}),
+        body: str | None = default(None),
+        json_body: dict[str, Any] | None = default(None),
+        response: Literal["auto", "json", "text", "ndjson", "sse", "binary"] = default("auto"),
+        expect: str | None = default(None),
+        preflight: bool = default(False),
+        timeout_s: float | None = default(None),
+        max_result_bytes: int | None = default(None),
+        save: bool = default(False),
+        max_save_bytes: int = default(67108864),
+        strict: bool = default(False),
+        sse: SseLimits | None = default(None),
+        binary: BinaryOptions | None = default(None),
+        secret_fields: list[str] = default([]),
+    ) -> Envelope:
+        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
+        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
+        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
+        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+
+        Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable form is ``ahttp``.
+
+        Args:
+            url: Absolute, or relative to the page's URL (such as '/api/items').
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            method: GET, HEAD and OPTIONS change nothing; the others are mutations.
+            headers: Request headers (the page's cookies are sent as the page would send them).
+            body: A text body.
+            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
+            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
+                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
+            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
+                response is 'sse' or 'binary'.
+            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
+                request itself is sent.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
+                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
+            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
+                result budget).
+            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
+            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
+            sse: Required with response='sse': the collection's limits.
+            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
+                (max_bytes defaults to max_save_bytes).
+            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+        """
+        return self.call("browser_http", **given(locals()))
+
+    async def ahttp(
+        self,
+        url: str,
+        *,
+        instance: str | None = default(None),
+        page_id: str | None = default(None),
+        frame_id: str | None = default(None),
+        method: Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"] = default("GET"),
+        headers: dict[str, str] = default({}),
+        body: str | None = default(None),
+        json_body: dict[str, Any] | None = default(None),
+        response: Literal["auto", "json", "text", "ndjson", "sse", "binary"] = default("auto"),
+        expect: str | None = default(None),
+        preflight: bool = default(False),
+        timeout_s: float | None = default(None),
+        max_result_bytes: int | None = default(None),
+        save: bool = default(False),
+        max_save_bytes: int = default(67108864),
+        strict: bool = default(False),
+        sse: SseLimits | None = default(None),
+        binary: BinaryOptions | None = default(None),
+        secret_fields: list[str] = default([]),
+    ) -> Envelope:
+        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
+        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
+        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
+        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+
+        Calls the ``browser_http`` tool and returns its `Envelope`; the blocking form is ``http``.
+
+        Args:
+            url: Absolute, or relative to the page's URL (such as '/api/items').
+            instance: Instance to act on; default: the session's current instance (created on first use as
+                'default').
+            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            method: GET, HEAD and OPTIONS change nothing; the others are mutations.
+            headers: Request headers (the page's cookies are sent as the page would send them).
+            body: A text body.
+            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
+            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
+                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
+            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
+                response is 'sse' or 'binary'.
+            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
+                request itself is sent.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
+                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
+            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
+                result budget).
+            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
+            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
+            sse: Required with response='sse': the collection's limits.
+            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
+                (max_bytes defaults to max_save_bytes).
+            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+        """
+        return await self.acall("browser_http", **given(locals()))
 
     def keyboard_type(
         self,

@@ -21,7 +21,7 @@ from .core.util import utc_now
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .core.engine import Approval, CallRecord, Engine
+    from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
     from .core.evidence import EvidenceEvent
     from .core.grants import Grant
     from .core.live import LiveFrame, LiveView
@@ -81,6 +81,21 @@ class Session(ToolMethods):
         self._servers: set[ServerHandle] = set()
         self._engine_lock = threading.Lock()
         self._closed = False
+        self._binary_renderer: BinaryRenderer | None = None
+
+    @property
+    def binary_renderer(self) -> BinaryRenderer | None:
+        """Where `browser_http(response="binary", binary={"mode": "download"})` hands bodies:
+        ``fn(data: bytes, media_type: str, operation: dict, cancelled: threading.Event) ->
+        {"url": "https://...", "expires_at": <epoch ms>}`` (sync, run in a worker thread, or async).
+        `cancelled` is set if the call is cancelled meanwhile. None: that mode is unsupported."""
+        return self._binary_renderer
+
+    @binary_renderer.setter
+    def binary_renderer(self, renderer: BinaryRenderer | None) -> None:
+        self._binary_renderer = renderer
+        if self._engine is not None:
+            self._engine.binary_renderer = renderer
 
     def reconfigure(
         self,
@@ -235,9 +250,19 @@ class Session(ToolMethods):
             self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
         )
 
-    def call_as(self, caller: str, tool: str, args: dict[str, Any]) -> Envelope:
-        """`call` on behalf of another front end (a widget, an agent), for the call log."""
-        return self._runtime.run(self._execute(tool, args, time.monotonic(), utc_now(), caller))
+    def call_as(
+        self,
+        caller: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Envelope:
+        """`call` on behalf of another front end (a widget, an agent), for the call log. `on_progress`
+        hears what a streaming call collects as it arrives (on the runtime thread)."""
+        return self._runtime.run(
+            self._execute(tool, args, time.monotonic(), utc_now(), caller, on_progress=on_progress)
+        )
 
     async def acall_as(
         self,
@@ -247,11 +272,21 @@ class Session(ToolMethods):
         *,
         approval: Approval | None = None,
         grant: Grant | None = None,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """`acall` on behalf of another front end: `approval` gates calls that change
         things; `grant` limits what it may call and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
-            self._execute(tool, args, time.monotonic(), utc_now(), caller, approval=approval, grant=grant)
+            self._execute(
+                tool,
+                args,
+                time.monotonic(),
+                utc_now(),
+                caller,
+                approval=approval,
+                grant=grant,
+                on_progress=on_progress,
+            )
         )
 
     async def _execute(
@@ -301,6 +336,7 @@ class Session(ToolMethods):
                     default_instance=self.default_instance,
                     artifacts_dir=self.artifacts_dir,
                 )
+                self._engine.binary_renderer = self._binary_renderer
                 _LIVE_SESSIONS.add(self)
             return self._engine
 

@@ -185,14 +185,17 @@ def magic_cell(step: Step) -> str | None:
     words, placeholders = [tool.name], {}
     plain_args = {key: value for key, value in step.args.items() if key not in step.refs}
     given = {**plain_args, **{key: f"@{key}@" for key in step.refs}}
-    for argument in sorted(tool.arguments, key=lambda argument: not is_positional(argument)):  # positionals first
+    named = tool.spec.magic_positional
+    for argument in sorted(
+        tool.arguments, key=lambda argument: not is_positional(argument, named)
+    ):  # positionals first
         if argument.name not in given:
             continue
         value = given[argument.name]
         if argument.kind == "boolean" and value is False and argument.default is False and not argument.required:
             del given[argument.name]  # a switch that is off unless given: leaving it out says the same
             continue
-        written = _words(argument, value)
+        written = _words(argument, value, named)
         if written is None:
             return None
         if argument.name in step.refs:
@@ -221,10 +224,10 @@ def _quote(word: str) -> str:
     return quoted
 
 
-def _words(argument: Any, value: Any) -> list[str] | None:
+def _words(argument: Any, value: Any, named: tuple[str, ...] = ()) -> list[str] | None:
     from .notebook.tool_commands import flag_of, is_positional
 
-    if is_positional(argument):
+    if is_positional(argument, named):
         return [value] if isinstance(value, str) else None
     if argument.kind == "boolean":
         if not isinstance(value, bool):

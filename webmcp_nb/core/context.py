@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import ToolFailure
 from .util import first_lines
@@ -45,6 +45,9 @@ class CallContext:
     marks: CallMarks | None = None
     # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
+    # The front end's progress hook (a notebook's live display): tools that stream call it with
+    # small dicts as things arrive (browser_http's SSE events). Runs on the runtime loop: keep it quick.
+    on_progress: Callable[[dict[str, Any]], None] | None = None
 
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""

@@ -68,6 +68,8 @@ class ApprovalRequest:
 
 Approval = Callable[[ApprovalRequest], Awaitable[str | None]]
 """Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
+BinaryRenderer = Callable[[bytes, str, dict[str, Any], Any], Any]
+"""`fn(data, media_type, operation, cancelled) -> {"url", "expires_at"}` (see `Session.binary_renderer`)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class Engine:
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
+        self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
 
     # public -----------------------------------------------------------------
     async def execute(
@@ -117,6 +120,7 @@ class Engine:
         approval: Approval | None = None,
         grant: Grant | None = None,
         timeout_s: float | None = None,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
         """Run `tool` with `args`; always returns an envelope, never raises (a call out of
         the fixed bounds of `bounds.screen`, a non-string tool name included, is refused first).
@@ -170,6 +174,7 @@ class Engine:
                 caller=caller,
                 approval=approval,
                 grant=grant,
+                on_progress=on_progress,
             )
             if spec.check is not None:
                 spec.check(ctx, params)
@@ -209,14 +214,16 @@ class Engine:
                 error_type=failure.error_type,
                 message=failure.message,
             )
+            if failure.context:
+                envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         if not envelope.ok and ctx is not None:
             context = await failure_context(ctx, envelope.error_type or "")
             if context is not None:
-                envelope = dataclasses.replace(envelope, context=context, _json=None)
+                envelope = dataclasses.replace(envelope, context={**(envelope.context or {}), **context}, _json=None)
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,
-            read_only=spec is not None and spec.read_only,
+            read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )
         if spec is not None and spec.typed_text and isinstance(logged_args, dict):

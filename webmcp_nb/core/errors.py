@@ -6,7 +6,7 @@ raise them without importing the registry.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .envelope import ErrorType
@@ -20,7 +20,8 @@ class ToolFailure(Exception):
     ``inspect_state`` (or ``read_only`` for a read-only tool). `read_only` overrides the
     tool's own flag when what ran is known better (a page's read-only WebMCP tool).
     `completed` says the call itself did everything it does, and what failed is the condition
-    it checked (a verification, an observation): outcome ``completed``.
+    it checked (a verification, an observation): outcome ``completed``. `context` joins the error
+    envelope's context (see `webmcp_nb.core.failure`: an SSE collection's partial events).
     """
 
     def __init__(
@@ -31,8 +32,10 @@ class ToolFailure(Exception):
         started: bool = True,
         read_only: bool | None = None,
         completed: bool = False,
+        context: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
+        self.context = context
         self.error_type = error_type
         self.message = message
         self.started = started

@@ -7,7 +7,9 @@ the message, in this order:
 - ``diagnostic``: what the browser was doing (a pending dialog, a tab that stopped answering,
   a navigation in flight);
 - ``page``: only when the page moved, navigated, logged errors or opened a tab during the call;
-- ``console``: the call's latest console messages (at most 20 entries and 2,500 characters).
+- ``console``: the call's latest console messages (at most 20 entries and 2,500 characters);
+- ``partial``: what a collecting tool had when it failed (browser_http's SSE events, with
+  ``reconnects``); the text names it and its size, the structured envelope holds it.
 
 A failure with none of these has no context. Messages are capped too (`cap_message`), keeping
 their head and tail, so an error's type and its last lines always arrive.
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from .instances import Instance
     from .pages import PageState
 
+CONTEXT_KEYS = ("warnings", "diagnostic", "page", "console", "partial", "reconnects", "blocked_fields")
+"""What an error's context may hold (see the module docstring)."""
 MAX_MESSAGE_CHARS = 3000
 MESSAGE_TAIL_CHARS = 1000
 MAX_CONSOLE_ENTRIES = 20
@@ -175,4 +179,9 @@ def context_lines(context: dict[str, Any]) -> list[str]:
     if context.get("console"):
         lines.append("Console (latest of the call):")
         lines += [f"  {line}" for line in context["console"]]
+    if "partial" in context:
+        lines.append(
+            f"Partial: {len(context['partial'])} items, {context.get('reconnects', 0)} reconnects, in the envelope's "
+            "context.partial (incomplete; not an instruction to retry)"
+        )
     return lines

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "secrets", "notebook"]
+Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
@@ -61,6 +61,18 @@ class ToolSpec:
     # False: the tool declares no output schema to agents, and its results carry structured
     # content only on a success without an image (its data has no fixed shape: browser_execute).
     structured_output: bool = True
+    # For a tool that is read-only for some calls only (browser_http: GET, HEAD, OPTIONS): says,
+    # from the call's arguments, that this call changes nothing (no approval is asked for it).
+    read_only_when: Callable[[dict[str, Any]], bool] | None = None
+    # The fields the %browser command line takes by position, in declaration order (default: the
+    # required text fields); browser_http's `http GET /api/items`.
+    magic_positional: tuple[str, ...] = ()
+
+    def call_is_read_only(self, args: Any) -> bool:
+        """Whether this call (its arguments, when they are an object) changes nothing."""
+        return self.read_only or (
+            self.read_only_when is not None and isinstance(args, dict) and self.read_only_when(args)
+        )
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

@@ -49,6 +49,9 @@ _JSON_KEYS = frozenset({"result"})
 _IMAGE_KEYS = ("image", "mime_type", "width", "height", "source_width", "source_height", "scaled")
 # Lists whose kind is the tool's (browser_console and browser_network both return "entries").
 _ENTRY_KINDS = {"browser_console": "console", "browser_network": "network"}
+# Keys whose JSON object or array value is shown as a collapsible tree (browser_http's body).
+_TREE_KEYS = frozenset({"body"})
+_TREE_OPEN_DEPTH = 2  # deeper levels start folded
 
 
 # --------------------------------------------------------------------------- #
@@ -84,6 +87,10 @@ class _Parts:
 
 
 def _saved_line(saved: dict[str, Any]) -> str:
+    if "head" not in saved:  # a body streamed to a file (browser_http): no text preview
+        return (
+            f"saved: {saved.get('path')} ({saved.get('size_bytes', 0):,} bytes, {saved.get('media_type') or 'no type'})"
+        )
     count = len(str(saved.get("head", "")).splitlines())
     return (
         f"saved: {saved.get('path')} ({saved.get('size_bytes', 0):,} bytes, {saved.get('lines')} lines); "
@@ -293,6 +300,8 @@ def _pre(text: str) -> str:
 
 
 def _value_html(key: str, value: Any) -> str:
+    if isinstance(value, (dict, list)) and key in _TREE_KEYS:
+        return json_tree_html(value)
     if isinstance(value, (dict, list)) or key in _JSON_KEYS:
         return _pre(_json(value, indent=2))
     if isinstance(value, str) and "\n" in value:
@@ -309,6 +318,40 @@ def _fields_html(fields: list[tuple[str, Any]]) -> str:
         for key, value in fields
     )
     return f'<dl style="margin: 6px 0;">{rows}</dl>'
+
+
+def _is_flat_rows(value: Any) -> bool:
+    """An array of objects whose values are all scalars: shown as a table."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(item, dict) and not any(isinstance(v, (dict, list)) for v in item.values()) for item in value
+        )
+    )
+
+
+def json_tree_html(value: Any) -> str:
+    """Parsed JSON as static HTML: objects and arrays fold (`<details>`), arrays of flat objects
+    are tables, and scalars are JSON. No scripts; every string escaped."""
+    return f'<div style="{_MONO}">{_tree(value, 0)}</div>'
+
+
+_TREE_LIST = '<ul style="margin:0;padding-left:16px;list-style:none">'
+
+
+def _tree(value: Any, depth: int) -> str:
+    if _is_flat_rows(value):
+        columns = list(dict.fromkeys(key for item in value for key in item))
+        rows = [[_e(_scalar_text(key, item[key])) if key in item else "" for key in columns] for item in value]
+        return _table(columns, rows)
+    if isinstance(value, (dict, list)) and value:
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        opened = " open" if depth < _TREE_OPEN_DEPTH else ""
+        kind = f"{{{len(value)} keys}}" if isinstance(value, dict) else f"[{len(value)} items]"
+        items = "".join(f"<li><b>{_e(key)}</b>: {_tree(child, depth + 1)}</li>" for key, child in pairs)
+        return f'<details{opened}><summary style="cursor:pointer;{_MUTED}">{kind}</summary>{_TREE_LIST}{items}</ul></details>'
+    return _e(_json(value))
 
 
 def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None = None) -> str:
@@ -855,3 +898,28 @@ class ToolTable:
         if _wanted("text/html", include, exclude):
             data["text/html"] = self.render_html()
         return data, {}
+
+
+# --------------------------------------------------------------------------- #
+# Progress of a streaming call
+# --------------------------------------------------------------------------- #
+
+PROGRESS_SHOWN = 20  # the latest events a live display shows
+
+
+def progress_bundle(tool: str, updates: list[dict[str, Any]]) -> dict[str, str]:
+    """A live view of what a streaming call (browser_http's SSE) has collected so far, from the
+    updates it sent its progress hook: text/plain and static text/html."""
+    last = updates[-1] if updates else {}
+    events = [update["event"] for update in updates if "event" in update][-PROGRESS_SHOWN:]
+    summary = f"{tool}: receiving… {last.get('count', 0)} events, {last.get('reconnects', 0)} reconnects"
+    lines = [summary] + [
+        f"{event.get('id') or '-'} {event.get('event')}: {_json(event.get('data'))}" for event in events
+    ]
+    rows = [[_e(event.get("id") or ""), _e(event.get("event")), _e(_json(event.get("data")))] for event in events]
+    html_text = (
+        f'<div class="webmcp-nb-progress" style="{_FONT} {_BOX}"><div>{_badge("receiving", WARN_COLOUR)} '
+        f'<code style="{_MONO}">{_e(tool)}</code> · {last.get("count", 0)} events · {last.get("reconnects", 0)} '
+        f"reconnects</div>{_table(['id', 'event', 'data'], rows) if rows else ''}</div>"
+    )
+    return {"text/plain": "\n".join(lines), "text/html": html_text}

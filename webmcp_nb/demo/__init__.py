@@ -12,13 +12,18 @@ or from a shell with ``python -m webmcp_nb.demo --port 8000``.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import html
 import http.server
 import importlib.resources
 import json
 import mimetypes
+import struct
+import sys
 import threading
 import time
+import zlib
 from http import HTTPStatus
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
@@ -56,6 +61,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._dispatch(head=False)
+
+    def do_POST(self) -> None:
+        self._mutation()
+
+    do_PUT = do_PATCH = do_DELETE = do_POST
+
+    def do_OPTIONS(self) -> None:
+        self._send(204, headers={"Allow": "GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE"})
 
     # -- helpers -----------------------------------------------------------
 
@@ -105,6 +118,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             kb = max(1, min(_int_arg(query, "kb", 64), MAX_LARGE_KB))
             items = [{"id": i, "name": f"Item {i}", "note": "x" * 80} for i in range(kb * 1024 // 110 + 1)]
             self._send(200, json.dumps({"items": items}).encode(), ctype="application/json", head=head)
+        elif path.startswith("/api/") and path in API:
+            API[path](self, query, head)
         elif path == "/redirect":
             target = query.get("to", ["/"])[0]
             split = urlsplit(target)
@@ -133,6 +148,192 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ctype += "; charset=utf-8"
         self._send(200, resource.read_bytes(), ctype=ctype, head=head)
 
+    # -- the HTTP API (see API below) ---------------------------------------
+
+    def _json(self, value: object, head: bool, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(value).encode(), ctype="application/json", headers=headers, head=head)
+
+    def _mutation(self) -> None:
+        """POST/PUT/PATCH/DELETE /api/counter?key=K[&delay_ms=N]: count the call, then answer
+        (after the delay); anything else: 405."""
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+        if unquote(parts.path) != "/api/counter":
+            self._send(405, json.dumps({"error": "method not allowed"}).encode(), ctype="application/json")
+            return
+        key = query.get("key", ["default"])[0]
+        count = _count(key, 1)
+        time.sleep(max(0, min(_int_arg(query, "delay_ms", 0), MAX_SLOW_MS)) / 1000)
+        self._json({"key": key, "count": count, "method": self.command, "body": body}, head=False)
+
+    def _api_counter(self, query: dict[str, list[str]], head: bool) -> None:
+        key = query.get("key", ["default"])[0]
+        with _COUNTS_LOCK:
+            self._json({"key": key, "count": _COUNTS.get(key, 0)}, head)
+
+    def _api_items(self, query: dict[str, list[str]], head: bool) -> None:
+        self._json([{"id": i, "name": name, "price": price} for i, (name, price) in enumerate(ITEMS, 1)], head)
+
+    def _api_echo(self, query: dict[str, list[str]], head: bool) -> None:
+        self._json(
+            {
+                "method": self.command,
+                "path": self.path,
+                "cookie": self.headers.get("Cookie"),
+                "origin": self.headers.get("Origin"),
+                "headers": dict(self.headers),
+            },
+            head,
+        )
+
+    def _api_secrets(self, query: dict[str, list[str]], head: bool) -> None:
+        self._json(
+            {
+                "user": "ada",
+                "password": "hunter2",
+                "Access-Token": "tok-123",
+                "profile": {"apiKey": "key-456", "theme": "dark"},
+                "sessions": [{"id": 1, "refresh_token": "ref-789"}],
+                "password_hint": "a pet",
+            },
+            head,
+            headers={"X-Auth-Token": "header-secret"},
+        )
+
+    def _api_ndjson(self, query: dict[str, list[str]], head: bool) -> None:
+        lines = [json.dumps({"id": i, "name": name}) for i, (name, _) in enumerate(ITEMS, 1)]
+        if query.get("malformed"):
+            lines.insert(2, "{not json")
+        lines.insert(1, json.dumps({"id": 0, "token": "ndjson-secret"}))
+        self._send(200, ("\n".join(lines) + "\n").encode(), ctype="application/x-ndjson", head=head)
+
+    def _api_png(self, query: dict[str, list[str]], head: bool) -> None:
+        self._send(200, PNG, ctype="image/png", head=head)
+
+    def _api_bytes(self, query: dict[str, list[str]], head: bool) -> None:
+        kb = max(1, min(_int_arg(query, "kb", 4), MAX_LARGE_KB))
+        self._send(200, bytes(range(256)) * (kb * 4), ctype="application/octet-stream", head=head)
+
+    def _api_zipped(self, query: dict[str, list[str]], head: bool) -> None:
+        """A gzip body: its Content-Length is the small compressed size, the body the page reads is large."""
+        kb = max(1, min(_int_arg(query, "kb", 256), MAX_LARGE_KB))
+        body = gzip.compress(json.dumps({"text": "a" * kb * 1024}).encode())
+        self._send(200, body, ctype="application/json", headers={"Content-Encoding": "gzip"}, head=head)
+
+    def _api_lying_length(self, query: dict[str, list[str]], head: bool) -> None:
+        """Declares a Content-Length larger than what it sends, then closes the connection."""
+        self._stream_start("application/json", {"Content-Length": "100000"})
+        if not head:
+            self.wfile.write(b'{"partial": "only this much')
+            self.wfile.flush()
+            time.sleep(0.2)  # let the page read what came before the connection drops
+        self.close_connection = True
+
+    def _stream_start(self, ctype: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Cache-Control", "no-store")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+
+    def _event(self, data: object, event_id: int | None = None, event: str | None = None) -> None:
+        lines = ([f"id: {event_id}"] if event_id is not None else []) + ([f"event: {event}"] if event else [])
+        self.wfile.write(("\n".join([*lines, f"data: {json.dumps(data)}"]) + "\n\n").encode())
+        self.wfile.flush()
+
+    def _api_sse(self, query: dict[str, list[str]], head: bool) -> None:
+        """A finite stream of `n` events (every `interval_ms`), then the end."""
+        n = max(0, min(_int_arg(query, "n", 3), 10_000))
+        interval = max(0, min(_int_arg(query, "interval_ms", 0), 10_000)) / 1000
+        self._stream_start("text/event-stream")
+        if head:
+            return
+        self.wfile.write(b": a comment, ignored\n\n")
+        for i in range(1, n + 1):
+            self._event({"n": i, "token": "sse-secret"} if i == 1 else {"n": i}, i, "tick")
+            time.sleep(interval)
+
+    def _api_sse_endless(self, query: dict[str, list[str]], head: bool) -> None:
+        """An event every `interval_ms` (default 50) until the client goes away; the counter
+        `sse-open` (GET /api/counter?key=sse-open) says how many such streams are open."""
+        interval = max(1, min(_int_arg(query, "interval_ms", 50), 10_000)) / 1000
+        self._stream_start("text/event-stream")
+        if head:
+            return
+        i = 0
+        _count("sse-open", 1)
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    i += 1
+                    self._event({"n": i}, i)
+                    time.sleep(interval)
+        finally:
+            _count("sse-open", -1)
+
+    def _api_sse_drop(self, query: dict[str, list[str]], head: bool) -> None:
+        """Events 1-3 with `retry: 100`, then the connection drops; a reconnect that sends
+        `Last-Event-ID: 3` gets events 4-5 and a clean end (with `end=204`: a 204, no more events)."""
+        last = self.headers.get("Last-Event-ID")
+        if last is not None and query.get("end") == ["204"]:
+            self._send(204, head=head)
+            return
+        self._stream_start("text/event-stream", {} if last else {"Content-Length": "100000"})
+        if head:
+            return
+        if last is None:
+            self.wfile.write(b"retry: 100\n\n")
+            for i in range(1, 4):
+                self._event({"n": i}, i)
+            time.sleep(0.2)  # let the page read the events before the connection drops
+            self.close_connection = True
+            return
+        for i in range(int(last) + 1 if last.isdigit() else 1, 6):
+            self._event({"n": i, "after": last}, i)
+
+
+def _png(width: int = 4, height: int = 4) -> bytes:
+    """A small red PNG, made with the standard library."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+PNG = _png()
+ITEMS = (("Apple", 1.25), ("Banana", 0.5), ("Cherry", 3.0), ("Date", 2.75))
+_COUNTS: dict[str, int] = {}
+_COUNTS_LOCK = threading.Lock()
+
+
+def _count(key: str, change: int) -> int:
+    with _COUNTS_LOCK:
+        _COUNTS[key] = _COUNTS.get(key, 0) + change
+        return _COUNTS[key]
+
+
+API = {
+    "/api/items": _Handler._api_items,
+    "/api/echo": _Handler._api_echo,
+    "/api/secrets": _Handler._api_secrets,
+    "/api/counter": _Handler._api_counter,
+    "/api/items.ndjson": _Handler._api_ndjson,
+    "/api/image.png": _Handler._api_png,
+    "/api/bytes": _Handler._api_bytes,
+    "/api/zipped": _Handler._api_zipped,
+    "/api/lying-length": _Handler._api_lying_length,
+    "/api/sse": _Handler._api_sse,
+    "/api/sse/endless": _Handler._api_sse_endless,
+    "/api/sse/drop": _Handler._api_sse_drop,
+}
+"""GET/HEAD endpoints of the demo API (/api/large is above; mutations: `_Handler._mutation`)."""
+
 
 class DemoServer(http.server.ThreadingHTTPServer):
     """Threaded HTTP server for the demo site on 127.0.0.1.
@@ -148,6 +349,12 @@ class DemoServer(http.server.ThreadingHTTPServer):
     def __init__(self, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self._thread: threading.Thread | None = None
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-answer (a cancelled stream, a page that navigated) is no error."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
     @property
     def port(self) -> int:

@@ -136,9 +136,12 @@ def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
 
 
 def _images(value: Any) -> Iterator[tuple[bytes, str]]:
-    """Every image in `value`: the `bytes` of an object that names its `mime_type`."""
+    """Every image in `value`: the `bytes` of an object that names its `mime_type` (or an image
+    `media_type`, as browser_http's binary bodies do)."""
     if isinstance(value, dict):
         mime = value.get("mime_type")
+        if mime is None and str(value.get("media_type", "")).startswith("image/"):
+            mime = value["media_type"]
         for item in value.values():
             if isinstance(item, (bytes, bytearray)) and isinstance(mime, str):
                 yield bytes(item), mime

@@ -252,7 +252,11 @@ class AgentServer:
         widens = isinstance(arguments, dict) and widens_grant(
             params.name, arguments, self.session.launch_defaults.headless
         )
-        approval = self._approval(read_only=spec.read_only, destructive=spec.destructive or widens) if spec else None
+        approval = (
+            self._approval(read_only=spec.call_is_read_only(arguments), destructive=spec.destructive or widens)
+            if spec
+            else None
+        )
         envelope = await self.session.acall_as(self.caller(ctx), name, arguments, approval=approval, grant=self.grant)
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
 

@@ -19,6 +19,7 @@ from ..client import tool_registry
 from ..serve_options import add_arguments
 from . import session as shared
 from .options import NotebookOptions
+from .progress import LiveProgress
 from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter
 
 if TYPE_CHECKING:
@@ -308,8 +309,10 @@ class BrowserMagics(Magics, NotebookOptions):
             field_default = spec.params.model_fields["backend"].default
             if session.backend != field_default:
                 args["backend"] = session.backend
-        envelope = session.call(spec.name, **args)
-        if self.screenshot_after_actions and envelope.ok and spec.target == "page" and not spec.read_only:
+        live = LiveProgress(spec.name)  # a streaming call's events, shown as they arrive
+        envelope = session.call_as(session.caller, spec.name, args, on_progress=live)
+        live.finish()
+        if self.screenshot_after_actions and envelope.ok and spec.target == "page" and not spec.call_is_read_only(args):
             self._show_screenshot(session, envelope)
         return envelope
 

@@ -29,8 +29,11 @@ HELP_WIDTH = 100
 
 
 # -- the input schema, read as command-line arguments ---------------------------------------
-def is_positional(argument: SchemaField) -> bool:
-    """Required, non-null text fields are positional; the others are flags."""
+def is_positional(argument: SchemaField, named: tuple[str, ...] = ()) -> bool:
+    """The fields a tool names (`ToolSpec.magic_positional`: browser_http's ``[METHOD] URL``), else
+    the required, non-null text fields are positional; the others are flags."""
+    if named:
+        return argument.name in named
     return argument.required and argument.kind == "string" and not argument.nullable
 
 
@@ -139,6 +142,10 @@ def _scalar_converter(argument: SchemaField) -> Callable[[str], Any]:
     return checked
 
 
+def _keeping_suppress(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    return lambda text: text if text is argparse.SUPPRESS else convert(text)
+
+
 def _list_converter(argument: SchemaField) -> Callable[[str], list[Any]]:
     assert argument.item is not None
     one = _scalar_converter(argument.item)
@@ -212,8 +219,11 @@ class ToolCommand:
         flags = {"-h", "--help"}
         for argument in arguments:
             help_text = _help_text(argument)
-            if is_positional(argument):
-                checked: dict[str, Any] = {"type": _scalar_converter(argument)} if argument.choices else {}
+            if is_positional(argument, spec.magic_positional):
+                checked: dict[str, Any] = {} if argument.required else {"nargs": "?", "default": argparse.SUPPRESS}
+                if argument.choices or argument.kind != "string":
+                    convert = _scalar_converter(argument)  # argparse also converts an omitted one's default:
+                    checked["type"] = convert if argument.required else _keeping_suppress(convert)
                 parser.add_argument(argument.name, metavar=argument.name.upper(), help=help_text, **checked)
                 continue
             options: dict[str, Any] = {"dest": argument.name, "default": argparse.SUPPRESS, "help": help_text}
@@ -248,11 +258,16 @@ class ToolCommand:
 
     @property
     def signature(self) -> str:
-        words = [self.name] + [argument.name.upper() for argument in self.arguments if is_positional(argument)]
+        named = self.spec.magic_positional
+        words = [self.name] + [
+            argument.name.upper() if argument.required else f"[{argument.name.upper()}]"
+            for argument in self.arguments
+            if is_positional(argument, named)
+        ]
         words += [
             f"{flag_of(argument)} {_metavar(argument)}"
             for argument in self.arguments
-            if argument.required and not is_positional(argument)
+            if argument.required and not is_positional(argument, named)
         ]
         if any(not argument.required for argument in self.arguments):
             words.append("[options]")

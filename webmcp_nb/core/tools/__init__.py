@@ -4,4 +4,4 @@ tools are listed in: instances first)."""
 # ruff: noqa: F401, I001 - imported for their registrations, in a deliberate order
 from . import instances
 from . import navigation, snapshot, input, coordinates, screenshot, wait, dialogs, evaluate, execute
-from . import tabs, webmcp, files, evidence, verify
+from . import tabs, webmcp, files, evidence, verify, http

@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints
 
 from ..errors import ToolFailure
 from ..registry import tool
+from ..secret_fields import block_secrets
 from ..util import first_lines
 from .models import ActionData, FrameParams, Ref
 from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
@@ -32,6 +33,10 @@ class EvaluateData(ActionData):
         description="The JSON-serialisable result (functions and DOM nodes become null or {}). Null with save=true.",
     )
     saved: SavedFile | None = Field(None, description="With save=true: the file that holds the result.")
+    blocked_fields: list[str] | None = Field(
+        None,
+        description="Secret fields of a JSON result (password, token, ...) whose values were replaced by [blocked].",
+    )
 
 
 @tool(
@@ -58,8 +63,9 @@ async def evaluate(ctx: CallContext, p: EvaluateParams) -> EvaluateData:
         if ctx.page.is_closed():
             raise
         raise ToolFailure("evaluation_failed", f"The page raised: {first_lines(exc.message, 12)}") from None
+    result, blocked = block_secrets(result)
     if p.save:
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
         saved = await save_text(ctx, "evaluate", ".txt" if isinstance(result, str) else ".json", text)
-        return EvaluateData(url=ctx.page.url, result=None, saved=saved)
-    return EvaluateData(url=ctx.page.url, result=result)
+        return EvaluateData(url=ctx.page.url, result=None, saved=saved, blocked_fields=blocked or None)
+    return EvaluateData(url=ctx.page.url, result=result, blocked_fields=blocked or None)

@@ -11,6 +11,7 @@ from pydantic import Field, StringConstraints, field_validator
 from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
 from ..registry import tool
+from ..secret_fields import block_in_json_text, block_secrets
 from ..webmcp import CutOff, Mode, PageToolError, content_text, map_result, validate_input
 from .models import ActionData, Data, FrameParams
 
@@ -128,6 +129,10 @@ class WebMCPCallData(ActionData):
         description="An MCP-style result's isError (always false here: isError true gives an evaluation_failed error).",
     )
     text: str | None = Field(None, description="The tool's result when it is not a JSON object.")
+    blocked_fields: list[str] | None = Field(
+        None,
+        description="Secret JSON fields of the result (password, token, ...) whose values were replaced by [blocked].",
+    )
 
 
 @tool(
@@ -175,4 +180,22 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
         raise ToolFailure(
             "evaluation_failed", f"Page tool {p.name!r} reported an error: {said}", read_only=found.read_only
         )
-    return WebMCPCallData(url=ctx.page.url, tool=found.name, frame_id=found.frame_id, **mapped)
+    blocked = block_result_secrets(mapped)
+    return WebMCPCallData(url=ctx.page.url, tool=found.name, frame_id=found.frame_id, blocked_fields=blocked, **mapped)
+
+
+def block_result_secrets(mapped: dict[str, Any]) -> list[str] | None:
+    """Block secret JSON fields in a mapped result, in place: `structured`, JSON `text`, and JSON
+    text content blocks. Returns the blocked paths (None: nothing was blocked)."""
+    blocked: list[str] = []
+    if isinstance(mapped.get("structured"), dict):
+        mapped["structured"], found = block_secrets(mapped["structured"], path="structured")
+        blocked += found
+    if isinstance(mapped.get("text"), str):
+        mapped["text"], found = block_in_json_text(mapped["text"], "text")
+        blocked += found
+    for index, block in enumerate(mapped.get("content") or []):
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            block["text"], found = block_in_json_text(block["text"], f"content[{index}].text")
+            blocked += found
+    return blocked or None

@@ -1,0 +1,536 @@
+"""browser_http on real Chromium against the demo API: bounded bodies, SSE, NDJSON, binary,
+secrets, outcomes; through `Session` and through a real MCP client (streamable HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from webmcp_nb.core.tools.http import RESERVED_BYTES
+from webmcp_nb.demo import PNG, DemoServer
+
+from .conftest import CheckedSession
+from .helpers import error, ok, wait_until
+
+SSE_LIMITS = {"max_events": 100, "max_bytes": 100_000, "max_duration_ms": 10_000}
+
+
+@pytest.fixture(scope="module")
+def s(session: CheckedSession, demo: DemoServer) -> CheckedSession:
+    ok(session.navigate(demo.url))
+    return session
+
+
+def count(s: CheckedSession, key: str) -> int:
+    return ok(s.http(f"/api/counter?key={key}"))["body"]["count"]
+
+
+def open_streams(demo: DemoServer) -> int:
+    """How many of the demo's endless streams are open, asked directly (not through the page)."""
+    with urllib.request.urlopen(demo.url_for("api/counter?key=sse-open"), timeout=10) as answer:
+        return json.load(answer)["count"]
+
+
+def wait_streams_closed(demo: DemoServer) -> None:
+    """The demo's endless streams all closed (the page cancelled its reader), within 10 s."""
+    deadline = time.monotonic() + 10
+    while open_streams(demo) != 0:
+        assert time.monotonic() < deadline, "the endless stream was never closed by the page"
+        time.sleep(0.1)
+
+
+def page_still_works(s: CheckedSession) -> None:
+    assert ok(s.evaluate("() => 6 * 7"))["result"] == 42
+    assert ok(s.http("/api/items"))["status"] == 200
+
+
+# --------------------------------------------------------------------------- #
+# Plain requests
+# --------------------------------------------------------------------------- #
+
+
+def test_get_json_from_the_page_with_its_cookies_and_origin(s: CheckedSession, demo: DemoServer) -> None:
+    ok(s.evaluate("() => { document.cookie = 'visit=42; path=/'; }"))
+    data = ok(s.http("/api/echo"))
+    assert data["url"] == demo.url_for("api/echo")  # relative to the page, absolute after
+    assert (data["status"], data["status_text"], data["method"], data["response"]) == (200, "OK", "GET", "json")
+    assert data["body"]["cookie"] == "visit=42"
+    assert data["content_type"] == "application/json"
+    assert data["byte_length"] == int(data["headers"]["content-length"])
+    items = ok(s.http(demo.url_for("api/items")))["body"]
+    assert [item["name"] for item in items] == ["Apple", "Banana", "Cherry", "Date"]
+
+
+def test_an_http_error_status_is_data_not_a_tool_error(s: CheckedSession) -> None:
+    data = ok(s.http("/status?code=404"))
+    assert (data["status"], data["status_text"], data["response"]) == (404, "Not Found", "text")
+    assert "404" in data["body"]
+    head = ok(s.http("/api/items", method="HEAD"))
+    assert (head["status"], head["response"], head["body"], head["byte_length"], head["warnings"]) == (
+        200,
+        "empty",
+        None,
+        0,
+        [],
+    )
+    assert int(head["headers"]["content-length"]) > 0
+    options = ok(s.http("/api/items", method="OPTIONS"))
+    assert (options["status"], options["response"]) == (204, "empty") and "POST" in options["headers"]["allow"]
+
+
+def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
+    envelope = s.http("/api/secrets", secret_fields=["USER"])
+    data = ok(envelope)
+    body = data["body"]
+    assert body["password"] == body["Access-Token"] == body["user"] == "[blocked]"
+    assert body["profile"] == {"apiKey": "[blocked]", "theme": "dark"}
+    assert body["sessions"] == [{"id": 1, "refresh_token": "[blocked]"}]
+    assert body["password_hint"] == "a pet"  # only whole names count
+    assert sorted(data["blocked_fields"]) == sorted(
+        ["user", "password", "Access-Token", "profile.apiKey", "sessions[0].refresh_token"]
+    )
+    assert data["headers"]["x-auth-token"] == "[redacted]"
+    assert "hunter2" not in envelope.to_json() and "header-secret" not in envelope.to_json()
+    # the same blocking for JSON text and for evaluate results
+    text = ok(s.http("/api/secrets", response="text"))
+    assert "hunter2" not in text["body"] and "password" in text["blocked_fields"]
+    evaluated = ok(s.evaluate("() => ({login: 'ada', Private_Key: 'pk', list: [{'client-secret': 'cs'}]})"))
+    assert evaluated["result"] == {"login": "ada", "Private_Key": "[blocked]", "list": [{"client-secret": "[blocked]"}]}
+    assert evaluated["blocked_fields"] == ["Private_Key", "list[0].client-secret"]
+
+
+def test_page_tool_results_are_blocked_too(s: CheckedSession, demo: DemoServer) -> None:
+    ok(s.navigate(demo.url_for("webmcp.html")))
+    ok(
+        s.evaluate("""() => document.modelContext.registerTool({
+        name: 'leaky', description: 'Returns a login', inputSchema: {type: 'object', properties: {}},
+        execute: () => ({user: 'ada', api_key: 'k-1'})})""")
+    )
+    data = ok(s.webmcp_call("leaky"))
+    assert data["structured"] == {"user": "ada", "api_key": "[blocked]"}
+    assert data["blocked_fields"] == ["structured.api_key"]
+    ok(s.navigate(demo.url))
+
+
+# --------------------------------------------------------------------------- #
+# Budgets, saving
+# --------------------------------------------------------------------------- #
+
+
+def test_a_body_over_the_budget_fails_by_declared_or_received_size(s: CheckedSession) -> None:
+    budget = 16_384 - RESERVED_BYTES
+    declared = error(s.http("/api/large?kb=64", max_result_bytes=16_384), "result_too_large", "unknown", "read_only")
+    assert "Content-Length declares" in declared and f"{budget:,}" in declared and "save=true" in declared
+    # gzip: the declared length is the small compressed size; the bytes the page reads are counted
+    received = error(s.http("/api/zipped?kb=64", max_result_bytes=16_384), "result_too_large", "unknown", "read_only")
+    assert f"more than {budget:,} bytes arrived" in received and "Nothing was clipped" in received
+    message = error(s.http("/api/items", max_result_bytes=10**9), "invalid_params", "not_started", "after_correction")
+    assert "at most the session's limit" in message
+    error(s.http("/api/items", max_result_bytes=RESERVED_BYTES), "invalid_params", "not_started")
+    page_still_works(s)
+
+
+def test_save_streams_the_body_to_an_artifact(s: CheckedSession) -> None:
+    envelope = s.http("/api/large?kb=2000", save=True)
+    data = ok(envelope)
+    saved = data["saved"]
+    assert data["body"] is None and data["response"] == "saved"
+    assert saved["size_bytes"] == data["byte_length"] == Path(saved["path"]).stat().st_size > 2_000_000
+    assert envelope.operation.artifacts == (saved["path"],) and saved["path"].endswith(".json")
+    assert json.loads(Path(saved["path"]).read_text())["items"][0]["name"] == "Item 0"
+    folder = Path(saved["path"]).parent
+    before = set(os.listdir(folder))
+    message = error(s.http("/api/zipped?kb=512", save=True, max_save_bytes=100_000), "result_too_large")
+    assert "max_save_bytes" in message
+    assert set(os.listdir(folder)) == before  # the partial file is gone
+
+
+# --------------------------------------------------------------------------- #
+# Media types, NDJSON
+# --------------------------------------------------------------------------- #
+
+
+def test_streaming_and_binary_answers_need_their_modes(s: CheckedSession) -> None:
+    found = error(s.http("/api/sse"), "unsupported_capability", "unknown", "read_only")
+    assert "text/event-stream" in found and "body was not read" in found and "response='sse'" in found
+    found = error(s.http("/api/image.png"), "unsupported_capability", "unknown", "read_only")
+    assert "image/png" in found and "response='binary'" in found
+    told = error(s.http("/api/sse", expect="text/event-stream"), "invalid_params", "not_started", "after_correction")
+    assert "before the request was sent" in told
+    probed = error(s.http("/api/image.png", preflight=True), "invalid_params", "not_started")
+    assert "preflight HEAD" in probed
+    # a mutation refused before sending never ran
+    error(
+        s.http("/api/counter?key=refused", method="POST", body="x", expect="application/pdf"),
+        "invalid_params",
+        "not_started",
+        "after_correction",
+    )
+    assert count(s, "refused") == 0
+
+
+def test_ndjson_lenient_and_strict(s: CheckedSession) -> None:
+    data = ok(s.http("/api/items.ndjson?malformed=1"))
+    assert data["response"] == "ndjson"
+    assert [value["id"] for value in data["body"]] == [1, 0, 2, 3, 4]
+    assert data["body"][1]["token"] == "[blocked]" and data["blocked_fields"] == ["[1].token"]
+    assert len(data["warnings"]) == 1 and data["warnings"][0].startswith("line 4 skipped")
+    message = error(
+        s.http("/api/items.ndjson?malformed=1", response="ndjson", strict=True),
+        "evaluation_failed",
+        "unknown",
+        "read_only",
+    )
+    assert "line 4" in message
+    assert ok(s.http("/api/items.ndjson", response="ndjson", strict=True))["warnings"] == []
+
+
+# --------------------------------------------------------------------------- #
+# Server-sent events
+# --------------------------------------------------------------------------- #
+
+
+def test_sse_collects_a_finite_stream(s: CheckedSession) -> None:
+    data = ok(s.http("/api/sse?n=3", response="sse", sse=SSE_LIMITS))
+    body = data["body"]
+    assert body["reconnects"] == 0 and data["response"] == "sse"
+    assert [(e["data"], e["event"], e["id"]) for e in body["events"]] == [
+        ({"n": 1, "token": "[blocked]"}, "tick", "1"),
+        ({"n": 2}, "tick", "2"),
+        ({"n": 3}, "tick", "3"),
+    ]
+    assert data["blocked_fields"] == ["events[0].data.token"]
+    for event in body["events"]:
+        assert event["bytes"] == len(json.dumps(event, separators=(",", ":")).encode())
+        assert abs(event["received_at"] - time.time() * 1000) < 600_000
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        {"max_events": 1, "max_bytes": 1},
+        {**SSE_LIMITS, "max_events": 0},
+        {**SSE_LIMITS, "max_duration_ms": 2**31},
+        {**SSE_LIMITS, "max_bytes": 2**53},
+        {**SSE_LIMITS, "max_events": 1.5},
+    ],
+)
+def test_sse_limits_are_required_and_checked_before_any_request(s: CheckedSession, demo: DemoServer, bad: Any) -> None:
+    before = open_streams(demo)
+    args = {"response": "sse"} if bad is None else {"response": "sse", "sse": bad}
+    error(s.http("/api/sse/endless", **args), "invalid_params", "not_started", "after_correction")
+    assert open_streams(demo) == before == 0
+
+
+def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
+    envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_events": 2})
+    message = error(envelope, "result_too_large", "unknown", "read_only")
+    assert "max_events (2)" in message and "not an instruction to retry" in message
+    assert [e["id"] for e in envelope.context["partial"]] == ["1", "2"] and envelope.context["reconnects"] == 0
+    # exactly max_events, then the end: a success
+    assert len(ok(s.http("/api/sse?n=2", response="sse", sse={**SSE_LIMITS, "max_events": 2}))["body"]["events"]) == 2
+    envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_bytes": 250})
+    assert "max_bytes (250 bytes)" in error(envelope, "result_too_large")
+    assert 0 < len(envelope.context["partial"]) < 5
+
+
+def test_sse_duration_cancels_the_reader_and_the_page_stays_usable(s: CheckedSession, demo: DemoServer) -> None:
+    started = time.monotonic()
+    envelope = s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 2000})
+    assert time.monotonic() - started < 10  # the limit holds (an endless stream), generously measured
+    message = error(envelope, "operation_timeout", "unknown", "read_only")
+    assert "max_duration_ms (2000 ms)" in message and "cancelled" in message
+    assert envelope.context["partial"] and envelope.context["partial"][0]["data"] == {"n": 1}
+    wait_streams_closed(demo)
+    page_still_works(s)
+
+
+def test_sse_reconnects_with_last_event_id(s: CheckedSession) -> None:
+    data = ok(s.http("/api/sse/drop", response="sse", sse=SSE_LIMITS))
+    events = data["body"]["events"]
+    assert data["body"]["reconnects"] == 1
+    assert [e["data"]["n"] for e in events] == [1, 2, 3, 4, 5]
+    assert [e["data"].get("after") for e in events] == [None, None, None, "3", "3"]
+    # a reconnect answered 204 No Content: the stream is over
+    data = ok(s.http("/api/sse/drop?end=204", response="sse", sse=SSE_LIMITS))
+    assert data["body"]["reconnects"] == 1 and [e["data"]["n"] for e in data["body"]["events"]] == [1, 2, 3]
+
+
+def test_a_cancelled_call_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:
+    async def cancel_midway() -> None:
+        task = asyncio.ensure_future(s.acall("browser_http", url="/api/sse/endless", response="sse", sse=SSE_LIMITS))
+        deadline = time.monotonic() + 10
+        while await asyncio.to_thread(open_streams, demo) == 0:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_midway())
+    wait_streams_closed(demo)
+    page_still_works(s)
+
+
+def test_progress_hook_hears_each_event(s: CheckedSession) -> None:
+    heard: list[dict[str, Any]] = []
+    envelope = s.call_as(
+        "python",
+        "browser_http",
+        {"url": "/api/sse?n=3", "response": "sse", "sse": SSE_LIMITS},
+        on_progress=heard.append,
+    )
+    assert ok(envelope)["body"]["events"] == [update["event"] for update in heard]
+    assert [update["count"] for update in heard] == [1, 2, 3]
+
+
+# --------------------------------------------------------------------------- #
+# Mutations and failures
+# --------------------------------------------------------------------------- #
+
+
+def test_a_mutation_runs_once_and_a_cut_off_one_is_unknown(s: CheckedSession) -> None:
+    data = ok(s.http("/api/counter?key=once", method="POST", json_body={"n": 1}))
+    assert data["body"] == {"key": "once", "count": 1, "method": "POST", "body": '{"n": 1}'}
+    assert count(s, "once") == 1
+    envelope = s.http("/api/counter?key=slow&delay_ms=3000", method="PUT", body="x", timeout_s=0.5)
+    message = error(envelope, "operation_timeout", "unknown", "inspect_state")
+    assert "check the API's state before repeating it" in message
+    assert count(s, "slow") == 1  # it ran, once: nothing was retried
+    assert ok(s.http("/api/counter?key=deleted", method="DELETE"))["status"] == 200
+    assert count(s, "deleted") == 1
+    error(s.http("/api/counter", method="GET", body="x"), "invalid_params", "not_started")
+    page_still_works(s)
+
+
+def test_network_failures_carry_the_browsers_reason(s: CheckedSession) -> None:
+    message = error(s.http("http://127.0.0.1:9/nothing"), "navigation_failed", "unknown", "read_only")
+    assert "Failed to fetch" in message
+    message = error(s.http("/api/lying-length"), "navigation_failed", "unknown", "read_only")
+    assert "network error" in message and "bytes of the body" in message
+    message = error(
+        s.http("http://127.0.0.1:9/nothing", method="POST", body="x"), "navigation_failed", "unknown", "inspect_state"
+    )
+    assert "check the API's state" in message
+
+
+# --------------------------------------------------------------------------- #
+# Binary
+# --------------------------------------------------------------------------- #
+
+
+def test_binary_base64_within_the_budget(s: CheckedSession) -> None:
+    envelope = s.http("/api/image.png", response="binary")
+    body = ok(envelope)["body"]
+    assert body == {
+        "kind": "binary",
+        "encoding": "base64",
+        "media_type": "image/png",
+        "byte_length": len(PNG),
+        "data": PNG,
+    }
+    assert json.loads(envelope.to_json())["data"]["body"]["data"] == base64.b64encode(PNG).decode()
+    # 12 KiB is 16 KiB of base64: over a 16,384 byte budget less the 1,024 reserved
+    message = error(s.http("/api/bytes?kb=12", response="binary", max_result_bytes=16_384), "result_too_large")
+    assert "binary max_bytes / result budget" in message
+    assert (
+        "result_too_large"
+        == s.http("/api/bytes?kb=4", response="binary", binary={"mode": "base64", "max_bytes": 1000}).error_type
+    )
+
+
+def test_binary_download_through_the_session_renderer(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    download = {"mode": "download"}
+    message = error(
+        s.http("/api/image.png", response="binary", binary=download), "unsupported_capability", "not_started"
+    )
+    assert "binary_renderer" in message
+    calls: list[tuple[Any, ...]] = []
+    answer: dict[str, Any] = {}
+
+    def renderer(data: bytes, media_type: str, operation: dict[str, Any], cancelled: Any) -> Any:
+        calls.append((data, media_type, operation["method"], cancelled.is_set()))
+        return answer
+
+    s.binary_renderer = renderer
+    future = int(time.time() * 1000) + 60_000
+    answer.update(url="https://files.example/x.png", expires_at=future)
+    body = ok(s.http("/api/image.png", response="binary", binary=download))["body"]
+    assert body == {
+        "kind": "download",
+        "media_type": "image/png",
+        "byte_length": len(PNG),
+        "url": "https://files.example/x.png",
+        "expires_at": future,
+    }
+    assert calls == [(PNG, "image/png", "GET", False)]
+    for bad, says in [
+        ({"url": "http://files.example/x", "expires_at": future}, "https"),
+        ({"url": "https://u:p@files.example/x", "expires_at": future}, "credentials"),
+        ({"url": "blob:https://files.example/x", "expires_at": future}, "https"),
+        ({"url": "https://files.example/x", "expires_at": 1000}, "future integer"),
+        ({"url": "https://files.example/x", "expires_at": str(future)}, "future integer"),
+    ]:
+        answer.clear()
+        answer.update(bad)
+        message = error(s.http("/api/image.png", response="binary", binary=download), "download_failed", "unknown")
+        assert says in message and "may already have had effects" in message
+
+
+# --------------------------------------------------------------------------- #
+# Through a real MCP client
+# --------------------------------------------------------------------------- #
+
+
+def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: DemoServer) -> None:
+    asked: list[Any] = []
+
+    async def approver(request: Any) -> str | None:
+        asked.append(request)
+        return "no mutations today"
+
+    plain = s.serve_mcp(caps=[])
+    granted = s.serve_mcp(caps=["http"], approve="consequential", approver=approver)
+
+    async def agent(
+        server: Any, calls: list[tuple[str, dict[str, Any]]]
+    ) -> tuple[list[str], list[types.CallToolResult]]:
+        client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            return names, [await client.call_tool(name, args) for name, args in calls]
+
+    names, (refused,) = asyncio.run(agent(plain, [("browser_http", {"url": "/api/items"})]))
+    assert "browser_http" not in names
+    assert refused.is_error and "'http' was not granted" in refused.structured_content["message"]
+
+    names, results = asyncio.run(
+        agent(
+            granted,
+            [
+                ("browser_http", {"url": "/api/secrets"}),
+                ("browser_http", {"url": "/api/image.png", "response": "binary"}),
+                ("browser_http", {"url": "/api/counter?key=agent", "method": "POST", "body": "x"}),
+                ("browser_http", {"url": "/api/sse?n=5", "response": "sse", "sse": {**SSE_LIMITS, "max_events": 2}}),
+            ],
+        )
+    )
+    secrets, image, mutation, partial = results
+    assert "browser_http" in names
+    assert not secrets.is_error and secrets.structured_content["data"]["body"]["password"] == "[blocked]"
+    assert "hunter2" not in json.dumps(secrets.structured_content) + secrets.content[-1].text
+    blocks = [block for block in image.content if block.type == "image"]
+    assert len(blocks) == 1 and base64.b64decode(blocks[0].data) == PNG and blocks[0].mime_type == "image/png"
+    assert image.structured_content["data"]["body"]["data"] == f"<{len(PNG)} bytes: sent as an image block>"
+    assert mutation.is_error and mutation.structured_content["error_type"] == "approval_denied"
+    assert mutation.structured_content["operation"]["outcome"] == "not_started"
+    assert count(s, "agent") == 0
+    assert [request.args.get("method") for request in asked] == ["POST"]  # the GETs were not asked about
+    assert partial.is_error and partial.structured_content["error_type"] == "result_too_large"
+    assert [e["id"] for e in partial.structured_content["context"]["partial"]] == ["1", "2"]
+    assert "Partial: 2 items, 0 reconnects" in partial.content[-1].text  # the text names it
+
+
+def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:
+    server = s.serve_mcp(caps=["http"])
+    endless = {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_duration_ms": 50_000}}
+
+    async def agent() -> None:
+        client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
+            task = asyncio.ensure_future(client.call_tool("browser_http", endless))
+            deadline = time.monotonic() + 10
+            while await asyncio.to_thread(open_streams, demo) == 0:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            started = time.monotonic()
+            while await asyncio.to_thread(open_streams, demo) != 0:
+                assert time.monotonic() - started < 10, "the client's cancel did not reach the page"
+                await asyncio.sleep(0.1)
+            after = await client.call_tool("browser_evaluate", {"expression": "() => 6 * 7"})
+            assert after.structured_content["error_type"] == "invalid_params"  # js not granted: but answered
+            items = await client.call_tool("browser_http", {"url": "/api/items"})
+            assert items.structured_content["data"]["status"] == 200
+
+    asyncio.run(agent())
+    server.stop()
+
+
+def test_a_page_that_navigates_away_mid_request_is_a_clear_failure(s: CheckedSession, demo: DemoServer) -> None:
+    ok(s.navigate(demo.url))
+    ok(
+        s.evaluate("""() => {  // the page leaves as soon as the request is under way
+        const fetchOriginal = window.fetch;
+        window.fetch = (...args) => { setTimeout(() => { location.href = '/form.html'; }, 100); return fetchOriginal(...args); };
+    }""")
+    )
+    # the browser either aborts the fetch or drops the page's context first: both say what was lost
+    message = error(s.http("/slow?ms=3000"), "navigation_failed", "unknown", "read_only")
+    assert "/slow?ms=3000" in message
+
+    def arrived() -> bool:  # the page's own trip ends (an evaluate may meet the navigation: then ask again)
+        where = s.evaluate("() => location.pathname")
+        return where.ok and where.data["result"] == "/form.html"
+
+    wait_until(arrived)
+    ok(s.navigate(demo.url))
+    page_still_works(s)
+
+
+# --------------------------------------------------------------------------- #
+# The pieces, without a browser
+# --------------------------------------------------------------------------- #
+
+
+def test_the_event_stream_parser_follows_the_standard() -> None:
+    from webmcp_nb.core.sse import EventStreamParser
+
+    parser = EventStreamParser()
+    stream = '\ufeff: comment\r\nretry: 250\r\nid: 7\nevent: update\ndata: {"a":\r\ndata: 1}\r\rdata: plain\n\n'
+    raw = stream.encode()
+    events = [event for index in range(len(raw)) for event in parser.feed(raw[index : index + 1])]  # byte by byte
+    assert [(e.event, e.id, e.data, e.retry) for e in events] == [
+        ("update", "7", '{"a":\n1}', 250),
+        ("message", "7", "plain", None),
+    ]
+    assert (parser.last_event_id, parser.retry_ms) == ("7", 250)
+    assert events[0].to_dict()["data"] == {"a": 1} and events[1].to_dict()["data"] == "plain"
+    assert parser.feed(b"data: unfinished\n") == []
+    parser.reset_connection()  # an event cut off by a drop is not dispatched
+    assert [e.data for e in parser.feed(b"\ndata: next\n\n")] == ["next"]
+
+
+def test_secret_field_names_ignore_case_and_separators() -> None:
+    from webmcp_nb.core.secret_fields import block_in_json_text, block_secrets, secret_names
+
+    value = {"API-KEY": 1, "refreshToken": 2, "private key": 3, "tokens": 4, "x": [{"Client_Secret": 5}], "pin": 6}
+    cleaned, blocked = block_secrets(value, secret_names(["PIN"]))
+    assert cleaned == {
+        "API-KEY": "[blocked]",
+        "refreshToken": "[blocked]",
+        "private key": "[blocked]",
+        "tokens": 4,
+        "x": [{"Client_Secret": "[blocked]"}],
+        "pin": "[blocked]",
+    }
+    assert blocked == ["API-KEY", "refreshToken", "private key", "x[0].Client_Secret", "pin"]
+    assert block_in_json_text('{"password": "p"}') == ('{"password": "[blocked]"}', ["password"])
+    assert block_in_json_text("password: p") == ("password: p", [])

@@ -1,0 +1,297 @@
+"""`browser_http`: an HTTP request made by the page's own `fetch`, under the result policy.
+
+The page's origin, cookies and CORS apply. The body is pulled from the page in bounded chunks
+(`webmcp_nb.core.page_fetch`): a body over its limit is cancelled mid-read and the call fails
+(`result_too_large`), nothing is clipped. Outcomes: see `HttpCall.failure`; SSE: `http_sse`;
+binary downloads: `http_binary`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import math
+import mimetypes
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolFailure
+from ..page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
+from ..registry import tool
+from ..secret_fields import secret_names
+from ..util import first_lines
+from .http_binary import binary_body
+from .http_models import (
+    CHUNK_BYTES,
+    MAX_SAFE_INTEGER,
+    NDJSON_TYPES,
+    RESERVED_BYTES,
+    STREAMING_TYPES,
+    BinaryOptions,
+    HttpCall,
+    HttpData,
+    HttpParams,
+    SavedBody,
+    describe,
+    is_binary,
+    is_json,
+    read_only_call,
+)
+from .http_sse import collect_sse
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+
+
+@tool(
+    name="browser_http",
+    title="HTTP request from the page",
+    description="Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the "
+    "status, headers and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the "
+    "result budget: nothing is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. "
+    "HTTP error statuses are data, not errors. POST, PUT, PATCH and DELETE are mutations.",
+    params=HttpParams,
+    data=HttpData,
+    target="page",
+    group="http",
+    destructive=True,
+    open_world=True,
+    read_only_when=read_only_call,
+    magic_positional=("method", "url"),
+    too_large_hint="Ask for less (a narrower URL), or save=true (the body to a file).",
+)
+async def http(ctx: CallContext, p: HttpParams) -> HttpData:
+    from playwright.async_api import Error as PlaywrightError
+
+    assert ctx.frame is not None
+    limit = ctx.engine.limits.max_result_bytes
+    if p.max_result_bytes is not None and p.max_result_bytes > limit:
+        raise ToolFailure(
+            "invalid_params",
+            f"max_result_bytes can be at most the session's limit, {limit:,} (BROWSER_MCP_MAX_RESULT_BYTES).",
+            started=False,
+        )
+    call = HttpCall(ctx, p, (p.max_result_bytes or limit) - RESERVED_BYTES, secret_names(p.secret_fields))
+    if p.binary is not None and p.binary.mode == "download" and ctx.engine.binary_renderer is None:
+        raise ToolFailure(
+            "unsupported_capability",
+            "binary mode 'download' needs a renderer: set Session.binary_renderer in the notebook. Nothing was sent.",
+            started=False,
+        )
+    if p.expect is not None:
+        refuse_media_type(call, media_type_of(p.expect), "the call's expect field")
+    timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
+    try:
+        if p.response == "sse":
+            return await collect_sse(call, timeout_s)
+        return await request(call, timeout_s)
+    except PlaywrightError as exc:
+        if ctx.page.is_closed():
+            raise
+        raise call.failure(
+            "navigation_failed",
+            f"The page could not go on with the request to {p.url} (did it navigate away?): {first_lines(exc.message)}",
+        ) from None
+
+
+async def request(call: HttpCall, timeout_s: float) -> HttpData:
+    """Send the request and read its answer within `timeout_s`; cut off, the page's fetch is aborted."""
+    p = call.p
+    fetch = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
+    finished = False
+    try:
+        async with asyncio.timeout(timeout_s):
+            if p.preflight and p.method != "HEAD":
+                await preflight(call)
+            call.sent = True
+            head = await start(call, fetch)
+            data = await read_response(call, fetch, head)
+            finished = True
+            return data
+    except TimeoutError:
+        raise call.failure(
+            "operation_timeout", f"The request did not finish within {timeout_s:g} s; the page's fetch was aborted."
+        ) from None
+    finally:
+        if not finished:
+            await fetch.cancel()
+
+
+def refuse_media_type(call: HttpCall, media_type: str, source: str) -> None:
+    """Fail if `media_type` cannot be read under the call's response mode (streaming, binary)."""
+    mode = call.p.response
+    streaming, binary = media_type in STREAMING_TYPES, is_binary(media_type)
+    if (streaming and mode != "sse") or (binary and mode != "binary"):
+        ask = "response='sse' with its limits" if streaming else "response='binary'"
+        where = "before the request was sent" if not call.sent else "and the body was not read"
+        raise call.failure(
+            "unsupported_capability" if call.sent else "invalid_params",
+            f"The response is {media_type} ({source}), which is refused {where}: ask for it with {ask}.",
+        )
+
+
+async def preflight(call: HttpCall) -> None:
+    probe = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
+    try:
+        head = await probe.start(call.p.url, "HEAD", call.p.headers, None)
+    except FetchFailed:
+        return  # no information: the request itself will tell
+    finally:
+        await probe.cancel()
+    if 200 <= head.status < 300 and head.media_type:
+        refuse_media_type(call, head.media_type, "from a preflight HEAD")
+
+
+async def start(call: HttpCall, fetch: PageFetch) -> Head:
+    headers, body = call.p.request_parts()
+    try:
+        return await fetch.start(call.p.url, call.p.method, headers, body)
+    except FetchFailed as exc:
+        raise network_failure(call, exc.reason) from None
+
+
+def network_failure(call: HttpCall, reason: str) -> ToolFailure:
+    return call.failure(
+        "navigation_failed",
+        f"The page's fetch of {call.p.url} failed: {reason} (the browser's "
+        "reason; CORS refusals and network errors look alike to the page).",
+    )
+
+
+async def read_body(
+    call: HttpCall, fetch: PageFetch, head: Head, limit: int, limit_name: str, sink: Callable[[bytes], Any]
+) -> int:
+    """Pull the body into `sink`; fail once its declared or received size passes `limit`."""
+    declared = head.content_length
+    if declared is not None and declared > limit and "content-encoding" not in head.headers:
+        raise call.too_large(f"its Content-Length declares {declared:,} bytes", limit, limit_name)
+    received = 0
+    while True:
+        chunk: Chunk = await fetch.read(min(CHUNK_BYTES, limit - received + 1))
+        received += len(chunk.data)
+        if received > limit:
+            raise call.too_large(f"more than {limit:,} bytes arrived ({received:,} so far)", limit, limit_name)
+        result = sink(chunk.data)
+        if inspect.isawaitable(result):
+            await result
+        if chunk.error is not None:
+            raise network_failure(call, f"{chunk.error}, after {received:,} bytes of the body")
+        if chunk.done:
+            return received
+
+
+async def read_response(call: HttpCall, fetch: PageFetch, head: Head) -> HttpData:
+    p = call.p
+    refuse_media_type(call, head.media_type, f"its Content-Type {head.content_type!r}")
+    common = describe(call, head)
+    if p.save:
+        saved = await save_body(call, fetch, head)
+        return HttpData(**common, byte_length=saved.size_bytes, response="saved", saved=saved)
+    binary = p.response == "binary"
+    mode_limit, limit_name = call.budget, "the result budget"
+    if binary:
+        options = p.binary or BinaryOptions(mode="base64", max_bytes=None)
+        if options.mode == "base64":  # the base64 expansion must fit the budget
+            mode_limit = min(call.budget * 3 // 4, options.max_bytes or MAX_SAFE_INTEGER)
+        else:  # the bytes go to the renderer, not into the result
+            mode_limit = options.max_bytes or p.max_save_bytes
+        limit_name = "the binary max_bytes / result budget"
+    received = bytearray()
+    length = await read_body(call, fetch, head, mode_limit, limit_name, received.extend)
+    warnings: list[str] = []
+    if binary:
+        mode, body = "binary", await binary_body(call, bytes(received), head.media_type)
+    else:
+        mode, body = decode(call, bytes(received), head, warnings)
+    size = len(
+        json.dumps(body, default=lambda value: "x" * (4 * math.ceil(len(value) / 3)), ensure_ascii=False).encode()
+    )
+    if size > call.budget:
+        raise call.too_large(f"the {mode} value is {size:,} bytes of JSON", call.budget, "the result budget")
+    return HttpData(
+        **common, byte_length=length, response=mode, body=body, blocked_fields=call.blocked, warnings=warnings
+    )
+
+
+def decode(call: HttpCall, raw: bytes, head: Head, warnings: list[str]) -> tuple[str, Any]:
+    """The body as the response mode asks (auto picks by media type); no body at all (HEAD, 204)
+    is ``("empty", None)``."""
+    mode = call.p.response
+    media = head.media_type
+    if not raw:
+        return "empty", None
+    if mode == "auto":
+        mode = "json" if is_json(media) else "ndjson" if media in NDJSON_TYPES else "text"
+    try:
+        text = raw.decode(_charset(head.content_type))
+    except (UnicodeDecodeError, LookupError):
+        raise call.failure(
+            "evaluation_failed",
+            f"The body ({len(raw):,} bytes of {media or 'unknown type'}) is not "
+            "text in its charset; ask for it with response='binary'.",
+        ) from None
+    if mode == "json":
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            if call.p.response == "json":
+                raise call.failure("evaluation_failed", f"The body is not JSON: {exc}.") from None
+            warnings.append(f"declared {media} but is not JSON ({exc}); returned as text")
+            return "text", text
+        return "json", call.clean(value)
+    if mode == "ndjson":
+        return "ndjson", parse_ndjson(call, text, warnings)
+    if is_json(media) or media in NDJSON_TYPES:
+        with contextlib.suppress(ValueError):
+            cleaned = call.clean(json.loads(text))
+            if call.blocked:  # the text would reveal them: it is the cleaned JSON instead
+                return "text", json.dumps(cleaned, ensure_ascii=False)
+    return "text", text
+
+
+def _charset(content_type: str) -> str:
+    for part in content_type.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            return value.strip('"')
+    return "utf-8"
+
+
+def parse_ndjson(call: HttpCall, text: str, warnings: list[str]) -> list[Any]:
+    values: list[Any] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            if call.p.strict:
+                raise call.failure("evaluation_failed", f"NDJSON line {number} is malformed: {exc}.") from None
+            warnings.append(f"line {number} skipped: malformed JSON ({exc})")
+            continue
+        values.append(call.clean(value, f"[{len(values)}]"))
+    return values
+
+
+async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> SavedBody:
+    """Stream the body to a new artifact, chunk by chunk (removed again if it fails)."""
+    path = call.ctx.engine.artifact_path("http", mimetypes.guess_extension(head.media_type) or ".bin")
+    handle = await asyncio.to_thread(open, path, "wb")
+    try:
+        size = await read_body(
+            call,
+            fetch,
+            head,
+            call.p.max_save_bytes,
+            "max_save_bytes",
+            lambda data: asyncio.to_thread(handle.write, data),
+        )
+    except BaseException:
+        await asyncio.to_thread(handle.close)
+        path.unlink(missing_ok=True)
+        raise
+    await asyncio.to_thread(handle.close)
+    call.ctx.artifacts.append(str(path))
+    return SavedBody(path=str(path), size_bytes=size, media_type=head.media_type)

@@ -1,0 +1,44 @@
+"""Live output for a streaming call: a display handle updated in place as the call reports progress."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ..core.render import progress_bundle
+
+MIN_INTERVAL_S = 0.1  # between two updates of the display
+
+
+class LiveProgress:
+    """The `on_progress` hook the notebook gives a call: the first update opens a display, later
+    ones update it in place (at most every `MIN_INTERVAL_S`; `finish` shows the last state)."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.updates: list[dict[str, Any]] = []
+        self._handle: Any = None
+        self._shown_at = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, update: dict[str, Any]) -> None:
+        with self._lock:
+            self.updates.append(update)
+            if time.monotonic() - self._shown_at >= MIN_INTERVAL_S:
+                self._show()
+
+    def finish(self) -> None:
+        with self._lock:
+            if self.updates:
+                self._show()
+
+    def _show(self) -> None:
+        from IPython.display import display
+
+        bundle = progress_bundle(self.tool, self.updates)
+        if self._handle is None:
+            self._handle = display(bundle, raw=True, display_id=True)
+        else:
+            self._handle.update(bundle, raw=True)
+        self._shown_at = time.monotonic()
