@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from .. import chromium
+from .. import chromium, remote
 from ..grants import is_profile_name
 from ..instances import InstanceState
 from ..registry import tool
@@ -19,6 +19,7 @@ from .models import Data, InstanceName, Params
 if TYPE_CHECKING:
     from ..context import CallContext
 
+HeaderName = Annotated[str, StringConstraints(pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")]
 LaunchArg = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^--")]
 
 
@@ -29,7 +30,11 @@ class Viewport(Params):
 
 class CreateParams(Params):
     name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
-    backend: Literal["chromium"] = "chromium"
+    backend: Literal["chromium", "remote"] | None = Field(
+        None,
+        description="'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or "
+        "cdp_endpoint); default: the session's ('remote' when it has a remote endpoint).",
+    )
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
@@ -48,8 +53,32 @@ class CreateParams(Params):
     webmcp: Mode | None = Field(
         None,
         description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
-        "page brings itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it "
+        "page brings itself, such as a polyfill; the default for remote browsers, whose server decides "
+        "whether the native one is on), 'polyfill' (inject our small polyfill into every page; it "
         "changes what pages see) or 'off'.",
+    )
+    # Endpoints and header values are checked by webmcp_nb.core.remote, whose messages never echo a token.
+    endpoint: str | None = Field(
+        None,
+        description="backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's "
+        "launch-server, Moon, Browserless). Agents: `browser` capability.",
+    )
+    cdp_endpoint: str | None = Field(
+        None,
+        description="backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), "
+        "instead of endpoint. Agents: `browser` capability.",
+    )
+    headers: dict[HeaderName, str] | None = Field(
+        None,
+        max_length=32,
+        description="backend='remote': HTTP headers sent when connecting (a grid's token). Their values "
+        "are never shown: recorded as [redacted].",
+    )
+    connect_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        le=remote.MAX_CONNECT_TIMEOUT_S,
+        description=f"backend='remote': how long to try to connect (default {remote.CONNECT_TIMEOUT_S:g} s).",
     )
 
 
@@ -65,6 +94,7 @@ class InstanceInfo(Data):
     pages: int
     current_page_id: str | None
     webmcp: Mode
+    endpoint: str | None = Field(description="A remote instance's endpoint, without credentials.")
 
 
 class CreateData(Data):
@@ -74,11 +104,14 @@ class CreateData(Data):
 @tool(
     name="browser_create_instance",
     title="Create browser instance",
-    description="Launch a new browser instance under a name and make it the current instance. "
-    "Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.",
+    description="Launch a new browser instance under a name (or connect to a remote one, backend='remote') "
+    "and make it the current instance. Fails with instance_already_exists, instance_limit_exceeded, "
+    "profile_dir_in_use or binary_not_found (also: a remote endpoint that cannot be reached).",
     params=CreateParams,
     data=CreateData,
     target="server",
+    secret_args=("headers.*",),
+    credential_urls=("endpoint", "cdp_endpoint"),
     check=lambda ctx, p: _check_launch(ctx, p),
 )
 async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
@@ -94,6 +127,10 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         executable_path=p.executable_path,
         args=tuple(p.args) or None,
         webmcp=p.webmcp,
+        endpoint=p.endpoint,
+        cdp_endpoint=p.cdp_endpoint,
+        headers=tuple(p.headers.items()) if p.headers is not None else None,
+        connect_timeout_s=p.connect_timeout_s,
     )
     ctx.instance_name = p.name
     instance = await ctx.engine.manager.launch(options)
@@ -103,8 +140,10 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
 
 
 def _check_launch(ctx: CallContext, p: CreateParams) -> None:
+    args = p.model_dump(exclude_defaults=True)
     if ctx.grant is not None:
-        ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
+        ctx.grant.check_launch(args, ctx.engine.launch_defaults.headless)
+    remote.check_options(args, default_remote=ctx.engine.launch_defaults.remote_endpoint is not None)
 
 
 def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
