@@ -172,7 +172,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "remote"] | None = default(None),
+        backend: Literal["chromium", "remote"] = default("chromium"),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -195,8 +195,8 @@ class ToolMethods:
 
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint);
-                default: the session's ('remote' when it has a remote endpoint).
+            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint).
+                Left out: 'remote' when the session has a remote endpoint, else 'chromium'.
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
@@ -221,7 +221,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "remote"] | None = default(None),
+        backend: Literal["chromium", "remote"] = default("chromium"),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -244,8 +244,8 @@ class ToolMethods:
 
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint);
-                default: the session's ('remote' when it has a remote endpoint).
+            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint).
+                Left out: 'remote' when the session has a remote endpoint, else 'chromium'.
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.

@@ -30,10 +30,10 @@ class Viewport(Params):
 
 class CreateParams(Params):
     name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
-    backend: Literal["chromium", "remote"] | None = Field(
-        None,
+    backend: Literal["chromium", "remote"] = Field(
+        "chromium",
         description="'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or "
-        "cdp_endpoint); default: the session's ('remote' when it has a remote endpoint).",
+        "cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else 'chromium'.",
     )
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
@@ -118,7 +118,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     options = ctx.engine.launch_options(
         p.name,
         ctx.grant,
-        backend=p.backend,
+        backend=p.backend if "backend" in p.model_fields_set else None,
         headless=p.headless,
         profile_dir=_profile_dir(ctx, p.profile_dir),
         viewport=p.viewport.model_dump() if p.viewport else None,
@@ -140,10 +140,10 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
 
 
 def _check_launch(ctx: CallContext, p: CreateParams) -> None:
-    args = p.model_dump(exclude_defaults=True)
     if ctx.grant is not None:
-        ctx.grant.check_launch(args, ctx.engine.launch_defaults.headless)
-    remote.check_options(args, default_remote=ctx.engine.launch_defaults.remote_endpoint is not None)
+        ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
+    default_remote = ctx.engine.launch_defaults.remote_endpoint is not None
+    remote.check_options(p.model_dump(exclude_unset=True), default_remote=default_remote)
 
 
 def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
