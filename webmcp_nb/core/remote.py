@@ -42,6 +42,13 @@ def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
     """Refuse remote options that cannot work, before anything connects (`InvalidParams`).
     `args` are a create call's arguments (unset ones absent); `default_remote`: the session
     creates remote instances by default."""
+    too_long = [name for name in ("endpoint", "cdp_endpoint") if len(args.get(name) or "") > MAX_URL_CHARS]
+    too_long += [
+        f"headers.{name}" for name, value in (args.get("headers") or {}).items() if len(value) > MAX_HEADER_CHARS
+    ]
+    if too_long:  # named here, never echoed: a token may be in it
+        limits = f"{MAX_URL_CHARS} characters for an endpoint, {MAX_HEADER_CHARS} for a header"
+        raise InvalidParams(f"parameter '{too_long[0]}' is too long (at most {limits}).")
     backend = args.get("backend") or ("remote" if default_remote else "chromium")
     given = [name for name in REMOTE_ONLY if args.get(name) is not None]
     if backend != "remote":
@@ -64,16 +71,11 @@ def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
         )
     for name in endpoints:
         check_url(name, args[name])
-    too_long = [name for name, value in (args.get("headers") or {}).items() if len(value) > MAX_HEADER_CHARS]
-    if too_long:
-        raise InvalidParams(f"The value of header {too_long[0]} is longer than {MAX_HEADER_CHARS} characters.")
 
 
 def check_url(name: str, url: str) -> None:
     """Refuse an endpoint URL with the wrong scheme or no host (`InvalidParams`)."""
     schemes = ENDPOINT_SCHEMES if name == "endpoint" else CDP_SCHEMES
-    if len(url) > MAX_URL_CHARS:
-        raise InvalidParams(f"{name} is longer than {MAX_URL_CHARS} characters.")
     try:
         parts = urlsplit(url)
         host = parts.hostname

@@ -68,7 +68,7 @@ class CreateParams(Params):
         description="backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), "
         "instead of endpoint. Agents: `browser` capability.",
     )
-    headers: dict[HeaderName, str] | None = Field(
+    headers: Annotated[dict[HeaderName, str], Field(json_schema_extra={"additionalProperties": False})] | None = Field(
         None,
         max_length=32,
         description="backend='remote': HTTP headers sent when connecting (a grid's token). Their values "
