@@ -130,6 +130,17 @@ def test_a_browser_server_instance_works_as_a_local_one(
     snapshot = ok(session.snapshot())["snapshot"]
     ok(session.click(ref_for(snapshot, 'button "Add Banana"')))
     assert "Cart: 1 item" in ok(session.snapshot())["snapshot"]
+    frames: list[Any] = []
+    view = session.live_view(frames.append, instance="grid", max_fps=10)
+    try:
+        for _ in range(200):
+            if frames:
+                break
+            time.sleep(0.05)
+        assert frames and frames[0].data[:2] == b"\xff\xd8"  # JPEG from the screencast over the same connection
+        assert view._cdp is not None  # a DevTools screencast, not screenshot polling
+    finally:
+        view.stop()
     shot = ok(session.screenshot())
     assert shot["mime_type"] == "image/png" and shot["image"].startswith(b"\x89PNG") and shot["width"] == 1280
     # Evidence, downloads and PDF come back to this machine.
