@@ -177,7 +177,11 @@ def test_a_cdp_instance_closes_only_what_it_opened(
             return {target["id"]: target["url"] for target in json.load(answer) if target["type"] == "page"}
 
     before = targets()
-    ok(session.call("browser_create_instance", name="cdp", backend="remote", cdp_endpoint=server.url))
+    ok(
+        session.call(
+            "browser_create_instance", name="cdp", backend="remote", cdp_endpoint=server.url, headers={"X-Token": TOKEN}
+        )
+    )
     ok(session.navigate(demo.url, instance="cdp"))
     ok(session.click(ref_for(ok(session.snapshot(instance="cdp"))["snapshot"], 'button "Add Apple"'), instance="cdp"))
     assert "Cart: 1 item" in ok(session.snapshot(instance="cdp"))["snapshot"]
@@ -322,7 +326,7 @@ def test_a_session_with_a_remote_default(
     assert ok(agent)["instance"]["endpoint"] == server.url
     local = ok(s.call("browser_create_instance", name="local", backend="chromium"))["instance"]
     assert (local["backend"], local["endpoint"]) == ("chromium", None)
-    assert TOKEN not in everything_recorded(s)
+    assert TOKEN not in everything_recorded(s) + repr(s.launch_defaults) + repr(s.engine.manager.instances)
 
 
 def test_a_bad_remote_default_is_refused() -> None:

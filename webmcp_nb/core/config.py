@@ -69,7 +69,7 @@ class LaunchDefaults:
     # A remote browser for new instances (webmcp_nb.core.remote): ws(s):// a Playwright browser
     # server, http(s):// a CDP endpoint; with the headers to send (a grid's token).
     remote_endpoint: str | None = None
-    remote_headers: tuple[tuple[str, str], ...] = ()
+    remote_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if self.remote_endpoint is not None:

@@ -51,7 +51,7 @@ class LaunchOptions:
     # backend="remote": exactly one endpoint (see webmcp_nb.core.remote); headers may carry a token.
     endpoint: str | None = None
     cdp_endpoint: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     connect_timeout_s: float = remote.CONNECT_TIMEOUT_S
 
     @property

@@ -154,13 +154,14 @@ async def connect(playwright: Playwright, options: LaunchOptions) -> Browser:
     from playwright.async_api import Error as PlaywrightError
 
     headers = dict(options.headers)
+    sent = headers or None  # Playwright 1.62 sends an empty dict unserialized, which its driver refuses
     timeout_ms = options.connect_timeout_s * 1000
     url = options.endpoint or options.cdp_endpoint
     assert url is not None
     try:
         if options.endpoint:
-            return await playwright.chromium.connect(options.endpoint, timeout=timeout_ms, headers=headers)
-        return await playwright.chromium.connect_over_cdp(url, timeout=timeout_ms, headers=headers)
+            return await playwright.chromium.connect(options.endpoint, timeout=timeout_ms, headers=sent)
+        return await playwright.chromium.connect_over_cdp(url, timeout=timeout_ms, headers=sent)
     except PlaywrightError as exc:
         reason = first_lines(exc.message, 6)
         secrets = {url, *url_secrets(url), *headers.values()}
