@@ -334,3 +334,31 @@ def test_a_bad_remote_default_is_refused() -> None:
         Session(remote_endpoint="ftp://grid.example/")
     assert cli.main(["serve", "--remote", "ftp://grid.example/"]) == 2
     assert cli.main(["serve", "--remote", "ws://grid.example/x", "--remote-header", "no colon"]) == 2
+
+
+def test_a_person_approving_a_remote_create_never_sees_the_token(session: CheckedSession) -> None:
+    asked: list[Any] = []
+
+    async def deny(request: Any) -> str:
+        asked.append(request)
+        return "not now"
+
+    args = {
+        "name": "a",
+        "backend": "remote",
+        "endpoint": f"ws://user:{TOKEN}@127.0.0.1:9/x?token={QUERY_TOKEN}",
+        "headers": {"Authorization": f"Bearer {TOKEN}"},
+    }
+    denied = asyncio.run(session.acall_as("agent", "browser_create_instance", args, approval=deny))
+    assert "not now" in error(denied, "approval_denied", "not_started")
+    assert asked[0].args["headers"] == {"Authorization": "[redacted]"}
+    assert asked[0].args["endpoint"] == "ws://127.0.0.1:9/x"
+    assert TOKEN not in repr(asked) + everything_recorded(session) and QUERY_TOKEN not in repr(asked)
+
+
+def test_serve_reads_remote_headers_from_the_environment_and_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cli.REMOTE_HEADERS_ENV, json.dumps({"Authorization": f"Bearer {TOKEN}"}))
+    assert cli._remote_headers(["X-Grid: a: b"]) == {"Authorization": f"Bearer {TOKEN}", "X-Grid": "a: b"}
+    monkeypatch.setenv(cli.REMOTE_HEADERS_ENV, "[1]")
+    with pytest.raises(ValueError, match="JSON object of strings"):
+        cli._remote_headers([])
