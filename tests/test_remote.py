@@ -159,6 +159,7 @@ def test_a_browser_server_instance_works_as_a_local_one(
     listed = ok(session.call("browser_list_instances"))["instances"]
     assert [(i["backend"], i["endpoint"]) for i in listed] == [("remote", server.url)]
     health = session.call("browser_health")
+    assert ok(health)["remote_endpoint"] is None  # remote by choice, not by the session's default
     recorded = next(r for r in session.history if r.tool == "browser_create_instance")
     assert recorded.args["headers"] == {"X-Token": "[redacted]"} and recorded.args["endpoint"] == server.url
     for text in (everything_recorded(session), health.to_json(), json.dumps(listed)):
@@ -326,6 +327,7 @@ def test_a_session_with_a_remote_default(
     assert ok(agent)["instance"]["endpoint"] == server.url
     local = ok(s.call("browser_create_instance", name="local", backend="chromium"))["instance"]
     assert (local["backend"], local["endpoint"]) == ("chromium", None)
+    assert ok(s.call("browser_health"))["remote_endpoint"] == server.url
     assert TOKEN not in everything_recorded(s) + repr(s.launch_defaults) + repr(s.engine.manager.instances)
 
 

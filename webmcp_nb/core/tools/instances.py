@@ -231,6 +231,10 @@ class HealthData(Data):
         description="Tabs whose renderer crashed or stopped answering (status crashed / unresponsive)."
     )
     problems: list[str] = Field(description="Why status is degraded (empty when ok).")
+    remote_endpoint: str | None = Field(
+        description="Where new instances connect when the session's default is a remote browser "
+        "(without credentials); None: they launch a local Chromium."
+    )
     versions: dict[str, str]
 
 
@@ -268,7 +272,8 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
         for state in list(instance.pages.values())
         if state.condition != "ok"
     ]
-    problems = [] if executable else ["no Chromium was found (see browsers)"]
+    remote_default = ctx.engine.launch_defaults.remote_endpoint
+    problems = [] if executable or remote_default else ["no Chromium was found (see browsers)"]
     if driver["state"] == "exited":
         problems.append(f"{driver['last_exit']['detail']}; the next call starts a new one")
     problems += [f"page {page['page_id']} of instance {page['instance']!r} is {page['status']}" for page in unhealthy]
@@ -277,6 +282,7 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
         driver=driver,
         unhealthy_pages=unhealthy,
         problems=problems,
+        remote_endpoint=remote.public_url(remote_default) if remote_default else None,
         instances=counts,
         limits={
             "max_instances": limits.max_instances,
