@@ -364,3 +364,31 @@ def test_serve_reads_remote_headers_from_the_environment_and_flags(monkeypatch: 
     monkeypatch.setenv(cli.REMOTE_HEADERS_ENV, "[1]")
     with pytest.raises(ValueError, match="JSON object of strings"):
         cli._remote_headers([])
+
+
+def test_serve_remote_makes_an_agents_instances_remote(servers: Callable[..., Server], demo: DemoServer) -> None:
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+
+    server = servers("playwright")
+    env = {**os.environ, cli.REMOTE_HEADERS_ENV: json.dumps({"X-Token": TOKEN})}
+    serve = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "webmcp_nb.cli", "serve", "--transport", "stdio", "--remote", server.url],
+        env=env,
+    )
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with Client(serve, client_info=types.Implementation(name="remote-agent", version="1")) as client:
+            results = [await client.call_tool("browser_navigate", {"url": demo.url})]
+            results.append(await client.call_tool("browser_list_instances", {}))
+            chosen = {"name": "mine", "backend": "remote", "endpoint": server.url}
+            results.append(await client.call_tool("browser_create_instance", chosen))
+            return [result.structured_content or {} for result in results]
+
+    navigated, listed, refused = asyncio.run(scenario())
+    assert navigated["status"] == "success"
+    instances = listed["data"]["instances"]
+    assert [(i["name"], i["backend"], i["endpoint"]) for i in instances] == [("default", "remote", server.url)]
+    assert (refused["error_type"], refused["operation"]["outcome"]) == ("invalid_params", "not_started")
+    assert "`browser` capability" in refused["message"]
