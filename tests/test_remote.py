@@ -28,6 +28,8 @@ from webmcp_nb.demo import DemoServer
 from .conftest import CheckedSession
 from .helpers import error, ok, ref_for
 
+pytestmark = pytest.mark.browser  # the servers run Chromium
+
 CHROMIUM = "/usr/bin/chromium"
 QUIET = ["--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TOKEN = "tok-SECRET-4711"  # a grid's token: must never be shown
