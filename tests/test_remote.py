@@ -275,6 +275,7 @@ def test_an_unreachable_endpoint_fails_at_creation(session: CheckedSession) -> N
         ({"backend": "remote", "endpoint": "ws://h/x", "executable_path": CHROMIUM}, "executable_path configure"),
         ({"backend": "remote", "endpoint": "ws://h/x", "args": ["--x"]}, "args configure"),
         ({"backend": "remote", "endpoint": "ws://h/x", "profile_dir": "p"}, "profile_dir configure"),
+        ({"backend": "remote", "endpoint": "ws://h/x", "headless": False}, "headless configure"),
         ({"endpoint": "ws://h/x"}, "need backend='remote'"),
         ({"headers": {"A": "b"}}, "need backend='remote'"),
         ({"backend": "remote", "endpoint": "ws://h/x", "headers": {"A": "b" * 9000}}, "'headers.A' is too long"),

@@ -33,7 +33,7 @@ CONNECT_TIMEOUT_S = 10.0
 MAX_CONNECT_TIMEOUT_S = 120.0
 ENDPOINT_SCHEMES = ("ws", "wss")
 CDP_SCHEMES = ("http", "https", "ws", "wss")
-LOCAL_ONLY = ("executable_path", "args", "profile_dir")
+LOCAL_ONLY = ("executable_path", "args", "profile_dir", "headless")
 """Options that configure a browser this machine launches; a remote browser was launched elsewhere."""
 REMOTE_ONLY = ("endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
 
@@ -55,7 +55,7 @@ def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
         if given:
             raise InvalidParams(f"{', '.join(given)} need backend='remote' (the backend here is {backend!r}).")
         return
-    local = [name for name in LOCAL_ONLY if args.get(name)]
+    local = [name for name in LOCAL_ONLY if args.get(name) not in (None, (), [], "")]
     if local:
         raise InvalidParams(
             f"{', '.join(local)} configure a browser launched on this machine; a remote browser was launched "
