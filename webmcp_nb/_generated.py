@@ -183,7 +183,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium"] = default("chromium"),
+        backend: Literal["chromium", "remote"] = default("chromium"),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -192,15 +192,22 @@ class ToolMethods:
         executable_path: str | None = default(None),
         args: list[str] = default([]),
         webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
+        endpoint: str | None = default(None),
+        cdp_endpoint: str | None = default(None),
+        headers: dict[str, str] | None = default(None),
+        connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a new browser instance under a name and make it the current instance. Fails with
-        instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.
+        """Launch a new browser instance under a name (or connect to a remote one, backend='remote') and make it the
+        current instance. Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or
+        binary_not_found (also: a remote endpoint that cannot be reached).
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable form is
         ``acreate_instance``.
 
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
+            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint).
+                Left out: 'remote' when the session has a remote endpoint, else 'chromium'.
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
@@ -208,8 +215,16 @@ class ToolMethods:
             executable_path: The Chromium binary; default: resolved (see browser_health).
             args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
-                itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
-                pages see) or 'off'.
+                itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
+                one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
+                'off'.
+            endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
+                launch-server, Moon, Browserless). Agents: `browser` capability.
+            cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
+                of endpoint. Agents: `browser` capability.
+            headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
+                shown: recorded as [redacted].
+            connect_timeout_s: backend='remote': how long to try to connect (default 10 s). (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
 
@@ -217,7 +232,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium"] = default("chromium"),
+        backend: Literal["chromium", "remote"] = default("chromium"),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -226,15 +241,22 @@ class ToolMethods:
         executable_path: str | None = default(None),
         args: list[str] = default([]),
         webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
+        endpoint: str | None = default(None),
+        cdp_endpoint: str | None = default(None),
+        headers: dict[str, str] | None = default(None),
+        connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a new browser instance under a name and make it the current instance. Fails with
-        instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.
+        """Launch a new browser instance under a name (or connect to a remote one, backend='remote') and make it the
+        current instance. Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or
+        binary_not_found (also: a remote endpoint that cannot be reached).
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the blocking form is
         ``create_instance``.
 
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
+            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint).
+                Left out: 'remote' when the session has a remote endpoint, else 'chromium'.
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
@@ -242,8 +264,16 @@ class ToolMethods:
             executable_path: The Chromium binary; default: resolved (see browser_health).
             args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
-                itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it changes what
-                pages see) or 'off'.
+                itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
+                one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
+                'off'.
+            endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
+                launch-server, Moon, Browserless). Agents: `browser` capability.
+            cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
+                of endpoint. Agents: `browser` capability.
+            headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
+                shown: recorded as [redacted].
+            connect_timeout_s: backend='remote': how long to try to connect (default 10 s). (> 0, <= 120.0)
         """
         return await self.acall("browser_create_instance", **given(locals()))
 

@@ -1,6 +1,6 @@
 """The ``webmcp-nb`` console script.
 
-``webmcp-nb serve --transport stdio|http``
+``webmcp-nb serve --transport stdio|http [--remote URL]``
     The MCP server over a session of its own, without a notebook.
 ``webmcp-nb attach --url URL --token TOKEN``
     A stdio MCP server that forwards everything to a running notebook's HTTP
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 from .serve_options import ServeOptions, add_arguments
 
 TOKEN_ENV = "WEBMCP_NB_TOKEN"
+REMOTE_HEADERS_ENV = "WEBMCP_NB_REMOTE_HEADERS"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     add_arguments(serve, exclude={"approve"}, defaults={"token": os.environ.get(TOKEN_ENV)})
     serve.add_argument("--headed", action="store_true", help="show browser windows (needs a display)")
+    serve.add_argument(
+        "--remote",
+        metavar="URL",
+        help="create instances on a remote browser: ws://... a Playwright browser server, http://... a CDP endpoint",
+    )
+    serve.add_argument(
+        "--remote-header",
+        dest="remote_headers",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help=f"a header for --remote (a grid's token); ${REMOTE_HEADERS_ENV} (a JSON object) keeps it off the "
+        "process list",
+    )
 
     attach = commands.add_parser("attach", help="bridge stdio to a notebook's MCP server")
     attach.add_argument("--url", required=True, help="the notebook server's URL (http://127.0.0.1:PORT/mcp)")
@@ -54,7 +70,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from .client import Session
 
-    session = Session(headless=not args.headed, caller="agent")
+    try:
+        session = Session(
+            headless=not args.headed,
+            caller="agent",
+            remote_endpoint=args.remote,
+            remote_headers=_remote_headers(args.remote_headers),
+        )
+    except ValueError as exc:
+        print(f"webmcp-nb serve: {exc}", file=sys.stderr)
+        return 2
     options = ServeOptions.from_namespace(args)
     try:
         if args.transport == "stdio":
@@ -68,6 +93,19 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     finally:
         session.close()
+
+
+def _remote_headers(given: list[str]) -> dict[str, str]:
+    """Headers for --remote: $WEBMCP_NB_REMOTE_HEADERS, then each --remote-header 'Name: value'."""
+    headers = json.loads(os.environ.get(REMOTE_HEADERS_ENV) or "{}")
+    if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
+        raise ValueError(f"${REMOTE_HEADERS_ENV} must be a JSON object of strings")
+    for header in given:
+        name, colon, value = header.partition(":")
+        if not colon or not name.strip():
+            raise ValueError("--remote-header takes 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers
 
 
 def _wait_for_signal() -> None:

@@ -8,7 +8,7 @@ import dataclasses
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,8 @@ class Session(ToolMethods):
         event_buffer_size: int | None = None,
         artifacts_dir: str | None = None,
         caller: str = "python",
+        remote_endpoint: str | None = None,
+        remote_headers: Mapping[str, str] | None = None,
     ) -> None:
         self.limits = Limits.from_env(
             max_result_bytes=max_result_bytes,
@@ -71,7 +73,15 @@ class Session(ToolMethods):
             action_timeout_s=action_timeout_s,
             event_buffer_size=event_buffer_size,
         )
-        self.launch_defaults = LaunchDefaults(headless=headless, executable_path=executable_path, args=tuple(args))
+        # remote_endpoint: new instances connect to a browser grid (ws://: a Playwright browser server,
+        # http://: CDP) with `remote_headers` (a token; never shown), unless a create call says otherwise.
+        self.launch_defaults = LaunchDefaults(
+            headless=headless,
+            executable_path=executable_path,
+            args=tuple(args),
+            remote_endpoint=remote_endpoint,
+            remote_headers=tuple((remote_headers or {}).items()),
+        )
         self.default_instance = default_instance
         self.artifacts_dir = artifacts_dir
         self.caller = caller

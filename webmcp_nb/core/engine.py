@@ -33,6 +33,7 @@ from .observe import Observer
 from .pages import PageState
 from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolSpec
+from .remote import remote_options
 from .util import first_lines, utc_now
 from .webmcp import PageTool, WebMCPEvent
 
@@ -226,10 +227,8 @@ class Engine:
             read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )
-        if spec is not None and spec.typed_text and isinstance(logged_args, dict):
-            logged_args, envelope = redact_call(
-                spec.typed_text, logged_args, ctx.typed_plain if ctx else set(), envelope
-            )
+        if spec is not None and isinstance(logged_args, dict):
+            logged_args, envelope = redact_call(spec, logged_args, ctx.typed_plain if ctx else set(), envelope)
         targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
         self._notify(tool, logged_args, caller, envelope, targets)
         return envelope
@@ -320,6 +319,9 @@ class Engine:
         """Options for launching `name`: the session's defaults, `overrides`, and the Chromium
         arguments the operator added to `grant` (launches an agent causes)."""
         defaults = self.launch_defaults
+        overrides = {key: value for key, value in overrides.items() if value is not None}
+        if overrides.get("backend", "remote" if defaults.remote_endpoint else "chromium") == "remote":
+            return LaunchOptions(**remote_options(name, defaults, overrides))
         values: dict[str, Any] = {
             "name": name,
             "headless": defaults.headless,
@@ -327,7 +329,7 @@ class Engine:
             "args": tuple(defaults.args),
             "webmcp": defaults.webmcp,
         }
-        values.update({key: value for key, value in overrides.items() if value is not None})
+        values.update(overrides)
         if grant is not None:
             values["args"] = (*values["args"], *grant.chromium_args)
         return LaunchOptions(**values)
@@ -393,8 +395,7 @@ class Engine:
             with contextlib.suppress(ToolFailure):
                 page = instance.page(getattr(params, "page_id", None))
         args = params.model_dump(mode="json", exclude_defaults=True)
-        if ctx.spec.typed_text:
-            args = await redact_for_approval(ctx.spec.typed_text, args, page)
+        args = await redact_for_approval(ctx.spec, args, page)
         request = ApprovalRequest(
             tool=ctx.spec.name,
             args=args,
@@ -537,6 +538,8 @@ class Engine:
             error_type="cancelled",
             message=f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}",
         )
+        if spec is not None and isinstance(args, dict):
+            args = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)[0]
         self._notify(tool, args, caller, envelope)
 
     def _notify(

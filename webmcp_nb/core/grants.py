@@ -168,7 +168,8 @@ def launch_widening(args: Any, default_headless: bool = True) -> list[str]:
     """The launch options in `args` (a create call's arguments) beyond the safe defaults."""
     if not isinstance(args, Mapping):
         return []
-    widened = [name for name in ("args", "executable_path") if args.get(name)]
+    # A remote endpoint makes the session connect to a host the agent chose.
+    widened = [name for name in ("args", "executable_path", "endpoint", "cdp_endpoint", "headers") if args.get(name)]
     profile = args.get("profile_dir")
     if profile is not None and not is_profile_name(profile):
         widened.append("profile_dir as a path")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import chromium
+from . import chromium, remote
 from .downloads import Downloads
 from .driver import Driver, start_playwright
 from .errors import ToolFailure
@@ -48,6 +48,16 @@ class LaunchOptions:
     executable_path: str | None = None
     args: tuple[str, ...] = ()
     webmcp: Mode = "native"
+    # backend="remote": exactly one endpoint (see webmcp_nb.core.remote); headers may carry a token.
+    endpoint: str | None = None
+    cdp_endpoint: str | None = None
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    connect_timeout_s: float = remote.CONNECT_TIMEOUT_S
+
+    @property
+    def is_chromium(self) -> bool:
+        """Both backends drive a Chromium (a remote one through Playwright's chromium)."""
+        return self.backend in ("chromium", "remote")
 
 
 @dataclass
@@ -121,7 +131,7 @@ class Instance:
         mode = self.options.webmcp
         if mode == "off":
             return None
-        if mode == "native" and self.options.backend == "chromium":
+        if mode == "native" and self.options.is_chromium:
             return NativeTools(state, self.name, self.hub)
         return ScriptTools(state, self.name, self.hub, mode)
 
@@ -189,6 +199,7 @@ class Instance:
             "pages": len(self.pages),
             "current_page_id": self.current_page_id,
             "webmcp": self.options.webmcp,
+            "endpoint": remote.public_endpoint(self.options),
         }
 
 
@@ -370,6 +381,11 @@ class InstanceManager:
 
     async def _start(self, instance: Instance) -> None:
         options = instance.options
+        if options.backend == "remote":
+            connected = await remote.connect(await self.playwright(), options)
+            instance.browser = connected
+            await self._open_context(instance, connected, await connected.new_context(**_context_kwargs(options)))
+            return
         if options.backend != "chromium":
             raise ToolFailure(
                 "unsupported_capability",
@@ -393,11 +409,7 @@ class InstanceManager:
             "headless": options.headless,
             "args": chromium.launch_args(options.webmcp, options.args),
         }
-        context_kwargs: dict[str, Any] = {"viewport": options.viewport or {"width": 1280, "height": 720}}
-        if options.locale:
-            context_kwargs["locale"] = options.locale
-        if options.user_agent:
-            context_kwargs["user_agent"] = options.user_agent
+        context_kwargs = _context_kwargs(options)
         from playwright.async_api import Error as PlaywrightError
 
         try:
@@ -415,14 +427,24 @@ class InstanceManager:
                 f"Chromium at {executable} failed to launch: {_launch_error(exc.message)}",
                 started=False,
             ) from None
-        instance.browser, instance.context = browser, context
+        instance.browser = browser
+        if browser is not None:
+            instance.browser_pid = await _browser_pid(browser)
+        await self._open_context(instance, browser, context)
+
+    async def _open_context(self, instance: Instance, browser: Browser | None, context: BrowserContext) -> None:
+        """Follow the instance's context (and browser): its pages, its end; open a first tab."""
+        from playwright.async_api import Error as PlaywrightError
+
+        options = instance.options
+        instance.context = context
         if options.webmcp == "polyfill":
             await context.add_init_script(script=POLYFILL_JS)
         context.on("page", instance.adopt)
-        context.on("close", lambda _ctx: self._on_disconnected(instance))
+        lost = remote.lost_detail(options)
+        context.on("close", lambda _ctx: self._on_disconnected(instance, lost))
         if browser is not None:
-            browser.on("disconnected", lambda _b: self._on_disconnected(instance))
-            instance.browser_pid = await _browser_pid(browser)
+            browser.on("disconnected", lambda _b: self._on_disconnected(instance, lost))
         for page in context.pages:
             instance.track(page)
         if not context.pages:
@@ -467,6 +489,9 @@ class InstanceManager:
             await asyncio.shield(instance.ready)
         instance.state = "closing"
         try:
+            if instance.options.backend == "remote" and instance.context is not None:
+                # Our context only (a CDP browser's own contexts stay); then the connection.
+                await asyncio.wait_for(instance.context.close(), 10)
             if instance.browser is not None:
                 await asyncio.wait_for(instance.browser.close(), 10)
             elif instance.context is not None:
@@ -518,6 +543,15 @@ async def _browser_pid(browser: Browser) -> int | None:
         if process.get("type") == "browser":
             return int(process["id"])
     return None
+
+
+def _context_kwargs(options: LaunchOptions) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"viewport": options.viewport or {"width": 1280, "height": 720}}
+    if options.locale:
+        kwargs["locale"] = options.locale
+    if options.user_agent:
+        kwargs["user_agent"] = options.user_agent
+    return kwargs
 
 
 def _unknown_locale(options: LaunchOptions, exc: Exception) -> ToolFailure | None:

@@ -12,6 +12,9 @@
   ``[redacted]`` in the call record (``Session.history``, call logs, anything exported from them)
   and scrubbed from the envelope, before anyone sees the call. A person asked to approve the
   call sees the text only for a field that is ordinary when asked (`redact_for_approval`).
+- Secret arguments (`redact_secrets`): values at `ToolSpec.secret_args` paths (a grid's token in
+  ``headers.*``) are recorded as ``[redacted]``, URLs at `ToolSpec.credential_urls` without their
+  userinfo and query; both are scrubbed from the envelope, and a person approving sees neither.
 - Screenshots paint every secret field over (`secret_field_masks`): no dots to count, no code.
 - Cookies and request headers are not part of any tool's result; only script the operator
   granted (``js``/``code``) can read them.
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
 
     from .envelope import Envelope
     from .pages import PageState
+    from .registry import ToolSpec
 
 REDACTED = "[redacted]"
 CHECK_TIMEOUT_MS = 1000  # asking a field that has just been found; a vanished one counts as secret
@@ -160,6 +164,9 @@ def typed_paths(patterns: tuple[str, ...], args: dict[str, Any]) -> list[Path]:
         if head == "*" and isinstance(value, list):
             for position, item in enumerate(value):
                 walk(item, rest, (*path, position))
+        elif head == "*" and isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, rest, (*path, key))
         elif head != "*" and isinstance(value, dict) and head in value:
             walk(value[head], rest, (*path, head))
 
@@ -180,25 +187,41 @@ def redact_args(patterns: tuple[str, ...], args: dict[str, Any], plain: set[Path
     return redacted, secrets
 
 
+def redact_secrets(spec: ToolSpec, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`args` with the spec's secret arguments replaced by ``[redacted]`` and its credential URLs
+    stripped (see `webmcp_nb.core.remote.public_url`), and the values taken out."""
+    from .remote import public_url, url_secrets
+
+    redacted, secrets = redact_args(spec.secret_args, args, set())
+    for path in typed_paths(spec.credential_urls, args):
+        url = _get(args, path)
+        if public_url(url) != url:
+            secrets += url_secrets(url)
+            redacted = _set(redacted, path, public_url(url))
+    return redacted, secrets
+
+
 def redact_call(
-    patterns: tuple[str, ...], args: dict[str, Any], plain: set[Path], envelope: Envelope
+    spec: ToolSpec, args: dict[str, Any], plain: set[Path], envelope: Envelope
 ) -> tuple[dict[str, Any], Envelope]:
-    """The arguments to record and the envelope to return (see `redact_args`), with the redacted
-    values also scrubbed from the envelope's data and message."""
-    recorded, secrets = redact_args(patterns, args, plain)
+    """The arguments to record and the envelope to return (see `redact_args`, `redact_secrets`),
+    with the redacted values also scrubbed from the envelope's data and message."""
+    recorded, secrets = redact_args(spec.typed_text, args, plain)
+    recorded, more = redact_secrets(spec, recorded)
+    secrets += more
     scrub = sorted({value for value in secrets if len(value) >= SCRUB_MIN_LENGTH}, key=len, reverse=True)
     if scrub:
         envelope = _scrub_envelope(envelope, scrub)
     return recorded, envelope
 
 
-async def redact_for_approval(
-    patterns: tuple[str, ...], args: dict[str, Any], page_state: PageState | None
-) -> dict[str, Any]:
+async def redact_for_approval(spec: ToolSpec, args: dict[str, Any], page_state: PageState | None) -> dict[str, Any]:
     """`args` as a person approving the call sees them: text for a field is shown only when the
-    field (the ``ref`` beside the text) is an ordinary one now."""
+    field (the ``ref`` beside the text) is an ordinary one now; secret arguments never."""
     from .errors import ToolFailure
 
+    args = redact_secrets(spec, args)[0]
+    patterns = spec.typed_text
     plain: set[Path] = set()
     for path in typed_paths(patterns, args):
         container = _get(args, path[:-1])

@@ -54,6 +54,10 @@ class ToolSpec:
     # Argument paths ("text", "fields.*.value") that carry text typed into a page field: recorded
     # as [redacted] unless the handler found the field ordinary (see webmcp_nb.core.redaction).
     typed_text: tuple[str, ...] = ()
+    # Argument paths holding secrets ("headers.*": a grid's token), always recorded as [redacted],
+    # and URL arguments recorded without userinfo and query (see webmcp_nb.core.redaction).
+    secret_args: tuple[str, ...] = ()
+    credential_urls: tuple[str, ...] = ()
     positional: tuple[str, ...] | None = None
     """Parameters the `Session` methods take by position, in this order (default: the
     required ones, in schema order); the others are keyword-only."""

@@ -157,7 +157,7 @@ async def pdf(ctx: CallContext, p: PdfParams) -> PdfData:
 
     instance = ctx.instance
     assert instance is not None
-    if not instance.options.headless or instance.options.backend != "chromium":
+    if not instance.options.headless or not instance.options.is_chromium:
         raise ToolFailure(
             "unsupported_capability",
             f"PDF export needs a headless Chromium; instance {instance.name!r} is not one "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from .. import chromium
+from .. import chromium, remote
 from ..grants import is_profile_name
 from ..instances import InstanceState
 from ..registry import tool
@@ -19,6 +19,7 @@ from .models import Data, InstanceName, Params
 if TYPE_CHECKING:
     from ..context import CallContext
 
+HeaderName = Annotated[str, StringConstraints(pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")]
 LaunchArg = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^--")]
 
 
@@ -29,7 +30,11 @@ class Viewport(Params):
 
 class CreateParams(Params):
     name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
-    backend: Literal["chromium"] = "chromium"
+    backend: Literal["chromium", "remote"] = Field(
+        "chromium",
+        description="'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or "
+        "cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else 'chromium'.",
+    )
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
@@ -48,8 +53,32 @@ class CreateParams(Params):
     webmcp: Mode | None = Field(
         None,
         description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
-        "page brings itself, such as a polyfill), 'polyfill' (inject our small polyfill into every page; it "
+        "page brings itself, such as a polyfill; the default for remote browsers, whose server decides "
+        "whether the native one is on), 'polyfill' (inject our small polyfill into every page; it "
         "changes what pages see) or 'off'.",
+    )
+    # Endpoints and header values are checked by webmcp_nb.core.remote, whose messages never echo a token.
+    endpoint: str | None = Field(
+        None,
+        description="backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's "
+        "launch-server, Moon, Browserless). Agents: `browser` capability.",
+    )
+    cdp_endpoint: str | None = Field(
+        None,
+        description="backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), "
+        "instead of endpoint. Agents: `browser` capability.",
+    )
+    headers: Annotated[dict[HeaderName, str], Field(json_schema_extra={"additionalProperties": False})] | None = Field(
+        None,
+        max_length=32,
+        description="backend='remote': HTTP headers sent when connecting (a grid's token). Their values "
+        "are never shown: recorded as [redacted].",
+    )
+    connect_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        le=remote.MAX_CONNECT_TIMEOUT_S,
+        description=f"backend='remote': how long to try to connect (default {remote.CONNECT_TIMEOUT_S:g} s).",
     )
 
 
@@ -65,6 +94,7 @@ class InstanceInfo(Data):
     pages: int
     current_page_id: str | None
     webmcp: Mode
+    endpoint: str | None = Field(description="A remote instance's endpoint, without credentials.")
 
 
 class CreateData(Data):
@@ -74,18 +104,21 @@ class CreateData(Data):
 @tool(
     name="browser_create_instance",
     title="Create browser instance",
-    description="Launch a new browser instance under a name and make it the current instance. "
-    "Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or binary_not_found.",
+    description="Launch a new browser instance under a name (or connect to a remote one, backend='remote') "
+    "and make it the current instance. Fails with instance_already_exists, instance_limit_exceeded, "
+    "profile_dir_in_use or binary_not_found (also: a remote endpoint that cannot be reached).",
     params=CreateParams,
     data=CreateData,
     target="server",
+    secret_args=("headers.*",),
+    credential_urls=("endpoint", "cdp_endpoint"),
     check=lambda ctx, p: _check_launch(ctx, p),
 )
 async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     options = ctx.engine.launch_options(
         p.name,
         ctx.grant,
-        backend=p.backend,
+        backend=p.backend if "backend" in p.model_fields_set else None,
         headless=p.headless,
         profile_dir=_profile_dir(ctx, p.profile_dir),
         viewport=p.viewport.model_dump() if p.viewport else None,
@@ -94,6 +127,10 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         executable_path=p.executable_path,
         args=tuple(p.args) or None,
         webmcp=p.webmcp,
+        endpoint=p.endpoint,
+        cdp_endpoint=p.cdp_endpoint,
+        headers=tuple(p.headers.items()) if p.headers is not None else None,
+        connect_timeout_s=p.connect_timeout_s,
     )
     ctx.instance_name = p.name
     instance = await ctx.engine.manager.launch(options)
@@ -105,6 +142,8 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
 def _check_launch(ctx: CallContext, p: CreateParams) -> None:
     if ctx.grant is not None:
         ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
+    default_remote = ctx.engine.launch_defaults.remote_endpoint is not None
+    remote.check_options(p.model_dump(exclude_unset=True), default_remote=default_remote)
 
 
 def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
@@ -192,6 +231,10 @@ class HealthData(Data):
         description="Tabs whose renderer crashed or stopped answering (status crashed / unresponsive)."
     )
     problems: list[str] = Field(description="Why status is degraded (empty when ok).")
+    remote_endpoint: str | None = Field(
+        description="Where new instances connect when the session's default is a remote browser "
+        "(without credentials); None: they launch a local Chromium."
+    )
     versions: dict[str, str]
 
 
@@ -229,7 +272,8 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
         for state in list(instance.pages.values())
         if state.condition != "ok"
     ]
-    problems = [] if executable else ["no Chromium was found (see browsers)"]
+    remote_default = ctx.engine.launch_defaults.remote_endpoint
+    problems = [] if executable or remote_default else ["no Chromium was found (see browsers)"]
     if driver["state"] == "exited":
         problems.append(f"{driver['last_exit']['detail']}; the next call starts a new one")
     problems += [f"page {page['page_id']} of instance {page['instance']!r} is {page['status']}" for page in unhealthy]
@@ -238,6 +282,7 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
         driver=driver,
         unhealthy_pages=unhealthy,
         problems=problems,
+        remote_endpoint=remote.public_url(remote_default) if remote_default else None,
         instances=counts,
         limits={
             "max_instances": limits.max_instances,

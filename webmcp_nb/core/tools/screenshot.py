@@ -79,7 +79,7 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         )
     else:
         timeout = ctx.capture_timeout_ms
-        if p.full_page or masks or ctx.instance is None or ctx.instance.options.backend != "chromium":
+        if p.full_page or masks or ctx.instance is None or not ctx.instance.options.is_chromium:
             capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
         else:
             capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]

@@ -1,0 +1,178 @@
+"""Remote browsers (``backend="remote"``): a Chromium on a grid, reached over the network.
+
+Two protocols: Playwright's browser-server protocol (``endpoint="ws://..."``: Playwright's
+``launch-server``, Moon, Browserless) and the Chrome DevTools Protocol (``cdp_endpoint=
+"http://host:9222"``: any Chrome with ``--remote-debugging-port``). The instance opens a context
+of its own in the remote browser and, when destroyed, closes only that context and its
+connection: the remote browser and the contexts others opened in it stay.
+
+An endpoint that cannot be reached is ``binary_not_found``: as with a missing local binary, no
+browser can be reached there, and the fix is the same kind (start one, or point elsewhere).
+Headers carry a grid's token: they are recorded as ``[redacted]`` (``ToolSpec.secret_args``) and
+an endpoint is shown without its userinfo and query (`public_url`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import InvalidParams, ToolFailure
+from .util import first_lines
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Playwright
+
+    from .config import LaunchDefaults
+    from .instances import LaunchOptions
+
+MAX_URL_CHARS = 4096
+MAX_HEADER_CHARS = 8192
+CONNECT_TIMEOUT_S = 10.0
+MAX_CONNECT_TIMEOUT_S = 120.0
+ENDPOINT_SCHEMES = ("ws", "wss")
+CDP_SCHEMES = ("http", "https", "ws", "wss")
+LOCAL_ONLY = ("executable_path", "args", "profile_dir", "headless")
+"""Options that configure a browser this machine launches; a remote browser was launched elsewhere."""
+REMOTE_ONLY = ("endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
+
+
+def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
+    """Refuse remote options that cannot work, before anything connects (`InvalidParams`).
+    `args` are a create call's arguments (unset ones absent); `default_remote`: the session
+    creates remote instances by default."""
+    too_long = [name for name in ("endpoint", "cdp_endpoint") if len(args.get(name) or "") > MAX_URL_CHARS]
+    too_long += [
+        f"headers.{name}" for name, value in (args.get("headers") or {}).items() if len(value) > MAX_HEADER_CHARS
+    ]
+    if too_long:  # named here, never echoed: a token may be in it
+        limits = f"{MAX_URL_CHARS} characters for an endpoint, {MAX_HEADER_CHARS} for a header"
+        raise InvalidParams(f"parameter '{too_long[0]}' is too long (at most {limits}).")
+    backend = args.get("backend") or ("remote" if default_remote else "chromium")
+    given = [name for name in REMOTE_ONLY if args.get(name) is not None]
+    if backend != "remote":
+        if given:
+            raise InvalidParams(f"{', '.join(given)} need backend='remote' (the backend here is {backend!r}).")
+        return
+    local = [name for name in LOCAL_ONLY if args.get(name) not in (None, (), [], "")]
+    if local:
+        raise InvalidParams(
+            f"{', '.join(local)} configure a browser launched on this machine; a remote browser was launched "
+            "by its server (set them there), so backend='remote' takes none of them."
+        )
+    endpoints = [name for name in ("endpoint", "cdp_endpoint") if args.get(name) is not None]
+    if len(endpoints) > 1:
+        raise InvalidParams("Give exactly one of endpoint (Playwright's browser server) and cdp_endpoint (CDP).")
+    if not endpoints and not default_remote:
+        raise InvalidParams(
+            "backend='remote' needs endpoint='ws://host:port/path' (a Playwright browser server) or "
+            "cdp_endpoint='http://host:9222' (a Chrome with --remote-debugging-port)."
+        )
+    for name in endpoints:
+        check_url(name, args[name])
+
+
+def check_url(name: str, url: str) -> None:
+    """Refuse an endpoint URL with the wrong scheme or no host (`InvalidParams`)."""
+    schemes = ENDPOINT_SCHEMES if name == "endpoint" else CDP_SCHEMES
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host, parts = None, None
+    if parts is None or parts.scheme.lower() not in schemes or not host:
+        raise InvalidParams(
+            f"{name} must be a {' or '.join(f'{scheme}://' for scheme in schemes)} URL with a host, "
+            f"not {public_url(url)!r}."
+        )
+
+
+def default_endpoint(url: str) -> dict[str, str]:
+    """A session's remote default as a create option: ws(s):// is a Playwright browser server,
+    http(s):// a CDP endpoint."""
+    return {"endpoint" if urlsplit(url).scheme.lower() in ENDPOINT_SCHEMES else "cdp_endpoint": url}
+
+
+def check_default(url: str) -> None:
+    """Refuse a session's remote default that cannot work (ValueError)."""
+    try:
+        check_url(next(iter(default_endpoint(url))), url)
+    except InvalidParams as exc:
+        raise ValueError(f"remote_endpoint: {exc.message}") from None
+
+
+def remote_options(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The `LaunchOptions` fields of a remote instance: the session's remote default (endpoint and
+    headers) unless the call names an endpoint, then the call's options. WebMCP defaults to 'page'
+    (the remote server's launch flags decide whether Chromium's own is on)."""
+    values: dict[str, Any] = {"name": name, "backend": "remote", "headless": defaults.headless, "webmcp": "page"}
+    if not (overrides.get("endpoint") or overrides.get("cdp_endpoint")) and defaults.remote_endpoint:
+        values.update(default_endpoint(defaults.remote_endpoint), headers=defaults.remote_headers)
+    values.update(overrides)
+    return values
+
+
+def public_url(url: str) -> str:
+    """`url` without userinfo, query and fragment (where grids put tokens)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "[unparsable URL]"
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The parts of `url` that `public_url` leaves out (to scrub them from messages)."""
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.password, parts.username, parts.query, parts.fragment]
+    except ValueError:
+        return [url]
+    return [secret for secret in secrets if secret]
+
+
+def public_endpoint(options: LaunchOptions) -> str | None:
+    url = options.endpoint or options.cdp_endpoint
+    return public_url(url) if url else None
+
+
+def lost_detail(options: LaunchOptions) -> str:
+    """Why an instance's browser went away (for `instance_crashed`)."""
+    if options.backend != "remote":
+        return "the browser process exited unexpectedly"
+    return f"the connection to the remote browser at {public_endpoint(options)} was lost"
+
+
+async def connect(playwright: Playwright, options: LaunchOptions) -> Browser:
+    """Connect to the remote browser `options` name, within `options.connect_timeout_s`."""
+    from playwright.async_api import Error as PlaywrightError
+
+    headers = dict(options.headers)
+    sent = headers or None  # Playwright 1.62 sends an empty dict unserialized, which its driver refuses
+    timeout_ms = options.connect_timeout_s * 1000
+    url = options.endpoint or options.cdp_endpoint
+    assert url is not None
+    try:
+        if options.endpoint:
+            return await playwright.chromium.connect(options.endpoint, timeout=timeout_ms, headers=sent)
+        return await playwright.chromium.connect_over_cdp(url, timeout=timeout_ms, headers=sent)
+    except PlaywrightError as exc:
+        reason = first_lines(exc.message, 6)
+        secrets = {url, *url_secrets(url), *headers.values()}
+        for secret in sorted((secret for secret in secrets if len(secret) >= 3), key=len, reverse=True):
+            reason = reason.replace(secret, public_url(url) if secret == url else "[redacted]")
+        protocol = "Playwright browser server" if options.endpoint else "CDP endpoint"
+        raise ToolFailure(
+            "binary_not_found",
+            f"No browser could be reached at the {protocol} {public_url(url)} within "
+            f"{options.connect_timeout_s:g} s: {reason}. Start the server (for example `python -m playwright "
+            "launch-server --browser chromium --config cfg.json`), check the address and token, or raise "
+            "connect_timeout_s.",
+            started=False,
+        ) from None
