@@ -20,7 +20,9 @@ def button(s: CheckedSession, name: str) -> str:
 
 
 def timed_out(envelope: Any) -> str:
-    return error(envelope, "observation_timeout", "completed", "inspect_state")
+    message = error(envelope, "observation_timeout", "completed", "inspect_state")
+    assert envelope.context["action_completed"] is True  # the data.action_completed: errors carry no data
+    return message
 
 
 def test_response_and_request(session: CheckedSession, demo: DemoServer) -> None:

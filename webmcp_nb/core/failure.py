@@ -27,7 +27,16 @@ if TYPE_CHECKING:
     from .instances import Instance
     from .pages import PageState
 
-CONTEXT_KEYS = ("warnings", "diagnostic", "page", "console", "partial", "reconnects", "blocked_fields")
+CONTEXT_KEYS = (
+    "warnings",
+    "diagnostic",
+    "page",
+    "console",
+    "partial",
+    "reconnects",
+    "blocked_fields",
+    "action_completed",
+)
 """What an error's context may hold (see the module docstring)."""
 MAX_MESSAGE_CHARS = 3000
 MESSAGE_TAIL_CHARS = 1000

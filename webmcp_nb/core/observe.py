@@ -209,6 +209,7 @@ class Observer:
                 f"{spec.timeout_ms} ms. Inspect the page (browser_snapshot, browser_network) before repeating "
                 "the action: it did take effect.",
                 completed=True,
+                context={"action_completed": True},
             ) from None
         finally:
             self.close()
