@@ -498,7 +498,6 @@ class InstanceManager:
                 await asyncio.wait_for(instance.context.close(), 10)
         finally:
             instance.state = "closed"
-            instance.evidence.close()
             self.instances.pop(name, None)
             for state in list(instance.pages.values()):
                 instance.forget(state)

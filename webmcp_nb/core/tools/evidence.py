@@ -196,7 +196,9 @@ async def network(ctx: CallContext, p: NetworkParams) -> NetworkData:
             and (p.failed is None or (fields["state"] == "failed") == p.failed)
         )
 
-    window = _evidence(ctx).network.read(p.after, p.limit, keep)
+    evidence = _evidence(ctx)
+    window = evidence.network.read(p.after, p.limit, keep)
+    await evidence.fill_sizes(window.records)
     return NetworkData.model_validate(_window_data(window, reveal))
 
 
@@ -351,6 +353,8 @@ async def events_export(ctx: CallContext, p: ExportParams) -> ExportData:
         raise ToolFailure("invalid_params", "format='har' exports the network stream only.", started=False)
     evidence = _evidence(ctx)
     records = [r for r in evidence.stream(p.stream).records if p.page_id is None or r.fields["page_id"] == p.page_id]
+    if p.stream == "network":
+        await evidence.fill_sizes(records)
     entries = [record.view(False) for record in records]
     if p.format == "har":
         assert ctx.instance is not None
