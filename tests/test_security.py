@@ -437,3 +437,21 @@ def test_the_browser_cap_allows_launch_options_once_approved(web: str) -> None:
     assert "UA: AgentUA/2" in text_of(page)
     succeeded(safe)
     assert [(r.tool, r.args.get("args")) for r in requests] == [("browser_create_instance", flags["args"])] * 2
+
+
+def test_http_from_the_page_is_held_to_the_url_grant(demo: DemoServer) -> None:
+    from .conftest import CheckedSession
+    from .helpers import error, ok
+
+    grant = Grant.build(caps=["http"])
+    with CheckedSession() as s:
+        ok(s.navigate(demo.url_for("index.html")))
+
+        def call(url: str) -> Any:
+            return asyncio.run(s.acall_as("agent:test", "browser_http", {"url": url}, grant=grant))
+
+        for url in ("file:///etc/passwd", "data:text/plain,x", " FILE:///etc/hostname", "view-source:http://x/"):
+            message = error(call(url), "invalid_params", "not_started", "after_correction")
+            assert "granted" in message or "grant" in message, message
+        assert ok(call("/status?code=200"))["status"] == 200  # relative: the page's own origin
+        assert ok(call(demo.url_for("status?code=201")))["status"] == 201

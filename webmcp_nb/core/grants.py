@@ -32,6 +32,16 @@ _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 CREATE_INSTANCE = "browser_create_instance"
 
 
+def as_browsers_read(url: str) -> str:
+    """`url` as browsers parse it: tabs and newlines vanish, outer spaces and controls are stripped."""
+    return re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(33))))
+
+
+def is_absolute(url: str) -> bool:
+    """Whether `url` names its scheme (rather than being resolved against the page's URL)."""
+    return _SCHEME.match(as_browsers_read(url)) is not None
+
+
 @dataclass(frozen=True)
 class Grant:
     """An agent's grant. Roots are absolute, resolved directories (see `build`)."""
@@ -99,8 +109,7 @@ class Grant:
 
     def refusal(self, url: str) -> str | None:
         """Why `url` may not be loaded under this grant, or None."""
-        # As browsers parse URLs: tabs and newlines vanish, outer spaces and controls are stripped.
-        url = re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(33))))
+        url = as_browsers_read(url)
         match = _SCHEME.match(url)
         scheme = match.group(1).lower() if match else ""
         if scheme in OPEN_SCHEMES or url.lower() == "about:blank":

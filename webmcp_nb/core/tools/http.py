@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolFailure
+from ..grants import is_absolute
 from ..page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
 from ..registry import tool
 from ..secret_fields import secret_names
@@ -40,6 +41,7 @@ from .http_models import (
     read_only_call,
 )
 from .http_sse import collect_sse
+from .navigation import check_url
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -60,6 +62,9 @@ if TYPE_CHECKING:
     open_world=True,
     read_only_when=read_only_call,
     magic_positional=("method", "url"),
+    # An absolute URL is held to the caller's URL grant, as for navigations; a relative one is the
+    # page's own (which the grant allowed when the page was loaded).
+    check=lambda ctx, p: check_url(ctx, p.url) if is_absolute(p.url) else None,
     too_large_hint="Ask for less (a narrower URL), or save=true (the body to a file).",
 )
 async def http(ctx: CallContext, p: HttpParams) -> HttpData:
