@@ -211,3 +211,29 @@ def test_pinned_pages_stay_mirrored_when_the_notebook_moves_on(session: Session,
     names = asyncio.run(scenario())
     assert "webmcp_add_to_cart" in names
     assert handle.mirrored == names or sorted(handle.mirrored) == names
+
+
+def test_a_tool_the_page_just_registered_is_listed_and_callable_at_once(session: Session, demo: DemoServer) -> None:
+    """No waiting for list_changed: the server asks the page before it answers "no such tool"."""
+    session.navigate(demo.url_for("webmcp.html")).raise_for_status()
+    handle = session.serve_mcp()
+    registered = """new Promise(done => {
+        document.getElementById('register-extra').click();
+        const status = document.getElementById('webmcp-status');
+        const check = () => status.textContent.includes('extra_tool registered') ? done(true) : setTimeout(check, 5);
+        check();
+    })"""
+
+    async def scenario() -> tuple[types.CallToolResult, dict[str, types.Tool]]:
+        async with agent(handle) as client:
+            await in_thread(session.evaluate, registered)
+            called = await client.call_tool("webmcp_extra_tool", {})
+            await in_thread(
+                session.evaluate,
+                registered.replace("register-extra", "unregister").replace("extra_tool registered", "unregistered"),
+            )
+            return called, await mirrored(client)
+
+    called, listed = asyncio.run(scenario())
+    assert called.is_error is False and called.structured_content["status"] == "success", called
+    assert "webmcp_extra_tool" in listed and "webmcp_add_to_cart" not in listed

@@ -182,7 +182,7 @@ def record(demo: DemoServer) -> Session:
             ]
         )
     )
-    assert added["status"] == "success"
+    assert added["status"] == "success", added
     yaml = form["data"]["snapshot"]
     (filled,) = asyncio.run(
         agent(

@@ -300,6 +300,14 @@ class Engine:
             return None
         return state.frame_id(state.page.main_frame), list(state.webmcp.tools)
 
+    async def refresh_page_tools(self, instance: str, page_id: str) -> None:
+        """Return once the tab's WebMCP tool list reflects everything its page did before this call
+        (a page that registers tools as it loads may report them just after a navigation returns)."""
+        live = self.manager.instances.get(instance)
+        state = live.pages.get(page_id) if live is not None and live.state == "live" else None
+        if state is not None and state.webmcp is not None:
+            await state.webmcp.refresh()
+
     def artifact_path(self, kind: str, ending: str) -> Path:
         """A new path for a file a tool writes: `<kind>-<time>-<random><ending>` in the session's
         artifacts directory (the random part: two files in the same second must not collide)."""

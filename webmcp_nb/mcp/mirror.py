@@ -171,6 +171,12 @@ class Mirrors:
         if changed and notify:
             self._on_change()
 
+    async def catch_up(self) -> None:
+        """Refresh after the mirrored pages' tool lists have caught up with their pages."""
+        for instance, page_id in self._pages():
+            await self.engine.refresh_page_tools(instance, page_id)
+        self.refresh()
+
     def _warn_not_mirrored(self, instance: str, page_id: str, tool: PageTool) -> None:
         """Say once, in the call log (a WebMCP ``warning`` event), why a page tool is not mirrored."""
         key = (instance, page_id, str(tool.frame_id), tool.name, repr(tool.input_schema))

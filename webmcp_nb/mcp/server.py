@@ -210,6 +210,7 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self.notifier.seen(ctx)
+        await self.mirrors.catch_up()
         tools = [describe_tool(spec) for spec in self.visible()]
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
         tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
@@ -238,6 +239,9 @@ class AgentServer:
         self.notifier.seen(ctx)
         name, arguments = as_sent(params)
         mirror = self.mirrors.current.get(params.name)
+        if mirror is None and self.visible_spec(params.name) is None:
+            await self.mirrors.catch_up()  # a page tool registered as its page loaded
+            mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
             spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
