@@ -2,10 +2,11 @@
 
 A JupyterLab server (the venv's, on loopback, with a token and throw-away
 config/data/runtime directories) serves a copy of `notebooks/01-quickstart.ipynb`;
-headless Chromium, driven by Playwright, opens it, runs every cell from the Run
-menu and checks what a user sees: the inline screenshot, the snapshot tree, the
+headless Chromium, driven by Playwright, opens it, runs every cell above the closing
+one from the Run menu and checks what a user sees: the inline screenshot, the snapshot tree, the
 error envelope, the BrowserPanel's live view streaming frames, and a click on
-that live view reaching the page (read back through the kernel).
+that live view reaching the page (read back through the kernel). Then the closing
+cell runs and the kernel's Chromium exits.
 
 A second notebook serves MCP: an agent's consequential call waits in the approval
 panel until the Deny / Approve button is clicked in the page.
@@ -43,6 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
 ARTIFACTS = REPO / "tests" / "artifacts"
 SCREENSHOT = ARTIFACTS / "jupyterlab-quickstart.png"
+CLOSING_CELL = 'nb.close()\ndemo.stop()\nprint("browser closed:", nb.closed, "|", demo)'
 SERVER_LOG = ARTIFACTS / "jupyterlab-server.log"
 DOCS_IMAGE = REPO / "docs" / "quickstart-jupyterlab.png"
 CHROMIUM = os.environ.get("WEBMCP_NB_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -377,21 +379,25 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
             "n => document.querySelectorAll('.jp-Notebook .jp-CodeCell').length >= n", arg=10, timeout=30_000
         )
 
-    with step(page, "run all cells", lab):
+    with step(page, "run every cell above the closing one", lab):
         dismiss_popups(page)
         executed = [
             text for text in code_cells(page).locator(".jp-InputPrompt").all_text_contents() if re.search(r"\d", text)
         ]
         assert not executed, f"cells show execution counts before running: {executed}"
+        closing = cell_with_source(page, CLOSING_CELL)
+        closing.locator(".jp-InputPrompt").click()  # select it; the rest of the test uses the open session
         page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-        last = code_cells(page).last
+        page.get_by_role("menuitem", name="Run All Above Selected Cell", exact=True).click()
+        cells = code_cells(page)
+        last = cells.nth(cells.count() - 2)
         wait_executed(last, RUN_ALL_MS)
         wait_kernel_idle(page, UI_MS)
-        prompts = code_cells(page).locator(".jp-InputPrompt").all_text_contents()
-        unrun = [i for i, text in enumerate(prompts) if not re.search(r"\[\d+\]", text)]
+        prompts = cells.locator(".jp-InputPrompt").all_text_contents()
+        unrun = [i for i, text in enumerate(prompts[:-1]) if not re.search(r"\[\d+\]", text)]
         assert not unrun, f"code cells without an execution count: {unrun} ({prompts})"
-        counts = [int(re.search(r"\d+", text).group()) for text in prompts]  # type: ignore[union-attr]
+        assert not re.search(r"\d", prompts[-1]), f"the closing cell ran too early: {prompts[-1]!r}"
+        counts = [int(re.search(r"\d+", text).group()) for text in prompts[:-1]]  # type: ignore[union-attr]
         assert counts == sorted(counts), f"cells did not run in order: {counts}"
         expect(last.locator(".webmcp-nb-calllog")).to_be_visible()  # nb.log() rendered
 
@@ -499,6 +505,23 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
             DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(SCREENSHOT, DOCS_IMAGE)
             print(f"[jupyterlab] updated {DOCS_IMAGE}")
+
+    with step(page, "the closing cell closes the browser and the demo site", lab):
+        pids = kernel_result(
+            page,
+            "import json, psutil\n"
+            "procs = psutil.Process().children(recursive=True)\n"
+            f"print({RESULT!r} + json.dumps([p.pid for p in procs if 'chrom' in p.name().lower()]))",
+        )
+        assert isinstance(pids, list) and pids, "the kernel should be running a Chromium before the closing cell"
+        closing = cell_with_source(page, CLOSING_CELL)
+        closing.locator(".jp-InputPrompt").click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+Enter")
+        wait_executed(closing, CELL_MS)
+        expect(closing.locator(".jp-OutputArea-output")).to_contain_text("browser closed: True")
+        expect(closing.locator(".jp-OutputArea-output")).to_contain_text("stopped")
+        wait_until(lambda: not any(psutil.pid_exists(pid) for pid in pids), timeout=30)
 
 
 # --------------------------------------------------------------------------- #

@@ -149,11 +149,14 @@ def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     assert results["%browser click e99999"][0]["error_type"] == "element_not_found"
     widgets = [
         o
-        for cell in notebook.cells[-3:]
+        for cell in notebook.cells
         for o in cell.get("outputs", [])
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
     assert len(widgets) == 2  # the panel and the call log
+    closing = notebook.cells[-1]
+    assert closing.source.startswith("nb.close()") and closing.outputs[-1]["text"].startswith("browser closed: True")
+    assert "stopped" in closing.outputs[-1]["text"]  # the demo site too: the notebook ends by closing what it opened
 
 
 def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
