@@ -72,10 +72,12 @@ def test_binder_post_build_is_strict_and_executable(dockerfile: str) -> None:
 
 def test_readme_binder_badge_opens_an_existing_notebook() -> None:
     readme = (ROOT / "README.md").read_text()
-    badge = re.search(r"\(https://mybinder\.org/v2/gh/[^)\s]+\?urlpath=lab/tree/([^)\s]+)\)", readme)
-    assert badge, "README has a Binder badge linking to JupyterLab"
-    assert badge.group(1) == QUICKSTART
-    assert (ROOT / badge.group(1)).is_file()
+    badge = re.search(r"\(https://mybinder\.org/v2/gh/([^/\s]+/[^/\s]+)/main\?urlpath=lab/tree/([^)\s]+)\)", readme)
+    assert badge, "README has a Binder badge linking to JupyterLab on the main branch"
+    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    assert f"https://github.com/{badge.group(1)}" == repository  # Binder builds the repository the package names
+    assert badge.group(2) == QUICKSTART
+    assert (ROOT / badge.group(2)).is_file()
 
 
 RUN_QUICKSTART = """
