@@ -41,6 +41,10 @@ def launch_args(webmcp: Mode, extra: Sequence[str] = ()) -> list[str]:
     return [*LAUNCH_ARGS, *rest, *([f"--enable-features={','.join(features)}"] if features else [])]
 
 
+SUPPORTS = (
+    "A Chromium or Chrome launched here: every tool, native WebMCP (the default mode), the CDP live view "
+    "and screencast, persistent profiles, extra flags."
+)
 INSTALL_HELP = (
     "Install one: on Debian/Ubuntu as root `apt-get install -y chromium`; without root "
     "`python -m playwright install chromium`; or point WEBMCP_NB_CHROMIUM (or executable_path) "

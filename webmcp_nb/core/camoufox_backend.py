@@ -1,0 +1,286 @@
+"""Camoufox (``backend="camoufox"``): a Firefox build that varies its fingerprint, launched here.
+
+The optional ``camoufox`` package (``pip install 'webmcp_nb[camoufox]'``) brings the launch-option
+builder (`camoufox.utils.launch_options`); the browser itself, fpgen's fingerprint model and the
+default add-on are downloads, which only ``webmcp-nb install camoufox`` makes. A tool call never
+downloads: it looks for what is installed (`locate`, `model_problem`), answers ``binary_not_found``
+naming where it looked and the install command when something is missing, and hands the builder
+only what it can use without the network (an installed binary, add-ons already on disk, no GeoIP).
+A missing package is ``binary_not_found`` too: the fix is the same kind (install, then retry).
+
+Firefox has no native WebMCP: the default mode is ``page``; ``native`` is ``unsupported_capability``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .chromium import Candidate, _check
+from .errors import InvalidParams, ToolFailure
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Playwright
+
+    from .config import LaunchDefaults
+    from .instances import LaunchOptions
+
+OsName = Literal["windows", "macos", "linux"]
+MAX_HUMANIZE_S = 10.0
+PIP_INSTALL = "pip install 'webmcp_nb[camoufox]'"
+INSTALL_COMMAND = "webmcp-nb install camoufox"
+ENV_VAR = "CAMOUFOX_EXECUTABLE_PATH"  # camoufox's own variable, honoured the same way here
+ONLY = ("os", "humanize", "block_webrtc", "geoip")
+"""Options only the camoufox backend takes."""
+REFUSED = ("user_agent", "endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
+"""Options backend='camoufox' refuses: Camoufox draws the user agent with the rest of its fingerprint."""
+SUPPORTS = (
+    "A Camoufox (Firefox) launched here, with a fingerprint drawn by camoufox (os, locale, humanize, "
+    "block_webrtc); snapshot, actions, screenshots and WebMCP mode 'page' / 'polyfill' / 'off' (no native "
+    "WebMCP in Firefox); no Chromium-only features (CDP live view, native WebMCP)."
+)
+
+
+def package_version() -> str | None:
+    """The installed camoufox package's version, found without importing it."""
+    if importlib.util.find_spec("camoufox") is None:
+        return None
+    try:
+        return version("camoufox")
+    except PackageNotFoundError:
+        return None
+
+
+def check_options(args: Mapping[str, Any], backend: str) -> None:
+    """Refuse options that do not fit `backend` before anything launches (`InvalidParams`).
+    `args` are a create call's arguments, unset ones absent."""
+    if backend != "camoufox":
+        given = [name for name in ONLY if args.get(name) is not None]
+        if given:
+            verb = "needs" if len(given) == 1 else "need"
+            raise InvalidParams(f"{', '.join(given)} {verb} backend='camoufox' (the backend here is {backend!r}).")
+        return
+    chosen = args.get("os")
+    if isinstance(chosen, list) and len(set(chosen)) < len(chosen):
+        raise InvalidParams(f"os lists an OS twice ({', '.join(chosen)}); name each at most once.")
+    refused = [name for name in REFUSED if args.get(name) is not None]
+    if refused:
+        raise InvalidParams(
+            f"backend='camoufox' takes no {', '.join(refused)}: Camoufox draws the user agent with the rest of "
+            "its fingerprint (choose os and locale instead), and it is launched here, not reached over the network."
+        )
+    if args.get("geoip"):
+        raise InvalidParams(
+            "geoip=true is not available: it looks up this machine's public IP address on the web and may "
+            "download a GeoIP database, and a tool call never reaches the network. Set locale (and the "
+            "timezone your pages need) instead."
+        )
+    if args.get("webmcp") == "native":
+        raise ToolFailure(
+            "unsupported_capability",
+            "Firefox (Camoufox) has no native WebMCP; use webmcp='page' (the default: what the page brings "
+            "itself), 'polyfill' or 'off'.",
+            started=False,
+        )
+
+
+def launch_values(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The `LaunchOptions` fields of a Camoufox instance: the session's headless default and the
+    call's options. The session's Chromium binary, flags and WebMCP default do not apply; WebMCP
+    defaults to 'page'."""
+    return {"name": name, "headless": defaults.headless, "webmcp": "page", **overrides}
+
+
+# finding what is installed ---------------------------------------------------------------
+def candidates(explicit: str | None) -> list[Candidate]:
+    """Every place a Camoufox binary is looked for, in order: the call's executable_path,
+    $CAMOUFOX_EXECUTABLE_PATH, then camoufox's own install (read only: nothing is fetched)."""
+    found = [
+        _check("executable_path", explicit) if explicit else Candidate("executable_path", None, "missing", "not given"),
+        _check(f"${ENV_VAR}", os.environ.get(ENV_VAR, "").strip() or None),
+    ]
+    if package_version() is None:
+        return [*found, Candidate("camoufox install", None, "missing", "the camoufox package is not installed")]
+    return [*found, _managed_install()]
+
+
+def _managed_install() -> Candidate:
+    """The build `camoufox fetch` installed: the one this camoufox release pairs with, else the
+    one marked active, else the newest (as camoufox itself chooses, without writing its config)."""
+    from camoufox.browser_pin import effective_pin, matches
+    from camoufox.multiversion import BROWSERS_DIR, list_installed, load_config
+    from camoufox.pkgman import LAUNCH_FILE, OS_NAME
+
+    config = load_config()
+    installed = list_installed()
+    pin = effective_pin(config)
+    if pin is not None:
+        chosen = [item for item in installed if matches(pin, item.repo_name, item.version.version or "", item.version.build)]
+        wanted = f"the build this camoufox release pairs with ({pin.repo_name} {pin.spec})"
+    else:
+        active = [item for item in installed if item.is_active]
+        chosen, wanted = active or installed, "an installed build"
+    if not chosen:
+        return Candidate("camoufox install", str(BROWSERS_DIR), "missing", f"{wanted} is not installed")
+    return _check("camoufox install", str(chosen[0].path / LAUNCH_FILE[OS_NAME]))
+
+
+def locate(explicit: str | None) -> tuple[str | None, list[Candidate]]:
+    """The Camoufox binary to launch and every place looked at. An explicit path that is
+    unusable is the answer (no silent fallback to another build)."""
+    tried = candidates(explicit)
+    for candidate in tried:
+        if candidate.status == "found":
+            return candidate.path, tried
+        if candidate.source != "camoufox install" and candidate.reason not in ("not set", "not given"):
+            return None, tried
+    return None, tried
+
+
+def model_problem() -> str | None:
+    """Why camoufox cannot draw a fingerprint without the network (its pinned fpgen model is
+    not installed), or None."""
+    from camoufox import fpgen_model
+
+    data = fpgen_model.fpgen_data_dir()
+    if fpgen_model.is_pinned(data):
+        return None
+    return f"fpgen's fingerprint model {fpgen_model.PIN['tag']} is not installed in {data}"
+
+
+def missing(what: str, tried: list[Candidate] | None = None) -> ToolFailure:
+    """``binary_not_found`` for something not installed, naming where it was looked for and the fix."""
+    places = "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried or ())
+    looked = f" Looked in: {places}." if places else ""
+    return ToolFailure(
+        "binary_not_found",
+        f"{what}.{looked} Install it with `{INSTALL_COMMAND}` (it downloads the browser, its fingerprint model "
+        "and add-on; tool calls never download), or point executable_path / $CAMOUFOX_EXECUTABLE_PATH at a "
+        "Camoufox binary.",
+        started=False,
+    )
+
+
+def resolve(explicit: str | None) -> str:
+    """The binary to launch, once everything a launch needs is known to be installed;
+    ``binary_not_found`` (fast, no network) when something is not."""
+    if package_version() is None:
+        raise ToolFailure(
+            "binary_not_found",
+            f"backend='camoufox' needs the camoufox package, which is not installed: `{PIP_INSTALL}`, then "
+            f"`{INSTALL_COMMAND}` for the browser.",
+            started=False,
+        )
+    executable, tried = locate(explicit)
+    if executable is None:
+        raise missing("No Camoufox browser is installed", tried)
+    problem = model_problem()
+    if problem is not None:
+        raise missing(f"Camoufox cannot draw a fingerprint: {problem}")
+    return executable
+
+
+def browser_version(executable: str) -> str | None:
+    """A Camoufox build's version (its application.ini, else camoufox's version.json), read from disk."""
+    folder = Path(executable).parent
+    try:
+        for line in (folder / "application.ini").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("Version="):
+                return line.split("=", 1)[1].strip() or None
+    except OSError:
+        pass
+    try:
+        import json
+
+        data = json.loads((folder / "version.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return "-".join(str(data[key]) for key in ("version", "build") if data.get(key)) or None
+
+
+def status() -> dict[str, Any]:
+    """The backend's state for health, found without launching or downloading anything:
+    ``available``, ``package_missing``, ``binary_missing`` or ``model_missing``."""
+    package = package_version()
+    report: dict[str, Any] = {
+        "backend": "camoufox",
+        "package": package,
+        "browser": None,
+        "executable": None,
+        "tried": [],
+        "supports": SUPPORTS,
+        "install": INSTALL_COMMAND if package else f"{PIP_INSTALL}, then {INSTALL_COMMAND}",
+    }
+    if package is None:
+        return {**report, "state": "package_missing", "problem": "the camoufox package is not installed"}
+    executable, tried = locate(None)
+    report.update(executable=executable, tried=[candidate.to_dict() for candidate in tried])
+    if executable is None:
+        return {**report, "state": "binary_missing", "problem": "no Camoufox browser is installed"}
+    report["browser"] = browser_version(executable)
+    problem = model_problem()
+    if problem is not None:
+        return {**report, "state": "model_missing", "problem": problem}
+    return {**report, "state": "available", "problem": None}
+
+
+# launching -------------------------------------------------------------------------------
+def missing_addons() -> list[Any]:
+    """camoufox's default add-ons that are not on disk (left out: adding them would download them)."""
+    from camoufox.addons import DefaultAddons, get_addon_path
+
+    return [addon for addon in DefaultAddons if not (Path(get_addon_path(addon.name)) / "manifest.json").exists()]
+
+
+def builder_kwargs(options: LaunchOptions, executable: str) -> dict[str, Any]:
+    """The arguments for camoufox's launch-option builder: the instance's options, the binary
+    found here, and nothing that would make it reach the network."""
+    kwargs: dict[str, Any] = {
+        "executable_path": executable,
+        "headless": options.headless,
+        "block_webrtc": options.block_webrtc,
+        "geoip": False,
+        "exclude_addons": missing_addons(),
+    }
+    if options.os:
+        kwargs["os"] = options.os[0] if len(options.os) == 1 else list(options.os)
+    if options.locale:
+        kwargs["locale"] = options.locale
+    if options.humanize is not False:
+        kwargs["humanize"] = options.humanize
+    if options.args:
+        kwargs["args"] = list(options.args)
+    return kwargs
+
+
+def build(options: LaunchOptions, executable: str) -> dict[str, Any]:
+    """Playwright launch options from camoufox's builder; its refusals of our values are
+    ``invalid_params``."""
+    from camoufox.exceptions import InvalidLocale, InvalidOS
+    from camoufox.utils import launch_options
+
+    try:
+        return launch_options(**builder_kwargs(options, executable))
+    except (InvalidLocale, InvalidOS) as exc:
+        raise ToolFailure("invalid_params", f"Camoufox refused an option: {exc}", started=False) from None
+
+
+async def launch(
+    playwright: Playwright, options: LaunchOptions, executable: str, context_kwargs: dict[str, Any]
+) -> tuple[Browser | None, BrowserContext]:
+    """Launch Camoufox through camoufox's own launcher (it applies its viewport and media defaults)."""
+    import asyncio
+
+    from camoufox.async_api import AsyncNewBrowser
+
+    launch_options = await asyncio.to_thread(build, options, executable)
+    if options.profile_dir:
+        persistent = {**launch_options, **context_kwargs, "user_data_dir": options.profile_dir}
+        context = await AsyncNewBrowser(playwright, from_options=persistent, persistent_context=True)
+        return context.browser, context
+    browser = await AsyncNewBrowser(playwright, from_options=launch_options)
+    return browser, await browser.new_context(**context_kwargs)
