@@ -177,7 +177,7 @@ def resolve(explicit: str | None) -> str:
         )
     executable, tried = locate(explicit)
     if executable is None:
-        raise missing("No Camoufox browser is installed", tried)
+        raise missing("No Camoufox browser was found", tried)
     problem = model_problem()
     if problem is not None:
         raise missing(f"Camoufox cannot draw a fingerprint: {problem}")
