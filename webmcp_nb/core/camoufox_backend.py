@@ -13,7 +13,9 @@ Firefox has no native WebMCP: the default mode is ``page``; ``native`` is ``unsu
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import os
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -96,6 +98,31 @@ def launch_values(name: str, defaults: LaunchDefaults, overrides: Mapping[str, A
 
 
 # finding what is installed ---------------------------------------------------------------
+# Read from camoufox's files on disk, without importing the package: its import takes seconds
+# (numpy, Playwright's sync API, ...), and a missing binary must be answered within 2 s.
+LAUNCH_FILE = "camoufox-bin"  # Linux builds, the only ones this backend is used with
+
+
+def _package_dir() -> Path:
+    spec = importlib.util.find_spec("camoufox")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def install_dir() -> Path:
+    """camoufox's cache directory (its browsers, add-ons and config), as camoufox computes it."""
+    from platformdirs import user_cache_dir  # a dependency of camoufox
+
+    return Path(user_cache_dir("camoufox"))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def candidates(explicit: str | None) -> list[Candidate]:
     """Every place a Camoufox binary is looked for, in order: the call's executable_path,
     $CAMOUFOX_EXECUTABLE_PATH, then camoufox's own install (read only: nothing is fetched)."""
@@ -109,24 +136,23 @@ def candidates(explicit: str | None) -> list[Candidate]:
 
 
 def _managed_install() -> Candidate:
-    """The build `camoufox fetch` installed: the one this camoufox release pairs with, else the
-    one marked active, else the newest (as camoufox itself chooses, without writing its config)."""
-    from camoufox.browser_pin import effective_pin, matches
-    from camoufox.multiversion import BROWSERS_DIR, list_installed, load_config
-    from camoufox.pkgman import LAUNCH_FILE, OS_NAME
-
-    config = load_config()
-    installed = list_installed()
-    pin = effective_pin(config)
-    if pin is not None:
-        chosen = [item for item in installed if matches(pin, item.repo_name, item.version.version or "", item.version.build)]
-        wanted = f"the build this camoufox release pairs with ({pin.repo_name} {pin.spec})"
+    """The build `camoufox fetch` installed: the one this camoufox release pairs with unless the
+    user chose a channel or build (then the active one), else the newest."""
+    browsers = install_dir() / "browsers"
+    config = _read_json(install_dir() / "config.json") or {}
+    installs = sorted(browsers.glob("*/*/version.json"), reverse=True)
+    pin = _read_json(_package_dir() / "browser-pin.json") or {}
+    if pin.get("tag") and not (config.get("channel") or config.get("pinned")):
+        spec = f"{pin['version']}-{pin['build']}"
+        wanted = f"the build this camoufox release pairs with ({pin['repo_name'].lower()} {spec})"
+        chosen = [path for path in installs if path.parent.parent.name.lower() == pin["repo_name"].lower()]
+        chosen = [path for path in chosen if f"{path.parent.name}-".startswith(f"{spec}-")]  # <spec>[-<sha8>]
     else:
-        active = [item for item in installed if item.is_active]
-        chosen, wanted = active or installed, "an installed build"
+        active = install_dir() / str(config.get("active_version", "")) / "version.json"
+        chosen, wanted = [active] if active in installs else installs, "an installed build"
     if not chosen:
-        return Candidate("camoufox install", str(BROWSERS_DIR), "missing", f"{wanted} is not installed")
-    return _check("camoufox install", str(chosen[0].path / LAUNCH_FILE[OS_NAME]))
+        return Candidate("camoufox install", str(browsers), "missing", f"{wanted} is not installed")
+    return _check("camoufox install", str(chosen[0].parent / LAUNCH_FILE))
 
 
 def locate(explicit: str | None) -> tuple[str | None, list[Candidate]]:
@@ -142,14 +168,21 @@ def locate(explicit: str | None) -> tuple[str | None, list[Candidate]]:
 
 
 def model_problem() -> str | None:
-    """Why camoufox cannot draw a fingerprint without the network (its pinned fpgen model is
-    not installed), or None."""
-    from camoufox import fpgen_model
-
-    data = fpgen_model.fpgen_data_dir()
-    if fpgen_model.is_pinned(data):
-        return None
-    return f"fpgen's fingerprint model {fpgen_model.PIN['tag']} is not installed in {data}"
+    """Why camoufox cannot draw a fingerprint without the network (the fpgen model it pins is not
+    installed: camoufox would download it), or None."""
+    pin = _read_json(_package_dir() / "fpgen-model.json") or {}
+    spec = importlib.util.find_spec("fpgen")
+    if spec is None or spec.origin is None:
+        return "the fpgen package is not installed"
+    data = Path(spec.origin).parent / "data"
+    for name, digest in (pin.get("file_sha256") or {}).items():
+        try:
+            if hashlib.sha256((data / name).read_bytes()).hexdigest() == digest:
+                continue
+        except OSError:
+            pass
+        return f"fpgen's fingerprint model {pin.get('tag')} is not installed in {data}"
+    return None
 
 
 def missing(what: str, tried: list[Candidate] | None = None) -> ToolFailure:
@@ -193,12 +226,7 @@ def browser_version(executable: str) -> str | None:
                 return line.split("=", 1)[1].strip() or None
     except OSError:
         pass
-    try:
-        import json
-
-        data = json.loads((folder / "version.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = _read_json(folder / "version.json") or {}
     return "-".join(str(data[key]) for key in ("version", "build") if data.get(key)) or None
 
 
@@ -233,7 +261,7 @@ def missing_addons() -> list[Any]:
     """camoufox's default add-ons that are not on disk (left out: adding them would download them)."""
     from camoufox.addons import DefaultAddons, get_addon_path
 
-    return [addon for addon in DefaultAddons if not (Path(get_addon_path(addon.name)) / "manifest.json").exists()]
+    return [addon for addon in DefaultAddons if not (Path(get_addon_path(addon.name)) / "manifest.json").is_file()]
 
 
 def builder_kwargs(options: LaunchOptions, executable: str) -> dict[str, Any]:
