@@ -43,17 +43,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def deselect_camoufox(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `camoufox` need the camoufox package (the extra, which pins Playwright 1.62):
-    where it is not installed they are deselected (reported as such), not skipped. Where
-    $WEBMCP_NB_REQUIRE_CAMOUFOX is set (make test-compat) its absence is an error instead."""
-    if importlib.util.find_spec("camoufox") is not None:
-        return
-    if os.environ.get("WEBMCP_NB_REQUIRE_CAMOUFOX"):
+    """Tests marked `camoufox` need the camoufox package (the extra, which pins Playwright 1.62),
+    tests marked `no_camoufox` its absence: the others are deselected (reported as such, not
+    skipped). Where $WEBMCP_NB_REQUIRE_CAMOUFOX is set (make test-compat) a missing package is an
+    error instead, so the run that should cover the extra cannot pass without it."""
+    installed = importlib.util.find_spec("camoufox") is not None
+    if not installed and os.environ.get("WEBMCP_NB_REQUIRE_CAMOUFOX"):
         raise pytest.UsageError("$WEBMCP_NB_REQUIRE_CAMOUFOX is set but the camoufox package is not installed")
-    marked = [item for item in items if item.get_closest_marker("camoufox")]
+    unfit = "no_camoufox" if installed else "camoufox"
+    marked = [item for item in items if item.get_closest_marker(unfit)]
     if marked:
         config.hook.pytest_deselected(items=marked)
-        items[:] = [item for item in items if not item.get_closest_marker("camoufox")]
+        items[:] = [item for item in items if not item.get_closest_marker(unfit)]
 
 
 @pytest.fixture(scope="session")
