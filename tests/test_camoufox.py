@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
+from webmcp_nb.client import tool_registry
 from webmcp_nb.core import camoufox_backend
 from webmcp_nb.core.grants import Grant
-from webmcp_nb.client import tool_registry
 
 from .helpers import error, ok
 
@@ -92,7 +92,9 @@ def standin_binary(tmp_path: Path) -> Path:
     (bundle / "properties.json").write_text("[]")
     for system in ("linux", "macos", "windows"):
         (bundle / "fontconfig" / system).mkdir(parents=True)
-        (bundle / "fontconfig" / system / "fonts.conf").write_text('<fontconfig><dir prefix="cwd">fonts</dir></fontconfig>')
+        (bundle / "fontconfig" / system / "fonts.conf").write_text(
+            '<fontconfig><dir prefix="cwd">fonts</dir></fontconfig>'
+        )
     return binary
 
 
@@ -114,7 +116,9 @@ def standin_binary(tmp_path: Path) -> Path:
 )
 def test_options_are_checked_before_launch(fresh_session: Any, args: dict[str, Any], fact: str) -> None:
     s = fresh_session()
-    message = error(s.call("browser_create_instance", name="fox", **args), "invalid_params", "not_started", "after_correction")
+    message = error(
+        s.call("browser_create_instance", name="fox", **args), "invalid_params", "not_started", "after_correction"
+    )
     assert fact in message
     assert ok(s.call("browser_list_instances"))["instances"] == []
 
@@ -148,7 +152,9 @@ def test_agent_grant_applies_to_camoufox(fresh_session: Any, tmp_path: Path) -> 
         ({"headless": False}, "headless=false"),
         ({"executable_path": "/opt/camoufox/camoufox-bin"}, "executable_path"),
     ]:
-        call = s.acall_as("agent:test", "browser_create_instance", {"name": "fox", "backend": "camoufox", **args}, grant=grant)
+        call = s.acall_as(
+            "agent:test", "browser_create_instance", {"name": "fox", "backend": "camoufox", **args}, grant=grant
+        )
         message = error(asyncio.run(call), "invalid_params", "not_started", "after_correction")
         assert fact in message and "`browser` capability" in message
 
@@ -209,7 +215,11 @@ def test_health_lists_the_three_backends(tmp_path: Path) -> None:
     fox = backends["camoufox"]
     assert "no native WebMCP" in fox["supports"] and "native WebMCP" in backends["chromium"]["supports"]
     if HAS_CAMOUFOX:
-        assert (fox["state"], fox["package"], fox["install"]) == ("binary_missing", "0.5.8", camoufox_backend.INSTALL_COMMAND)
+        assert (fox["state"], fox["package"], fox["install"]) == (
+            "binary_missing",
+            "0.5.8",
+            camoufox_backend.INSTALL_COMMAND,
+        )
         assert fox["tried"][-1]["path"] == str(tmp_path / "cache" / "camoufox" / "browsers")
     else:
         assert (fox["state"], fox["package"]) == ("package_missing", None)
@@ -360,7 +370,12 @@ def test_install_command_says_when_it_cannot_download(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "webmcp_nb.cli", "install", "camoufox"],
-        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "HOME": str(tmp_path / "home"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        },
         capture_output=True,
         text=True,
         timeout=600,

@@ -112,7 +112,10 @@ def _install_camoufox() -> int:
 
     prefix = "webmcp-nb install camoufox:"
     if camoufox_backend.package_version() is None:
-        print(f"{prefix} the camoufox package is not installed; run {camoufox_backend.PIP_INSTALL} first.", file=sys.stderr)
+        print(
+            f"{prefix} the camoufox package is not installed; run {camoufox_backend.PIP_INSTALL} first.",
+            file=sys.stderr,
+        )
         return 2
     errors: list[str] = []
     with subprocess.Popen(

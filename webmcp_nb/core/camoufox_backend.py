@@ -292,9 +292,10 @@ def build(options: LaunchOptions, executable: str) -> dict[str, Any]:
     from camoufox.utils import launch_options
 
     try:
-        return launch_options(**builder_kwargs(options, executable))
+        built: dict[str, Any] = launch_options(**builder_kwargs(options, executable))
     except (InvalidLocale, InvalidOS) as exc:
         raise ToolFailure("invalid_params", f"Camoufox refused an option: {exc}", started=False) from None
+    return built
 
 
 async def launch(

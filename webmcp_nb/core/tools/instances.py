@@ -64,7 +64,9 @@ class CreateParams(Params):
     # backend='camoufox' only (webmcp_nb.core.camoufox_backend checks where each option may go).
     os: (
         camoufox_backend.OsName
-        | Annotated[list[camoufox_backend.OsName], Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True})]
+        | Annotated[
+            list[camoufox_backend.OsName], Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True})
+        ]
         | None
     ) = Field(None, description="backend='camoufox': the OS the fingerprint claims (or a list to draw from).")
     humanize: bool | Annotated[float, Field(gt=0, le=camoufox_backend.MAX_HUMANIZE_S)] | None = Field(
