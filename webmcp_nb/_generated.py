@@ -192,7 +192,7 @@ class ToolMethods:
         executable_path: str | None = default(None),
         args: list[str] = default([]),
         webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
-        os: Literal["windows", "macos", "linux"] | list[Literal["windows", "macos", "linux"]] | None = default(None),
+        os: list[Literal["windows", "macos", "linux"]] | None = default(None),
         humanize: bool | float | None = default(None),
         block_webrtc: bool | None = default(None),
         geoip: bool | None = default(None),
@@ -225,7 +225,7 @@ class ToolMethods:
                 itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
                 one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
                 'off'.
-            os: backend='camoufox': the OS the fingerprint claims (or a list to draw from).
+            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
             humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
             block_webrtc: backend='camoufox': turn WebRTC off.
             geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
@@ -253,7 +253,7 @@ class ToolMethods:
         executable_path: str | None = default(None),
         args: list[str] = default([]),
         webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
-        os: Literal["windows", "macos", "linux"] | list[Literal["windows", "macos", "linux"]] | None = default(None),
+        os: list[Literal["windows", "macos", "linux"]] | None = default(None),
         humanize: bool | float | None = default(None),
         block_webrtc: bool | None = default(None),
         geoip: bool | None = default(None),
@@ -286,7 +286,7 @@ class ToolMethods:
                 itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
                 one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
                 'off'.
-            os: backend='camoufox': the OS the fingerprint claims (or a list to draw from).
+            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
             humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
             block_webrtc: backend='camoufox': turn WebRTC off.
             geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set

@@ -7,7 +7,7 @@ import functools
 import platform
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import BeforeValidator, Field, StringConstraints
 
 from .. import camoufox_backend, chromium, remote
 from ..grants import is_profile_name
@@ -62,13 +62,15 @@ class CreateParams(Params):
         "changes what pages see) or 'off'.",
     )
     # backend='camoufox' only (webmcp_nb.core.camoufox_backend checks where each option may go).
+    # A list in the schema; a single name is read as a list of one (os="linux" from Python).
     os: (
-        camoufox_backend.OsName
-        | Annotated[
-            list[camoufox_backend.OsName], Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True})
+        Annotated[
+            list[camoufox_backend.OsName],
+            BeforeValidator(lambda value: [value] if isinstance(value, str) else value),
+            Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True}),
         ]
         | None
-    ) = Field(None, description="backend='camoufox': the OS the fingerprint claims (or a list to draw from).")
+    ) = Field(None, description="backend='camoufox': the OSes the fingerprint may claim (one is drawn).")
     humanize: bool | Annotated[float, Field(gt=0, le=camoufox_backend.MAX_HUMANIZE_S)] | None = Field(
         None,
         description="backend='camoufox': move the cursor like a person; a number: the longest move in seconds.",
@@ -153,7 +155,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         cdp_endpoint=p.cdp_endpoint,
         headers=tuple(p.headers.items()) if p.headers is not None else None,
         connect_timeout_s=p.connect_timeout_s,
-        os=(p.os,) if isinstance(p.os, str) else tuple(p.os) if p.os else None,
+        os=tuple(p.os) if p.os else None,
         humanize=p.humanize,
         block_webrtc=p.block_webrtc,
     )
