@@ -24,6 +24,7 @@ import pytest
 
 from webmcp_nb.client import tool_registry
 from webmcp_nb.core import camoufox_backend
+from webmcp_nb.core.config import LaunchDefaults
 from webmcp_nb.core.grants import Grant
 
 from .helpers import error, ok
@@ -70,7 +71,7 @@ def run_isolated(tmp_path: Path, code: str, env: dict[str, str] | None = None, b
 CREATE = """
 import json, sys
 from webmcp_nb import Session
-with Session() as s:
+with Session(executable_path="/usr/bin/chromium", args=["--no-sandbox"]) as s:  # Chromium's: not camoufox's
     envelope = s.call("browser_create_instance", name="fox", backend="camoufox", {args})
     listed = s.call("browser_list_instances").data["instances"]
 print(json.dumps({{"envelope": envelope.to_dict(), "attempts": ATTEMPTS, "listed": listed,
@@ -140,6 +141,21 @@ def test_schema_declares_the_backends_and_options_once() -> None:
     os_choices = json.dumps(props["os"])
     assert all(name in os_choices for name in ("windows", "macos", "linux"))
     assert camoufox_backend.INSTALL_COMMAND in props["backend"]["description"]
+
+
+def test_session_defaults_for_camoufox() -> None:
+    """The session's Chromium binary and flags do not apply to Camoufox; its WebMCP default does,
+    except 'native' (Firefox has none), which becomes 'page'."""
+    chromium_session = LaunchDefaults(headless=False, executable_path="/usr/bin/chromium", args=("--no-sandbox",))
+    assert camoufox_backend.launch_values("fox", chromium_session, {"locale": "fr-FR"}) == {
+        "name": "fox",
+        "headless": False,
+        "webmcp": "page",
+        "locale": "fr-FR",
+    }
+    quiet = LaunchDefaults(webmcp="off")
+    assert camoufox_backend.launch_values("fox", quiet, {})["webmcp"] == "off"
+    assert camoufox_backend.launch_values("fox", quiet, {"webmcp": "polyfill"})["webmcp"] == "polyfill"
 
 
 def test_agent_grant_applies_to_camoufox(fresh_session: Any, tmp_path: Path) -> None:
@@ -263,6 +279,7 @@ def test_binary_not_found_fast_with_network_blocked(tmp_path: Path) -> None:
     browsers = tmp_path / "cache" / "camoufox" / "browsers"
     message = envelope["message"]
     assert f"camoufox install ({browsers})" in message and "$CAMOUFOX_EXECUTABLE_PATH: not set" in message
+    assert "executable_path: not given" in message  # the session's Chromium binary is not looked at
     assert f"`{camoufox_backend.INSTALL_COMMAND}`" in message
     assert result["attempts"] == []
     assert result["imported"] is False  # camoufox's code (and its downloads) never ran
@@ -306,6 +323,7 @@ def test_health_names_a_found_binary(tmp_path: Path, standin_binary: Path) -> No
 MAPPING = """
 import json
 from webmcp_nb.core import camoufox_backend
+from webmcp_nb.core.config import LaunchDefaults
 from webmcp_nb.core.instances import LaunchOptions
 from camoufox.utils import launch_options
 options = LaunchOptions(name="fox", backend="camoufox", webmcp="page", {options})

@@ -22,7 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .chromium import Candidate, _check
+from .chromium import Candidate, check_path
 from .errors import InvalidParams, ToolFailure
 
 if TYPE_CHECKING:
@@ -41,9 +41,10 @@ ONLY = ("os", "humanize", "block_webrtc", "geoip")
 REFUSED = ("user_agent", "endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
 """Options backend='camoufox' refuses: Camoufox draws the user agent with the rest of its fingerprint."""
 SUPPORTS = (
-    "A Camoufox (Firefox) launched here, with a fingerprint drawn by camoufox (os, locale, humanize, "
-    "block_webrtc); snapshot, actions, screenshots and WebMCP mode 'page' / 'polyfill' / 'off' (no native "
-    "WebMCP in Firefox); no Chromium-only features (CDP live view, native WebMCP)."
+    "A Camoufox (Firefox) launched here, with a fingerprint camoufox draws (os, locale, humanize, "
+    "block_webrtc): snapshot, actions and screenshots through the same tools, persistent profiles, WebMCP "
+    "'page' (default) / 'polyfill' / 'off' (Firefox has no native WebMCP), the live view by screenshots "
+    "(no CDP screencast)."
 )
 
 
@@ -91,10 +92,11 @@ def check_options(args: Mapping[str, Any], backend: str) -> None:
 
 
 def launch_values(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """The `LaunchOptions` fields of a Camoufox instance: the session's headless default and the
-    call's options. The session's Chromium binary, flags and WebMCP default do not apply; WebMCP
-    defaults to 'page'."""
-    return {"name": name, "headless": defaults.headless, "webmcp": "page", **overrides}
+    """The `LaunchOptions` fields of a Camoufox instance: the session's headless and WebMCP
+    defaults ('page' where the session's is 'native'), then the call's options. The session's
+    Chromium binary and flags do not apply."""
+    webmcp = "page" if defaults.webmcp == "native" else defaults.webmcp
+    return {"name": name, "headless": defaults.headless, "webmcp": webmcp, **overrides}
 
 
 # finding what is installed ---------------------------------------------------------------
@@ -127,8 +129,10 @@ def candidates(explicit: str | None) -> list[Candidate]:
     """Every place a Camoufox binary is looked for, in order: the call's executable_path,
     $CAMOUFOX_EXECUTABLE_PATH, then camoufox's own install (read only: nothing is fetched)."""
     found = [
-        _check("executable_path", explicit) if explicit else Candidate("executable_path", None, "missing", "not given"),
-        _check(f"${ENV_VAR}", os.environ.get(ENV_VAR, "").strip() or None),
+        check_path("executable_path", explicit)
+        if explicit
+        else Candidate("executable_path", None, "missing", "not given"),
+        check_path(f"${ENV_VAR}", os.environ.get(ENV_VAR, "").strip() or None),
     ]
     if package_version() is None:
         return [*found, Candidate("camoufox install", None, "missing", "the camoufox package is not installed")]
@@ -152,7 +156,7 @@ def _managed_install() -> Candidate:
         chosen, wanted = [active] if active in installs else installs, "an installed build"
     if not chosen:
         return Candidate("camoufox install", str(browsers), "missing", f"{wanted} is not installed")
-    return _check("camoufox install", str(chosen[0].parent / LAUNCH_FILE))
+    return check_path("camoufox install", str(chosen[0].parent / LAUNCH_FILE))
 
 
 def locate(explicit: str | None) -> tuple[str | None, list[Candidate]]:
