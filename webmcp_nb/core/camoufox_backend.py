@@ -38,8 +38,6 @@ INSTALL_COMMAND = "webmcp-nb install camoufox"
 ENV_VAR = "CAMOUFOX_EXECUTABLE_PATH"  # camoufox's own variable, honoured the same way here
 ONLY = ("os", "humanize", "block_webrtc", "geoip")
 """Options only the camoufox backend takes."""
-REFUSED = ("user_agent", "endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
-"""Options backend='camoufox' refuses: Camoufox draws the user agent with the rest of its fingerprint."""
 SUPPORTS = (
     "A Camoufox (Firefox) launched here, with a fingerprint camoufox draws (os, locale, humanize, "
     "block_webrtc): snapshot, actions and screenshots through the same tools, persistent profiles, WebMCP "
@@ -70,11 +68,10 @@ def check_options(args: Mapping[str, Any], backend: str) -> None:
     chosen = args.get("os")
     if isinstance(chosen, list) and len(set(chosen)) < len(chosen):
         raise InvalidParams(f"os lists an OS twice ({', '.join(chosen)}); name each at most once.")
-    refused = [name for name in REFUSED if args.get(name) is not None]
-    if refused:
+    if args.get("user_agent") is not None:  # (remote options are refused by webmcp_nb.core.remote)
         raise InvalidParams(
-            f"backend='camoufox' takes no {', '.join(refused)}: Camoufox draws the user agent with the rest of "
-            "its fingerprint (choose os and locale instead), and it is launched here, not reached over the network."
+            "backend='camoufox' takes no user_agent: Camoufox draws it with the rest of its fingerprint "
+            "(choose os and locale instead)."
         )
     if args.get("geoip"):
         raise InvalidParams(
@@ -305,12 +302,14 @@ def build(options: LaunchOptions, executable: str) -> dict[str, Any]:
 async def launch(
     playwright: Playwright, options: LaunchOptions, executable: str, context_kwargs: dict[str, Any]
 ) -> tuple[Browser | None, BrowserContext]:
-    """Launch Camoufox through camoufox's own launcher (it applies its viewport and media defaults)."""
+    """Launch Camoufox through camoufox's own launcher (it applies its viewport and media defaults).
+    The builder runs in a worker thread: it and camoufox's import take seconds, and the event loop
+    serves every instance."""
     import asyncio
 
-    from camoufox.async_api import AsyncNewBrowser
-
     launch_options = await asyncio.to_thread(build, options, executable)
+    from camoufox.async_api import AsyncNewBrowser  # imported by `build` already
+
     if options.profile_dir:
         persistent = {**launch_options, **context_kwargs, "user_data_dir": options.profile_dir}
         context = await AsyncNewBrowser(playwright, from_options=persistent, persistent_context=True)
