@@ -382,6 +382,47 @@ def test_options_map_through_camoufox_builder(tmp_path: Path, standin_binary: Pa
     assert "Windows" in result["config"]["navigator.userAgent"] and "humanize" not in result["config"]
 
 
+LAUNCH = """
+import asyncio, json
+from playwright.async_api import Error, async_playwright
+from webmcp_nb.core import camoufox_backend
+from webmcp_nb.core.instances import LaunchOptions
+from camoufox.utils import launch_options
+
+async def attempt(profile_dir):
+    options = LaunchOptions(name="fox", backend="camoufox", webmcp="page", os=("linux",), profile_dir=profile_dir)
+    kwargs = camoufox_backend.builder_kwargs(options, {binary!r})
+    built = await asyncio.to_thread(lambda: launch_options(**kwargs, fingerprint_preset=True, block_webgl=True))
+    async with async_playwright() as playwright:
+        try:
+            await camoufox_backend.launch(playwright, options, built, {{"viewport": {{"width": 800, "height": 600}}}})
+        except Error as exc:
+            return exc.message
+    return "launched"
+
+async def main():
+    return [await attempt(None), await attempt({profile!r})]
+
+print(json.dumps({{"errors": asyncio.run(main()), "attempts": ATTEMPTS}}))
+"""
+
+
+@pytest.mark.camoufox
+def test_launch_runs_the_found_binary(tmp_path: Path, standin_binary: Path) -> None:
+    """`launch` hands the builder's options to camoufox's launcher, and Playwright (1.62 here)
+    starts the binary we found, with a persistent profile when asked. The binary is a stand-in
+    (see `standin_binary`): it writes one line and exits, so the launch fails with that line; the
+    identity is a bundled preset without WebGL, as in the mapping test."""
+    profile = tmp_path / "profile"
+    result = run_isolated(tmp_path, LAUNCH.format(binary=str(standin_binary), profile=str(profile)))
+    temporary, persistent = result["errors"]
+    for message in (temporary, persistent):
+        assert f"<launching> {standin_binary} " in message and "a stand-in, not a browser" in message
+    assert "playwright_firefoxdev_profile-" in temporary and str(profile) not in temporary  # a temporary profile
+    assert f"-profile {profile} " in persistent
+    assert result["attempts"] == []
+
+
 @pytest.mark.camoufox
 def test_install_command_says_when_it_cannot_download(tmp_path: Path) -> None:
     """The real fetch, against the real (closed) network: camoufox cannot reach GitHub here."""

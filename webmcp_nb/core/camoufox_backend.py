@@ -300,19 +300,15 @@ def build(options: LaunchOptions, executable: str) -> dict[str, Any]:
 
 
 async def launch(
-    playwright: Playwright, options: LaunchOptions, executable: str, context_kwargs: dict[str, Any]
+    playwright: Playwright, options: LaunchOptions, built: dict[str, Any], context_kwargs: dict[str, Any]
 ) -> tuple[Browser | None, BrowserContext]:
-    """Launch Camoufox through camoufox's own launcher (it applies its viewport and media defaults).
-    The builder runs in a worker thread: it and camoufox's import take seconds, and the event loop
-    serves every instance."""
-    import asyncio
-
-    launch_options = await asyncio.to_thread(build, options, executable)
-    from camoufox.async_api import AsyncNewBrowser  # imported by `build` already
+    """Launch Camoufox with options `build` made, through camoufox's own launcher (it applies its
+    viewport and media defaults); `options.profile_dir` makes it a persistent context."""
+    from camoufox.async_api import AsyncNewBrowser  # imported by `build` already (a worker thread)
 
     if options.profile_dir:
-        persistent = {**launch_options, **context_kwargs, "user_data_dir": options.profile_dir}
+        persistent = {**built, **context_kwargs, "user_data_dir": options.profile_dir}
         context = await AsyncNewBrowser(playwright, from_options=persistent, persistent_context=True)
         return context.browser, context
-    browser = await AsyncNewBrowser(playwright, from_options=launch_options)
+    browser = await AsyncNewBrowser(playwright, from_options=built)
     return browser, await browser.new_context(**context_kwargs)

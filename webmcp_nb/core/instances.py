@@ -440,10 +440,10 @@ class InstanceManager:
         executable = camoufox_backend.resolve(options.executable_path)  # before the driver: fails fast
         instance.executable = executable
         context_kwargs = {"viewport": options.viewport} if options.viewport else {}
+        # camoufox's builder (and its import) takes seconds: off the event loop, which serves every instance.
+        built = await asyncio.to_thread(camoufox_backend.build, options, executable)
         try:
-            browser, context = await camoufox_backend.launch(
-                await self.playwright(), options, executable, context_kwargs
-            )
+            browser, context = await camoufox_backend.launch(await self.playwright(), options, built, context_kwargs)
         except PlaywrightError as exc:
             raise ToolFailure(
                 "internal_error",
