@@ -217,9 +217,10 @@ class ToolMethods:
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720.
+            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
             locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
-            executable_path: The Chromium binary; default: resolved (see browser_health).
+            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
+                browser_health).
             args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
@@ -278,9 +279,10 @@ class ToolMethods:
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720.
+            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
             locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
-            executable_path: The Chromium binary; default: resolved (see browser_health).
+            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
+                browser_health).
             args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill; the default for remote browsers, whose server decides whether the native

@@ -43,13 +43,17 @@ class CreateParams(Params):
         description="A persistent profile: for agents, a name (a directory in the session's profiles "
         "directory), or a directory path with the `browser` capability. Default: a fresh temporary profile.",
     )
-    viewport: Viewport | None = Field(None, description="Page size in CSS pixels; default 1280x720.")
+    viewport: Viewport | None = Field(
+        None, description="Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws)."
+    )
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = Field(
         None, description="A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region)."
     )
     user_agent: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
     executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        None, description="The Chromium binary; default: resolved (see browser_health)."
+        None,
+        description="The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved "
+        "(see browser_health).",
     )
     args: list[LaunchArg] = Field(
         default_factory=list, max_length=64, description="Extra browser flags (agents: `browser` capability)."
