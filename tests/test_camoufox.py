@@ -207,6 +207,7 @@ def test_profile_reservation(fresh_session: Any, tmp_path: Path) -> None:
     assert [entry["name"] for entry in health["failed_launches"]][-2:] == ["fox", "fox"]
 
 
+@pytest.mark.browser  # a Chromium must be found (none is launched)
 def test_health_lists_the_three_backends(tmp_path: Path) -> None:
     """With the network blocked and an empty camoufox cache: nothing is launched (the driver
     never started) and no connection is tried."""
