@@ -45,9 +45,9 @@ test-fast: install
 
 test-compat: chromium
 	@$(STEP) "Creating the environment in $(COMPAT_VENV)" $(LOGS)/compat-venv.log $(PYTHON) -m venv $(COMPAT_VENV)
-	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT)" $(LOGS)/compat-install.log \
-		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,notebook,mcp]' 'playwright==$(COMPAT_PLAYWRIGHT)'
-	@$(call run_pytest,$(COMPAT_VENV)/bin/python)
+	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT) and the camoufox extra" $(LOGS)/compat-install.log \
+		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,notebook,mcp,camoufox]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python)
 
 # ruff (rules in pyproject.toml), the formatter's check, and mypy on the typed packages.
 lint: install

@@ -9,6 +9,8 @@ Helpers for test modules are in tests/helpers.py.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -33,10 +35,26 @@ from .helpers import (  # noqa: F401
 BROWSER_FIXTURES = {"session", "fresh_session"}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
+    deselect_camoufox(config, items)
+
+
+def deselect_camoufox(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `camoufox` need the camoufox package (the extra, which pins Playwright 1.62),
+    tests marked `no_camoufox` its absence: the others are deselected (reported as such, not
+    skipped). Where $WEBMCP_NB_REQUIRE_CAMOUFOX is set (make test-compat) a missing package is an
+    error instead, so the run that should cover the extra cannot pass without it."""
+    installed = importlib.util.find_spec("camoufox") is not None
+    if not installed and os.environ.get("WEBMCP_NB_REQUIRE_CAMOUFOX"):
+        raise pytest.UsageError("$WEBMCP_NB_REQUIRE_CAMOUFOX is set but the camoufox package is not installed")
+    unfit = "no_camoufox" if installed else "camoufox"
+    marked = [item for item in items if item.get_closest_marker(unfit)]
+    if marked:
+        config.hook.pytest_deselected(items=marked)
+        items[:] = [item for item in items if not item.get_closest_marker(unfit)]
 
 
 @pytest.fixture(scope="session")

@@ -183,7 +183,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "remote"] = default("chromium"),
+        backend: Literal["chromium", "camoufox", "remote"] = default("chromium"),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -192,6 +192,10 @@ class ToolMethods:
         executable_path: str | None = default(None),
         args: list[str] = default([]),
         webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
+        os: list[Literal["windows", "macos", "linux"]] | None = default(None),
+        humanize: bool | float | None = default(None),
+        block_webrtc: bool | None = default(None),
+        geoip: bool | None = default(None),
         endpoint: str | None = default(None),
         cdp_endpoint: str | None = default(None),
         headers: dict[str, str] | None = default(None),
@@ -206,18 +210,27 @@ class ToolMethods:
 
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint).
-                Left out: 'remote' when the session has a remote endpoint, else 'chromium'.
+            backend: 'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; needs `pip
+                install 'webmcp_nb[camoufox]'` and `webmcp-nb install camoufox`) or 'remote' (a browser on a grid:
+                give endpoint or cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else
+                'chromium'. browser_health says which are available.
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720.
-            executable_path: The Chromium binary; default: resolved (see browser_health).
+            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
+            locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
+            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
+                browser_health).
             args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
                 one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
                 'off'.
+            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
+            humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
+            block_webrtc: backend='camoufox': turn WebRTC off.
+            geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
+                locale instead).
             endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
                 launch-server, Moon, Browserless). Agents: `browser` capability.
             cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
@@ -232,7 +245,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "remote"] = default("chromium"),
+        backend: Literal["chromium", "camoufox", "remote"] = default("chromium"),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -241,6 +254,10 @@ class ToolMethods:
         executable_path: str | None = default(None),
         args: list[str] = default([]),
         webmcp: Literal["native", "page", "polyfill", "off"] | None = default(None),
+        os: list[Literal["windows", "macos", "linux"]] | None = default(None),
+        humanize: bool | float | None = default(None),
+        block_webrtc: bool | None = default(None),
+        geoip: bool | None = default(None),
         endpoint: str | None = default(None),
         cdp_endpoint: str | None = default(None),
         headers: dict[str, str] | None = default(None),
@@ -255,18 +272,27 @@ class ToolMethods:
 
         Args:
             name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or cdp_endpoint).
-                Left out: 'remote' when the session has a remote endpoint, else 'chromium'.
+            backend: 'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; needs `pip
+                install 'webmcp_nb[camoufox]'` and `webmcp-nb install camoufox`) or 'remote' (a browser on a grid:
+                give endpoint or cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else
+                'chromium'. browser_health says which are available.
             headless: Run without a window; default: the session's setting.
             profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
                 or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720.
-            executable_path: The Chromium binary; default: resolved (see browser_health).
+            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
+            locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
+            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
+                browser_health).
             args: Extra browser flags (agents: `browser` capability). (at most 64 items)
             webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
                 itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
                 one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
                 'off'.
+            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
+            humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
+            block_webrtc: backend='camoufox': turn WebRTC off.
+            geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
+                locale instead).
             endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
                 launch-server, Moon, Browserless). Agents: `browser` capability.
             cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
@@ -714,16 +740,16 @@ class ToolMethods:
         return await self.acall("browser_handle_dialog", **given(locals()))
 
     def health(self) -> Envelope:
-        """Report instance counts, limits, the browsers that can be found, failed launches and crashes. Launches
-        nothing.
+        """Report instance counts, limits, the backends and browsers that can be found, failed launches and crashes.
+        Launches and downloads nothing.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable form is ``ahealth``.
         """
         return self.call("browser_health", **given(locals()))
 
     async def ahealth(self) -> Envelope:
-        """Report instance counts, limits, the browsers that can be found, failed launches and crashes. Launches
-        nothing.
+        """Report instance counts, limits, the backends and browsers that can be found, failed launches and crashes.
+        Launches and downloads nothing.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the blocking form is ``health``.
         """

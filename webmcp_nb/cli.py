@@ -2,6 +2,8 @@
 
 ``webmcp-nb serve --transport stdio|http [--remote URL]``
     The MCP server over a session of its own, without a notebook.
+``webmcp-nb install camoufox``
+    Download what backend='camoufox' needs (camoufox's own fetch); says so when it cannot.
 ``webmcp-nb attach --url URL --token TOKEN``
     A stdio MCP server that forwards everything to a running notebook's HTTP
     server, for clients that can only spawn processes.
@@ -48,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         "process list",
     )
 
+    install = commands.add_parser("install", help="download a browser a backend needs")
+    install.add_argument("what", choices=["camoufox"], help="camoufox: its browser, fingerprint model and add-on")
+
     attach = commands.add_parser("attach", help="bridge stdio to a notebook's MCP server")
     attach.add_argument("--url", required=True, help="the notebook server's URL (http://127.0.0.1:PORT/mcp)")
     attach.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"its bearer token (or ${TOKEN_ENV})")
@@ -57,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "install":
+        return _install_camoufox()
     if args.command == "attach":
         if not args.token:
             parser.error(f"attach needs --token (or ${TOKEN_ENV})")
@@ -93,6 +100,45 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     finally:
         session.close()
+
+
+def _install_camoufox() -> int:
+    """Run camoufox's fetch (its output passes through), then check what it installed: the
+    fetch reports some failures only in its output. Exit 1, with one line saying why, when the
+    browser is still missing."""
+    import subprocess
+
+    from .core import camoufox_backend
+
+    prefix = "webmcp-nb install camoufox:"
+    if camoufox_backend.package_version() is None:
+        print(
+            f"{prefix} the camoufox package is not installed; run {camoufox_backend.PIP_INSTALL} first.",
+            file=sys.stderr,
+        )
+        return 2
+    errors: list[str] = []
+    with subprocess.Popen(
+        [sys.executable, "-m", "camoufox", "fetch"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        env={**os.environ, "COLUMNS": "500"},  # one line per message: the reason is quoted whole
+    ) as fetch:
+        assert fetch.stdout is not None
+        for line in fetch.stdout:
+            sys.stderr.write(line)
+            if "error" in line.lower() or "not in" in line:
+                errors.append(line.strip())
+    report = camoufox_backend.status()
+    if report["state"] == "available":
+        print(f"Camoufox {report['browser'] or ''} is installed: {report['executable']}".replace("  ", " "))
+        return 0
+    reason = errors[0] if errors else f"camoufox fetch exited with {fetch.returncode}"
+    print(f"{prefix} failed, {report['problem']} ({reason}); it needs access to github.com.", file=sys.stderr)
+    return 1
 
 
 def _remote_headers(given: list[str]) -> dict[str, str]:

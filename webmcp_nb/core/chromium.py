@@ -41,6 +41,10 @@ def launch_args(webmcp: Mode, extra: Sequence[str] = ()) -> list[str]:
     return [*LAUNCH_ARGS, *rest, *([f"--enable-features={','.join(features)}"] if features else [])]
 
 
+SUPPORTS = (
+    "A Chromium or Chrome launched here: every tool, native WebMCP (the default mode), the live view over "
+    "CDP's screencast, persistent profiles, extra flags."
+)
 INSTALL_HELP = (
     "Install one: on Debian/Ubuntu as root `apt-get install -y chromium`; without root "
     "`python -m playwright install chromium`; or point WEBMCP_NB_CHROMIUM (or executable_path) "
@@ -61,7 +65,7 @@ class Candidate:
         return {"source": self.source, "path": self.path, "status": self.status, "reason": self.reason}
 
 
-def _check(source: str, path: str | None, absent: str = "not set") -> Candidate:
+def check_path(source: str, path: str | None, absent: str = "not set") -> Candidate:
     if not path:
         return Candidate(source, None, "missing", absent)
     resolved = Path(path)
@@ -99,13 +103,15 @@ def playwright_cache_chromium() -> str | None:
 def candidates(explicit: str | None, playwright_managed: str | None) -> list[Candidate]:
     """Every place looked at, in resolution order."""
     found = [
-        _check("executable_path", explicit) if explicit else Candidate("executable_path", None, "missing", "not given"),
-        _check(f"${ENV_VAR}", os.environ.get(ENV_VAR)),
-        _check("playwright-managed", playwright_managed, "not installed"),
-        _check("/usr/bin/chromium", "/usr/bin/chromium"),
+        check_path("executable_path", explicit)
+        if explicit
+        else Candidate("executable_path", None, "missing", "not given"),
+        check_path(f"${ENV_VAR}", os.environ.get(ENV_VAR)),
+        check_path("playwright-managed", playwright_managed, "not installed"),
+        check_path("/usr/bin/chromium", "/usr/bin/chromium"),
     ]
     for name in ("chromium-browser", "google-chrome", "google-chrome-stable"):
-        found.append(_check(f"PATH: {name}", shutil.which(name), "not on PATH"))
+        found.append(check_path(f"PATH: {name}", shutil.which(name), "not on PATH"))
     return found
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from . import camoufox_backend
 from .aria import RefTarget
 from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
@@ -328,8 +329,11 @@ class Engine:
         arguments the operator added to `grant` (launches an agent causes)."""
         defaults = self.launch_defaults
         overrides = {key: value for key, value in overrides.items() if value is not None}
-        if overrides.get("backend", "remote" if defaults.remote_endpoint else "chromium") == "remote":
+        backend = overrides.get("backend", "remote" if defaults.remote_endpoint else "chromium")
+        if backend == "remote":
             return LaunchOptions(**remote_options(name, defaults, overrides))
+        if backend == "camoufox":
+            return LaunchOptions(**camoufox_backend.launch_values(name, defaults, overrides))
         values: dict[str, Any] = {
             "name": name,
             "headless": defaults.headless,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import chromium, remote
+from . import camoufox_backend, chromium, remote
 from .downloads import Downloads
 from .driver import Driver, start_playwright
 from .errors import ToolFailure
@@ -53,6 +53,10 @@ class LaunchOptions:
     cdp_endpoint: str | None = None
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     connect_timeout_s: float = remote.CONNECT_TIMEOUT_S
+    # backend="camoufox": the fingerprint camoufox draws (see webmcp_nb.core.camoufox_backend).
+    os: tuple[str, ...] = ()
+    humanize: bool | float = False
+    block_webrtc: bool = False
 
     @property
     def is_chromium(self) -> bool:
@@ -346,7 +350,7 @@ class InstanceManager:
                     f"Profile directory {profile_dir} is used by instance {other.name!r} ({other.state}).",
                     started=False,
                 )
-        holder = _chromium_lock_holder(wanted)
+        holder = _chromium_lock_holder(wanted) or _firefox_lock_holder(wanted)
         if holder is not None:
             raise ToolFailure(
                 "profile_dir_in_use",
@@ -386,12 +390,6 @@ class InstanceManager:
             instance.browser = connected
             await self._open_context(instance, connected, await connected.new_context(**_context_kwargs(options)))
             return
-        if options.backend != "chromium":
-            raise ToolFailure(
-                "unsupported_capability",
-                f"Backend {options.backend!r} is not available in this installation; use 'chromium'.",
-                started=False,
-            )
         if not options.headless and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
             raise ToolFailure(
                 "unsupported_capability",
@@ -399,6 +397,9 @@ class InstanceManager:
                 "Use headless=True, or start the kernel under a virtual display (xvfb-run).",
                 started=False,
             )
+        if options.backend == "camoufox":
+            await self._start_camoufox(instance)
+            return
         playwright = await self.playwright()
         executable, tried = chromium.resolve(options.executable_path, self.playwright_managed_chromium())
         if executable is None:
@@ -430,6 +431,26 @@ class InstanceManager:
         instance.browser = browser
         if browser is not None:
             instance.browser_pid = await _browser_pid(browser)
+        await self._open_context(instance, browser, context)
+
+    async def _start_camoufox(self, instance: Instance) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
+        options = instance.options
+        executable = camoufox_backend.resolve(options.executable_path)  # before the driver: fails fast
+        instance.executable = executable
+        context_kwargs = {"viewport": options.viewport} if options.viewport else {}
+        # camoufox's builder (and its import) takes seconds: off the event loop, which serves every instance.
+        built = await asyncio.to_thread(camoufox_backend.build, options, executable)
+        try:
+            browser, context = await camoufox_backend.launch(await self.playwright(), options, built, context_kwargs)
+        except PlaywrightError as exc:
+            raise ToolFailure(
+                "internal_error",
+                f"Camoufox at {executable} failed to launch: {_launch_error(exc.message)}",
+                started=False,
+            ) from None
+        instance.browser = browser
         await self._open_context(instance, browser, context)
 
     async def _open_context(self, instance: Instance, browser: Browser | None, context: BrowserContext) -> None:
@@ -570,18 +591,34 @@ def _launch_error(message: str) -> str:
     return first_lines("\n".join(line for line in lines if line and not line.startswith("<3")), 10)
 
 
+def _firefox_lock_holder(profile_dir: Path) -> int | None:
+    """The pid of a live process holding Firefox's (Camoufox's) profile lock in `profile_dir`:
+    a symlink `lock` to `<address>:+<pid>`."""
+    try:
+        target = os.readlink(profile_dir / "lock")
+    except OSError:
+        return None
+    return _live_pid(target.rpartition("+")[2])
+
+
 def _chromium_lock_holder(profile_dir: Path) -> int | None:
     """The pid of a live process holding Chromium's SingletonLock in `profile_dir`."""
     try:
         target = os.readlink(profile_dir / "SingletonLock")
     except OSError:
         return None
-    _host, _, pid_text = target.rpartition("-")
+    return _live_pid(target.rpartition("-")[2])
+
+
+def _live_pid(text: str) -> int | None:
+    """`text` as the pid of a live process, or None."""
     try:
-        pid = int(pid_text)
+        pid = int(text)
+        if pid <= 0:
+            return None
         os.kill(pid, 0)
-    except (ValueError, ProcessLookupError):
+    except (ValueError, ProcessLookupError, OverflowError):
         return None
     except PermissionError:
-        return int(pid_text)
+        return pid
     return pid

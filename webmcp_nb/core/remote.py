@@ -35,6 +35,10 @@ ENDPOINT_SCHEMES = ("ws", "wss")
 CDP_SCHEMES = ("http", "https", "ws", "wss")
 LOCAL_ONLY = ("executable_path", "args", "profile_dir", "headless")
 """Options that configure a browser this machine launches; a remote browser was launched elsewhere."""
+SUPPORTS = (
+    "A Chromium on a grid, over Playwright's browser-server protocol (endpoint) or CDP (cdp_endpoint): every "
+    "tool; WebMCP mode 'page' by default (native where the remote browser has it on); no local profile or flags."
+)
 REMOTE_ONLY = ("endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
 
 

@@ -7,9 +7,9 @@ import functools
 import platform
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import BeforeValidator, Field, StringConstraints
 
-from .. import chromium, remote
+from .. import camoufox_backend, chromium, remote
 from ..grants import is_profile_name
 from ..instances import InstanceState
 from ..registry import tool
@@ -30,10 +30,12 @@ class Viewport(Params):
 
 class CreateParams(Params):
     name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
-    backend: Literal["chromium", "remote"] = Field(
+    backend: Literal["chromium", "camoufox", "remote"] = Field(
         "chromium",
-        description="'chromium' (launched here) or 'remote' (a browser on a grid: give endpoint or "
-        "cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else 'chromium'.",
+        description="'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; "
+        f"needs `{camoufox_backend.PIP_INSTALL}` and `{camoufox_backend.INSTALL_COMMAND}`) or 'remote' (a "
+        "browser on a grid: give endpoint or cdp_endpoint). Left out: 'remote' when the session has a "
+        "remote endpoint, else 'chromium'. browser_health says which are available.",
     )
     headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
@@ -41,11 +43,17 @@ class CreateParams(Params):
         description="A persistent profile: for agents, a name (a directory in the session's profiles "
         "directory), or a directory path with the `browser` capability. Default: a fresh temporary profile.",
     )
-    viewport: Viewport | None = Field(None, description="Page size in CSS pixels; default 1280x720.")
-    locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = None
+    viewport: Viewport | None = Field(
+        None, description="Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws)."
+    )
+    locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = Field(
+        None, description="A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region)."
+    )
     user_agent: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
     executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        None, description="The Chromium binary; default: resolved (see browser_health)."
+        None,
+        description="The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved "
+        "(see browser_health).",
     )
     args: list[LaunchArg] = Field(
         default_factory=list, max_length=64, description="Extra browser flags (agents: `browser` capability)."
@@ -56,6 +64,26 @@ class CreateParams(Params):
         "page brings itself, such as a polyfill; the default for remote browsers, whose server decides "
         "whether the native one is on), 'polyfill' (inject our small polyfill into every page; it "
         "changes what pages see) or 'off'.",
+    )
+    # backend='camoufox' only (webmcp_nb.core.camoufox_backend checks where each option may go).
+    # A list in the schema; a single name is read as a list of one (os="linux" from Python).
+    os: (
+        Annotated[
+            list[camoufox_backend.OsName],
+            BeforeValidator(lambda value: [value] if isinstance(value, str) else value),
+            Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True}),
+        ]
+        | None
+    ) = Field(None, description="backend='camoufox': the OSes the fingerprint may claim (one is drawn).")
+    humanize: bool | Annotated[float, Field(gt=0, le=camoufox_backend.MAX_HUMANIZE_S)] | None = Field(
+        None,
+        description="backend='camoufox': move the cursor like a person; a number: the longest move in seconds.",
+    )
+    block_webrtc: bool | None = Field(None, description="backend='camoufox': turn WebRTC off.")
+    geoip: bool | None = Field(
+        None,
+        description="backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes "
+        "(set locale instead).",
     )
     # Endpoints and header values are checked by webmcp_nb.core.remote, whose messages never echo a token.
     endpoint: str | None = Field(
@@ -131,6 +159,9 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         cdp_endpoint=p.cdp_endpoint,
         headers=tuple(p.headers.items()) if p.headers is not None else None,
         connect_timeout_s=p.connect_timeout_s,
+        os=tuple(p.os) if p.os else None,
+        humanize=p.humanize,
+        block_webrtc=p.block_webrtc,
     )
     ctx.instance_name = p.name
     instance = await ctx.engine.manager.launch(options)
@@ -143,7 +174,9 @@ def _check_launch(ctx: CallContext, p: CreateParams) -> None:
     if ctx.grant is not None:
         ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
     default_remote = ctx.engine.launch_defaults.remote_endpoint is not None
-    remote.check_options(p.model_dump(exclude_unset=True), default_remote=default_remote)
+    given = p.model_dump(exclude_unset=True)
+    remote.check_options(given, default_remote=default_remote)
+    camoufox_backend.check_options(given, given.get("backend") or ("remote" if default_remote else "chromium"))
 
 
 def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
@@ -235,14 +268,19 @@ class HealthData(Data):
         description="Where new instances connect when the session's default is a remote browser "
         "(without credentials); None: they launch a local Chromium."
     )
+    backends: list[dict[str, Any]] = Field(
+        description="Each backend (chromium, camoufox, remote): its state (available, binary_missing, "
+        "package_missing, model_missing), versions, what it supports and how to install what is missing. "
+        "Found without launching or downloading anything."
+    )
     versions: dict[str, str]
 
 
 @tool(
     name="browser_health",
     title="Health",
-    description="Report instance counts, limits, the browsers that can be found, failed launches and "
-    "crashes. Launches nothing.",
+    description="Report instance counts, limits, the backends and browsers that can be found, failed "
+    "launches and crashes. Launches and downloads nothing.",
     params=Params,
     data=HealthData,
     target="server",
@@ -293,8 +331,30 @@ async def health(ctx: CallContext, p: Params) -> HealthData:
         chromium=executable,
         failed_launches=list(manager.failed_launches),
         crashes=[dataclasses.asdict(crash) for crash in manager.crash_log],
+        backends=_backends(executable, remote_default),
         versions={"python": platform.python_version(), "playwright": _playwright_version()},
     )
+
+
+def _backends(chromium_executable: str | None, remote_default: str | None) -> list[dict[str, Any]]:
+    """The three backends' reports (health): what each supports and whether it can be used here."""
+    return [
+        {
+            "backend": "chromium",
+            "state": "available" if chromium_executable else "binary_missing",
+            "executable": chromium_executable,
+            "supports": chromium.SUPPORTS,
+            "install": None if chromium_executable else chromium.INSTALL_HELP,
+        },
+        camoufox_backend.status(),
+        {
+            "backend": "remote",
+            "state": "available",
+            "playwright": _playwright_version(),
+            "default_endpoint": remote.public_url(remote_default) if remote_default else None,
+            "supports": remote.SUPPORTS,
+        },
+    ]
 
 
 @functools.cache
