@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -242,3 +243,10 @@ class Kernel:  # used by test_kernel and test_mcp
 
     def browser_pids(self) -> list[int]:
         return [p.pid for p in browser_processes(self.manager.provisioner.process.pid)]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (free when asked; nothing else is started on it here)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

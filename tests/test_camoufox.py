@@ -27,7 +27,7 @@ from webmcp_nb.core import camoufox_backend
 from webmcp_nb.core.config import LaunchDefaults
 from webmcp_nb.core.grants import Grant
 
-from .helpers import error, ok
+from .helpers import error, free_port, ok
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_CAMOUFOX = importlib.util.find_spec("camoufox") is not None
@@ -426,12 +426,18 @@ def test_launch_runs_the_found_binary(tmp_path: Path, standin_binary: Path) -> N
 
 @pytest.mark.camoufox
 def test_install_command_says_when_it_cannot_download(tmp_path: Path) -> None:
-    """The real fetch, against the real (closed) network: camoufox cannot reach GitHub here."""
+    """camoufox's real fetch, with every HTTP(S) request sent to a proxy on a closed loopback port:
+    GitHub is out of reach, as on this machine, and would be on one with internet access."""
     (tmp_path / "home").mkdir()
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    proxies = dict.fromkeys(("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"), unreachable)
     done = subprocess.run(
         [sys.executable, "-m", "webmcp_nb.cli", "install", "camoufox"],
         env={
             **os.environ,
+            **proxies,
+            "NO_PROXY": "",
+            "no_proxy": "",
             "PYTHONPATH": str(ROOT),
             "HOME": str(tmp_path / "home"),
             "XDG_CACHE_HOME": str(tmp_path / "cache"),

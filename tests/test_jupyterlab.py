@@ -24,7 +24,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,7 +37,7 @@ import psutil
 import pytest
 from playwright import sync_api as playwright_sync
 
-from tests.helpers import browser_processes, wait_until
+from tests.helpers import browser_processes, free_port, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01-quickstart.ipynb"
@@ -83,12 +82,6 @@ class Lab:
 
     def tree_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}?token={self.token}"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _status_ok(url: str, token: str) -> bool:
@@ -141,7 +134,7 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     env.pop("JUPYTER_PATH", None)
     env.pop("JUPYTER_CONFIG_PATH", None)
     token = secrets.token_hex(16)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log = SERVER_LOG

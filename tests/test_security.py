@@ -32,6 +32,7 @@ from webmcp_nb.core.grants import Grant
 from webmcp_nb.demo import DemoServer
 
 from .conftest import ref_for
+from .helpers import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 AGENT = types.Implementation(name="attacker", version="1.0")
@@ -173,12 +174,6 @@ def succeeded(result: types.CallToolResult) -> dict[str, Any]:
     assert result.is_error is False, found
     assert (found["status"], found["operation"]["outcome"]) == ("success", "completed")
     return found["data"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 # --------------------------------------------------------------------------- #
