@@ -162,7 +162,7 @@ class Envelope:
         """UTF-8 JSON; bytes values become base64 strings, and a lone surrogate (which
         UTF-8 cannot encode) the text of its escape, ``\\ud800``."""
         if self._json is None:
-            text = json.dumps(self.to_dict(), default=_json_default, ensure_ascii=False, separators=(",", ":"))
+            text = _ENCODER.encode(self.to_dict())
             try:
                 encoded = text.encode()
             except UnicodeEncodeError:
@@ -230,6 +230,10 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
+"""The envelope's JSON (one encoder for every envelope: `json.dumps` with options builds one per call)."""
 
 
 def enforce_size_limit(
