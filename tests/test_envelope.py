@@ -127,6 +127,18 @@ def test_an_error_over_the_limit_keeps_the_longest_head_and_tail_that_fit(charac
     assert 4096 - len(character.encode()) * 3 < len(limited.to_json_bytes()) <= 4096  # nothing more could fit
 
 
+def test_operation_ids_are_random_version_4_uuids() -> None:
+    import uuid
+
+    from webmcp_nb.core.util import random_uuid
+
+    ids = [random_uuid() for _ in range(2000)]
+    parsed = [uuid.UUID(one) for one in ids]
+    assert all(str(value) == one for value, one in zip(parsed, ids, strict=True))
+    assert {value.version for value in parsed} == {4} and {value.variant for value in parsed} == {uuid.RFC_4122}
+    assert {one[19] for one in ids} == set("89ab") and len(set(ids)) == len(ids)
+
+
 def test_an_envelope_within_the_limit_is_untouched() -> None:
     envelope = Envelope("success", "default", make_operation(), data={"x": 1})
     assert enforce_size_limit(envelope, 4096, read_only=False, hint="") is envelope

@@ -34,7 +34,7 @@ from .pages import PageState
 from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolSpec
 from .remote import remote_options
-from .util import first_lines, utc_now
+from .util import first_lines, random_uuid, utc_now
 from .webmcp import PageTool, WebMCPEvent
 
 if TYPE_CHECKING:
@@ -472,7 +472,7 @@ class Engine:
                 frame_id = ctx.page_state.frame_id(frame) if frame is not None else None
             artifacts = tuple(ctx.artifacts)
         operation = Operation(
-            id=str(uuid.uuid4()),
+            id=random_uuid(),
             tool=tool,
             instance_id=instance_id,
             page_id=page_id,
