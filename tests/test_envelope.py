@@ -115,6 +115,30 @@ def test_artifact_references_that_do_not_fit_are_omitted_but_ids_kept() -> None:
     assert len(limited.to_json_bytes()) <= 4096
 
 
+@pytest.mark.parametrize("character", ["x", "\u20ac", "\U0001f600"])  # one, three and four bytes of UTF-8
+def test_an_error_over_the_limit_keeps_the_longest_head_and_tail_that_fit(character: str) -> None:
+    message = "HEAD" + character * 5000 + "TAIL"
+    operation = make_operation(outcome="unknown", retry="inspect_state")
+    envelope = Envelope("error", "default", operation, error_type="evaluation_failed", message=message)
+    limited = enforce_size_limit(envelope, 4096, read_only=False, hint="")
+    assert (limited.error_type, limited.operation.outcome) == ("evaluation_failed", "unknown")
+    head, marker, tail = (limited.message or "").partition(" characters cut to fit the limit ...]\n")
+    assert marker and head.startswith("HEAD" + character * 100) and tail.endswith(character * 100 + "TAIL")
+    assert 4096 - len(character.encode()) * 3 < len(limited.to_json_bytes()) <= 4096  # nothing more could fit
+
+
+def test_operation_ids_are_random_version_4_uuids() -> None:
+    import uuid
+
+    from webmcp_nb.core.util import random_uuid
+
+    ids = [random_uuid() for _ in range(2000)]
+    parsed = [uuid.UUID(one) for one in ids]
+    assert all(str(value) == one for value, one in zip(parsed, ids, strict=True))
+    assert {value.version for value in parsed} == {4} and {value.variant for value in parsed} == {uuid.RFC_4122}
+    assert {one[19] for one in ids} == set("89ab") and len(set(ids)) == len(ids)
+
+
 def test_an_envelope_within_the_limit_is_untouched() -> None:
     envelope = Envelope("success", "default", make_operation(), data={"x": 1})
     assert enforce_size_limit(envelope, 4096, read_only=False, hint="") is envelope

@@ -4,17 +4,22 @@ its console, and messages capped with head and tail so the error type always arr
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 from typing import Any
 
 import httpx2
 import mcp_types as types
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb.core.failure import EMPTY_PAGE_WARNING, MAX_MESSAGE_CHARS
+from webmcp_nb.core.envelope import RETRY_ADVICE
+from webmcp_nb.core.failure import EMPTY_PAGE_WARNING, MAX_MESSAGE_CHARS, MESSAGE_TAIL_CHARS, context_lines
 from webmcp_nb.demo import DemoServer
 
 from .helpers import error, ok
+from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
 
 BUSY_FAILURE = """async () => {
   console.error('first problem'); console.log('hello');
@@ -23,6 +28,7 @@ BUSY_FAILURE = """async () => {
   throw new Error('boom');
 }"""
 HUGE_FAILURE = "() => { throw new Error('x'.repeat(100000) + 'TAIL-END') }"
+LATER_ALERT = "() => { setTimeout(() => alert('hi'), 0); return 1 }"
 
 
 def test_a_locator_on_an_empty_page_warns_to_navigate_first(fresh_session: Any) -> None:
@@ -110,3 +116,106 @@ def test_a_pending_dialog_is_the_diagnostic(session: Any, demo: DemoServer) -> N
     assert "resolve it with browser_handle_dialog" in blocked.context["diagnostic"]
     assert "\nDiagnostic: the page shows an alert dialog" in str(blocked)
     ok(session.handle_dialog(accept=True))
+
+
+# --------------------------------------------------------------------------- #
+# The TypeScript SDK v2 client: three kinds of client, the same facts
+# --------------------------------------------------------------------------- #
+
+
+def ts_calls(server: Any, calls: list[tuple[str, dict[str, Any]]], era: str) -> list[dict[str, Any]]:
+    """Each call's result as the TypeScript client read it (tests/ts_client/call.mjs)."""
+    completed = subprocess.run(
+        ["node", str(TS_CLIENT / "call.mjs"), server.url, server.token, json.dumps(calls), era],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=TS_CLIENT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads(completed.stdout)
+    assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
+    results: list[dict[str, Any]] = report["calls"]
+    assert [call["name"] for call in results] == [name for name, _ in calls]
+    return results
+
+
+def same_failure(call: dict[str, Any], error_type: str, outcome: str, retry: str) -> dict[str, Any]:
+    """The error's structured envelope, after checking that the three kinds of client read the
+    same facts: the SDK's schema validator accepts it, and the text says exactly what it holds."""
+    assert "thrown" not in call, call
+    assert call["isError"] is True and call["contentTypes"] == ["text"]
+    assert call["schemaCheck"] == {"valid": True, "errorMessage": None}
+    structured: dict[str, Any] = call["structured"]
+    operation = structured["operation"]
+    assert (structured["status"], structured["error_type"]) == ("error", error_type)
+    assert (operation["outcome"], operation["retry"]) == (outcome, retry)
+    retry_line = f"outcome: {outcome}; retry: {retry} - {RETRY_ADVICE[retry]}"
+    body = [structured["message"], *context_lines(structured.get("context") or {})]
+    header, text = call["text"].split("\n", 1)
+    assert header.startswith(f"{call['name']}: error {error_type} (")
+    assert text == "\n".join([*body, retry_line, f"operation: {operation['id']}"])
+    return structured
+
+
+@pytest.mark.usefixtures("ts_client")
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_the_typescript_client_reads_the_failure_context(fresh_session: Any, demo: DemoServer, era: str) -> None:
+    s = fresh_session()
+    server = s.serve_mcp(caps=["js"])
+    calls = [
+        ("browser_snapshot", {}),
+        ("browser_click", {"ref": "e1"}),  # about:blank with nothing in it
+        ("browser_navigate", {"url": demo.url}),
+        ("browser_evaluate", {"expression": BUSY_FAILURE}),
+        ("browser_evaluate", {"expression": HUGE_FAILURE}),
+        ("browser_evaluate", {"expression": LATER_ALERT}),
+        ("browser_wait_for", {"time_s": 1}),  # the alert opens by then
+        ("browser_snapshot", {}),
+        ("browser_handle_dialog", {"accept": True}),
+    ]
+    _, empty, _, busy, huge, _, _, blocked, handled = ts_calls(server, calls, era)
+
+    warned = same_failure(empty, "element_not_found", "not_started", "after_correction")
+    assert warned["context"] == {"warnings": [EMPTY_PAGE_WARNING]}
+    assert empty["text"].splitlines()[2:4] == ["Warnings:", f"- {EMPTY_PAGE_WARNING}"]
+
+    moved = same_failure(busy, "evaluation_failed", "unknown", "inspect_state")
+    page = moved["context"]["page"]
+    assert (page["moved_from"], page["moved_to"]) == (demo.url, demo.url_for("moved"))
+    assert page["console_errors"] == 1 and len(page["opened_tabs"]) == 1
+    assert moved["context"]["console"] == ["error: first problem", "log: hello"]
+    assert (
+        f"\nPage: moved from {demo.url} to {demo.url_for('moved')}; 1 console error; "
+        f"opened tab {page['opened_tabs'][0]}\nConsole (latest of the call):\n  error: first problem\n  log: hello\n"
+    ) in busy["text"]
+
+    capped = same_failure(huge, "evaluation_failed", "unknown", "inspect_state")
+    message = capped["message"]
+    assert len(message) == MAX_MESSAGE_CHARS and message.startswith("The page raised: ")
+    assert "characters, cut to 3,000: head and tail kept ...]" in message
+    assert "TAIL-END" in message[-MESSAGE_TAIL_CHARS:]  # the last frame survives
+    assert "context" not in capped and len(huge["text"]) < 8000
+
+    diagnosed = same_failure(blocked, "modal_state_blocked", "not_started", "after_correction")
+    diagnostic = "the page shows an alert dialog ('hi') (resolve it with browser_handle_dialog)"
+    assert diagnosed["context"] == {"diagnostic": diagnostic}
+    assert f"\nDiagnostic: {diagnostic}\n" in blocked["text"]
+    assert handled["isError"] is False and handled["schemaCheck"] == {"valid": True, "errorMessage": None}
+
+
+@pytest.mark.usefixtures("ts_client")
+def test_the_typescript_client_gets_a_huge_error_within_a_small_limit_with_its_type(fresh_session: Any) -> None:
+    s = fresh_session(max_result_bytes=4096)
+    server = s.serve_mcp(caps=["js"])
+    # 3,000 characters of three bytes each are over the limit: the capped message shrinks further.
+    wide = HUGE_FAILURE.replace("'x'", "'\u20ac'")
+    (huge,) = ts_calls(server, [("browser_evaluate", {"expression": wide})], "2026-07-28")
+    capped = same_failure(huge, "evaluation_failed", "unknown", "inspect_state")  # not result_too_large
+    head, marker, tail = capped["message"].partition(" characters cut to fit the limit ...]\n")
+    assert head.startswith("The page raised: ") and len(head) > 500 and marker and len(tail) > 200
+    assert (
+        capped["message"] in huge["text"]
+        and len(json.dumps(capped, ensure_ascii=False, separators=(",", ":")).encode()) <= 4096
+    )

@@ -151,3 +151,40 @@ def test_closed_session_refuses_calls(fresh_session) -> None:
     s.close()
     with pytest.raises(RuntimeError, match="closed"):
         s.health()
+
+
+def test_a_submitted_call_delivers_its_result_or_error_and_cancelling_it_stops_it() -> None:
+    from concurrent.futures import CancelledError
+
+    from webmcp_nb.core.runtime import Runtime
+
+    runtime = Runtime("test-runtime")
+    try:
+
+        async def value() -> str:
+            return "done"
+
+        async def failing() -> None:
+            raise ValueError("broken")
+
+        started, stopped = threading.Event(), threading.Event()
+
+        async def endless() -> None:
+            started.set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                stopped.set()
+                raise
+
+        assert runtime.submit(value()).result(5) == "done"
+        with pytest.raises(ValueError, match="broken"):
+            runtime.submit(failing()).result(5)
+        running = runtime.submit(endless())
+        assert started.wait(5)
+        assert running.cancel() and stopped.wait(5)  # the task on the loop was cancelled
+        with pytest.raises(CancelledError):
+            running.result(5)
+        assert asyncio.run(runtime.arun(value())) == "done"
+    finally:
+        runtime.stop()

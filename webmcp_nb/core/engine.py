@@ -35,7 +35,7 @@ from .pages import PageState
 from .redaction import redact_call, redact_for_approval
 from .registry import REGISTRY, Registry, ToolSpec
 from .remote import remote_options
-from .util import first_lines, utc_now
+from .util import first_lines, random_uuid, utc_now
 from .webmcp import PageTool, WebMCPEvent
 
 if TYPE_CHECKING:
@@ -376,7 +376,7 @@ class Engine:
                 return await spec.handler(ctx, params)
             if page_state.webmcp is not None:
                 await page_state.webmcp.ready()
-            ctx.frame = page_state.frame(getattr(params, "frame_id", None))
+            ctx.frame = page_state.frame(_given(params, "frame_id"))
             if spec.resolves_modal:
                 ctx.phase = "running"
                 return await spec.handler(ctx, params)
@@ -385,7 +385,7 @@ class Engine:
             if page_state.modal is not None:
                 raise page_state.blocked_error(spec.name)
             ctx.phase = "running"
-            observing = getattr(params, "observe", None)
+            observing = _given(params, "observe")
             if observing is None:
                 return await self._run_watching_modals(spec, params, ctx, page_state)
             observer = Observer(ctx, observing)
@@ -426,8 +426,7 @@ class Engine:
         An action reports the open modal in its `modal_state`; a read-only tool cannot
         finish while the page is blocked and fails with `modal_state_blocked`.
         """
-        work = asyncio.ensure_future(spec.handler(ctx, params))
-        finished = await page_state.until_modal(work)
+        work, finished = await page_state.run_until_modal(spec.handler(ctx, params))
         modal = page_state.modal
         if finished and (modal is None or spec.read_only):
             return work.result()
@@ -485,7 +484,7 @@ class Engine:
                 frame_id = ctx.page_state.frame_id(frame) if frame is not None else None
             artifacts = tuple(ctx.artifacts)
         operation = Operation(
-            id=str(uuid.uuid4()),
+            id=random_uuid(),
             tool=tool,
             instance_id=instance_id,
             page_id=page_id,
@@ -561,6 +560,12 @@ class Engine:
         self.history.append(record)
         self.calls_recorded += 1
         self.listeners.emit(record)
+
+
+def _given(params: Any, name: str) -> Any:
+    """The parameter `name` of a tool that may not take it (None then): read from the model's fields,
+    not by `getattr`, whose miss costs pydantic an exception on every call."""
+    return params.__dict__.get(name)
 
 
 def needs_approval(spec: ToolSpec) -> bool:

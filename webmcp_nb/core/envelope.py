@@ -162,7 +162,7 @@ class Envelope:
         """UTF-8 JSON; bytes values become base64 strings, and a lone surrogate (which
         UTF-8 cannot encode) the text of its escape, ``\\ud800``."""
         if self._json is None:
-            text = json.dumps(self.to_dict(), default=_json_default, ensure_ascii=False, separators=(",", ":"))
+            text = _ENCODER.encode(self.to_dict())
             try:
                 encoded = text.encode()
             except UnicodeEncodeError:
@@ -232,6 +232,10 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
+"""The envelope's JSON (one encoder for every envelope: `json.dumps` with options builds one per call)."""
+
+
 def enforce_size_limit(
     envelope: Envelope, limit: int, *, read_only: bool, hint: str, size: int | None = None, what: str = "JSON"
 ) -> Envelope:
@@ -280,18 +284,23 @@ def enforce_size_limit(
 
 def _shortened_error(envelope: Envelope, limit: int) -> Envelope:
     """An error over the limit keeps its type: its context goes first, then its message is cut
-    (head and tail kept) until it fits."""
+    to the longest head and tail (two thirds, one third) that fit, whatever bytes its characters take."""
     shorter = replace(envelope, context=None, _json=None)
     message = shorter.message or ""
-    keep = len(message)
-    while len(shorter.to_json_bytes()) > limit and keep > 0:
-        excess = len(shorter.to_json_bytes()) - limit
-        keep = max(0, min(keep - excess, int(keep * 0.9)) - 80)  # a character may take several bytes
-        head, tail = message[: keep * 2 // 3], message[len(message) - keep // 3 :] if keep >= 3 else ""
+
+    def cut_to(keep: int) -> Envelope:
+        head, tail = message[: keep * 2 // 3], message[len(message) - keep // 3 :]
         cut = len(message) - len(head) - len(tail)
-        shorter = replace(
+        return replace(
             shorter, message=f"{head}\n[... {cut:,} characters cut to fit the limit ...]\n{tail}", _json=None
         )
+
+    if len(shorter.to_json_bytes()) > limit:
+        fits, over = 0, len(message)  # cut_to(over) does not fit; the longest that does is searched
+        while over - fits > 1:
+            middle = (fits + over) // 2
+            fits, over = (middle, over) if len(cut_to(middle).to_json_bytes()) <= limit else (fits, middle)
+        shorter = cut_to(fits)
     if len(shorter.to_json_bytes()) > limit:  # even the bare envelope does not fit: drop the references
         shorter = replace(
             shorter, operation=replace(shorter.operation, artifacts=(), references_omitted=True), _json=None

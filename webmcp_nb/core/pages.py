@@ -64,6 +64,7 @@ class PageState:
         self._frames: dict[str, Frame] = {}
         self.modal: Modal | None = None
         self.modal_opened = asyncio.Event()
+        self._modal_wakers: set[Callable[[], None]] = set()  # calls waiting in `run_until_modal`
         self.pending: set[asyncio.Future[Any]] = set()
         self.document_generation = 0
         self._snapshot_generation = -1
@@ -248,6 +249,8 @@ class PageState:
     def _open_modal(self, modal: Modal) -> None:
         self.modal = modal
         self.modal_opened.set()
+        for wake in list(self._modal_wakers):
+            wake()
 
     def require_modal(self, kind: str, absent: str) -> Modal:
         """The open modal of `kind` (dialog or file_chooser), or `modal_state_blocked` (nothing to resolve)."""
@@ -358,24 +361,42 @@ class PageState:
         )
 
     # modals racing work -----------------------------------------------------
-    async def until_modal(self, work: asyncio.Future[Any]) -> bool:
-        """Wait for `work` or for a modal to open, whichever comes first.
+    async def run_until_modal(self, work: Awaitable[T]) -> tuple[asyncio.Task[T], bool]:
+        """Run `work` as a task until it finishes or a modal opens, whichever comes first.
 
-        Returns True if `work` finished. Otherwise the modal blocks it: it is kept
-        pending (it completes once the modal is resolved) and False is returned.
+        Returns the task and whether it finished. Otherwise the modal blocks it: it is kept
+        pending (it completes once the modal is resolved). One future is woken by either, by
+        the task's own last step or by the modal opening: no watcher task, and no loop turn
+        between the end of the work and its caller (this runs on every page call).
         """
-        opened = asyncio.ensure_future(self.modal_opened.wait())
+        woken = asyncio.get_running_loop().create_future()
+
+        def wake(_: Any = None) -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        async def then_wake() -> T:
+            try:
+                return await work
+            finally:
+                wake()
+
+        task = asyncio.ensure_future(then_wake())
+        task.add_done_callback(wake)  # a task cancelled before its first step never runs `then_wake`
+        if self.modal_opened.is_set():
+            wake()
+        self._modal_wakers.add(wake)
         try:
-            await asyncio.wait({work, opened}, return_when=asyncio.FIRST_COMPLETED)
+            await woken
         except asyncio.CancelledError:
-            work.cancel()
+            task.cancel()
             raise
         finally:
-            opened.cancel()
-        if work.done():
-            return True
-        self.keep_pending(work)
-        return False
+            self._modal_wakers.discard(wake)
+        if task.done():
+            return task, True
+        self.keep_pending(task)
+        return task, False
 
 
 # Matches the element itself if a click on it opens a file chooser: an enabled file

@@ -206,6 +206,8 @@ def redact_call(
 ) -> tuple[dict[str, Any], Envelope]:
     """The arguments to record and the envelope to return (see `redact_args`, `redact_secrets`),
     with the redacted values also scrubbed from the envelope's data and message."""
+    if not (spec.typed_text or spec.secret_args or spec.credential_urls):
+        return args, envelope  # the tool takes nothing to redact (most calls)
     recorded, secrets = redact_args(spec.typed_text, args, plain)
     recorded, more = redact_secrets(spec, recorded)
     secrets += more

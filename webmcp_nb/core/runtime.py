@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -58,7 +59,36 @@ class Runtime:
             ready.wait()
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        """Run `coro` on the runtime loop; its result (or exception) arrives in the returned future,
+        and cancelling that future cancels it. The task settles the future itself as it ends, not
+        in a callback one loop turn later (`asyncio.run_coroutine_threadsafe`): every call takes this path."""
+        loop = self.loop
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        async def settling() -> None:
+            try:
+                result = await coro
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            except BaseException as exc:
+                with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile
+                    future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+            else:
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    future.set_result(result)
+
+        def start() -> None:
+            if future.cancelled():
+                coro.close()
+                return
+            task = loop.create_task(settling())
+            future.add_done_callback(lambda done: done.cancelled() and loop.call_soon_threadsafe(task.cancel))
+
+        loop.call_soon_threadsafe(start)
+        return future
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` on the runtime loop and block until it finishes."""

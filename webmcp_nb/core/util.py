@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Coroutine
 from datetime import UTC, datetime
@@ -19,6 +20,14 @@ _background: set[asyncio.Task[Any]] = set()
 def utc_now() -> str:
     """The current UTC time, ISO-8601 with offset and milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def random_uuid() -> str:
+    """A random (version 4) UUID as text, as `str(uuid.uuid4())` writes it, without building the
+    `uuid.UUID` object on the way (every call's operation id)."""
+    digits = os.urandom(16).hex()
+    variant = "89ab"[int(digits[16], 16) & 3]
+    return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:]}"
 
 
 def first_lines(text: str, lines: int = 8) -> str:

@@ -250,6 +250,8 @@ def result_fields(value: Any) -> dict[str, Any]:
         size = _image_size(image) if mime else None
         if size is not None:
             return {"image": image, "mime_type": mime, "width": size[0], "height": size[1]}
+    elif value is None or type(value) in (str, bool):
+        return {"value": value}  # JSON as it is (the common one-liner: a title, a text)
     else:
         try:
             return {"value": json.loads(json.dumps(value, allow_nan=False))}

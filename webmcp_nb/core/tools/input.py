@@ -427,8 +427,8 @@ async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
     page_state.clear_modal()
     # The page may answer the new files with a dialog (an alert in its change handler), which
     # holds set_files until it is resolved: the engine-style race reports that dialog instead.
-    setting = asyncio.ensure_future(chooser.set_files(paths, timeout=ctx.action_timeout_ms))
-    if await page_state.until_modal(setting):
+    setting, finished = await page_state.run_until_modal(chooser.set_files(paths, timeout=ctx.action_timeout_ms))
+    if finished:
         setting.result()
     data = UploadData(url=ctx.page.url, files=[str(path) for path in paths])
     if page_state.modal is not None:
