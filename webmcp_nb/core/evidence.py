@@ -96,10 +96,15 @@ class NetworkRecord(Record):
         self._stale = True
 
     def change(self, **values: Any) -> None:
-        """Set attributes (`response`, `state`, `encoded_size`); the fields are read again next time."""
+        """Set attributes (`response`, `state`); the fields are read again next time."""
         for name, value in values.items():
             setattr(self, name, value)
         self._stale = True
+
+    def set_size(self, encoded_size: int) -> None:
+        self.encoded_size = encoded_size
+        if not self._stale:
+            self._fields["encoded_size"] = encoded_size
 
     @property
     def fields(self) -> dict[str, Any]:
@@ -283,14 +288,16 @@ class Evidence:
         return self.console if name == "console" else self.network
 
     def watch(self, state: PageState) -> None:
-        """Record what the page of `state` does from now on."""
+        """Record what the page of `state` does from now on. The listeners are plain one-argument
+        functions: Playwright reads a listener's signature at every event, and a bound method's
+        costs half as much again."""
         page = state.page
         page.on("console", lambda message: self._console(state, message))
         page.on("pageerror", lambda error: self._page_error(state, error))
         page.on("request", lambda request: self._request(state, request))
-        page.on("response", self._response)
-        page.on("requestfinished", self._finished)
-        page.on("requestfailed", self._failed)
+        page.on("response", lambda response: self._response(response))
+        page.on("requestfinished", lambda request: self._settle(request, "finished"))
+        page.on("requestfailed", lambda request: self._settle(request, "failed"))
 
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
@@ -356,12 +363,6 @@ class Evidence:
         if record is not None:
             record.change(response=response)
 
-    def _finished(self, request: Request) -> None:
-        self._settle(request, "finished")
-
-    def _failed(self, request: Request) -> None:
-        self._settle(request, "failed")
-
     def _settle(self, request: Request, state: NetworkState) -> None:
         record = self._record(request)
         if record is not None:
@@ -384,7 +385,7 @@ class Evidence:
             sizes = await record.request.sizes()
         except Exception:  # noqa: BLE001 - the page or its request went away: the size stays unknown
             return
-        record.change(encoded_size=sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0))
+        record.set_size(sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0))
 
 
 def _timing(request: Request) -> dict[str, float | None]:
