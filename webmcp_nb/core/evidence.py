@@ -95,10 +95,12 @@ class NetworkRecord(Record):
         self.encoded_size: int | None = None
         self._stale = True
 
-    def change(self, **values: Any) -> None:
-        """Set attributes (`response`, `state`); the fields are read again next time."""
-        for name, value in values.items():
-            setattr(self, name, value)
+    def responded(self, response: Response) -> None:
+        self.response = response
+        self._stale = True  # the fields are read again next time
+
+    def settled(self, state: NetworkState) -> None:
+        self.state = state
         self._stale = True
 
     def set_size(self, encoded_size: int) -> None:
@@ -361,12 +363,12 @@ class Evidence:
     def _response(self, response: Response) -> None:
         record = self._record(response.request)
         if record is not None:
-            record.change(response=response)
+            record.responded(response)
 
     def _settle(self, request: Request, state: NetworkState) -> None:
         record = self._record(request)
         if record is not None:
-            record.change(state=state)
+            record.settled(state)
             self.listeners.emit("network", record)
 
     async def fill_sizes(self, records: Sequence[Record]) -> None:
