@@ -98,6 +98,38 @@ def test_network_records_status_failures_redirects_and_timing(evidence_session: 
     assert {e["status"] for e in entries(s, "browser_network", status=404)} == {404}
 
 
+def test_a_record_follows_its_request_and_long_fields_are_cut(demo: DemoServer) -> None:
+    """Records are read from the request as it progresses: pending, then finished in place
+    (same seq and id); a URL or header value over 4,096 characters is cut and listed."""
+    with CheckedSession() as s:
+        ok(s.navigate(demo.url_for("index.html")))
+        long_url = "/status?code=200&pad=" + "x" * 5000
+        headers = "{headers: {'X-Long': 'y'.repeat(5000)}}"
+        fetches = f"[fetch('/slow?ms=4000'), fetch({json.dumps(long_url)}, {headers})]"
+        ok(s.evaluate(f"() => {{ {fetches}.forEach(sent => sent.then(response => response.text())); }}"))
+        pending = wait_for_entry(s, "browser_network", lambda e: e["url"].endswith("slow?ms=4000"))
+        assert (pending["state"], pending["status"], pending["response_headers"], pending["timing"]) == (
+            "pending",
+            None,
+            None,
+            None,
+        )
+        ok(s.wait_for(network_idle=True, time_s=30))
+        [done] = entries(s, "browser_network", url="slow?ms=4000")
+        assert (done["seq"], done["request_id"], done["state"], done["status"]) == (
+            pending["seq"],
+            pending["request_id"],
+            "finished",
+            200,
+        )
+        assert done["mime_type"] == "text/html" and done["timing"]["response_end"] >= 4000
+        [long] = entries(s, "browser_network", url="pad=xxx")
+        assert len(long["url"]) == 4096 and long["url"] in demo.url_for(long_url.lstrip("/"))
+        assert len(long["request_headers"]["x-long"]) == 4096 and long["status"] == 200
+        assert long["truncated_fields"] == ["request_headers.x-long", "url"]
+        assert done["truncated_fields"] == []
+
+
 def test_secret_headers_are_redacted_unless_revealed(evidence_session: CheckedSession) -> None:
     s = evidence_session
     [request] = entries(s, "browser_network", url="status?code=201")

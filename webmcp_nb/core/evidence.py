@@ -6,6 +6,10 @@ Every instance records both streams from its first page on. A stream is a ring b
 a reader that fell behind the buffer learns it (`retention_lost`). A network record is kept up
 to date by request id as the request progresses (its sequence number stays that of its start).
 
+Capture runs on the page's hot path, so a network event only notes what a reader cannot get later
+(the Response, the state, the time, page and frame ids); a record's fields are read from
+Playwright's objects when someone reads them (`NetworkRecord.fields`).
+
 Headers are redacted when read (`redact_headers`), never when stored, so a caller granted
 `reveal_secrets` can still see them.
 """
@@ -14,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from .errors import ToolFailure
 from .listeners import Listeners
@@ -45,13 +51,18 @@ def redact_headers(headers: dict[str, str]) -> dict[str, str]:
     return {name: REDACTED if is_secret_header(name) else value for name, value in headers.items()}
 
 
-@dataclass
 class Record:
-    """One console message or network request; `fields` is what readers see."""
+    """One entry of a stream; `fields` is what readers see (`key`: what it is upserted by)."""
 
-    seq: int
-    fields: dict[str, Any]
-    request: Request | None = field(default=None, repr=False)  # network: for bodies and sizes
+    key: str | None = None
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.seq = 0  # set by the stream
+        self._fields = fields
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return self._fields
 
     def view(self, reveal_secrets: bool) -> dict[str, Any]:
         view = {"seq": self.seq, **self.fields}
@@ -62,11 +73,86 @@ class Record:
         return view
 
 
+NetworkState = Literal["pending", "finished", "failed"]
+
+
+class NetworkRecord(Record):
+    """One request, as its events left it; `fields` are read from Playwright's Request and
+    Response when first asked for after a change (bounded, then kept until the next change)."""
+
+    def __init__(
+        self, request_id: str, request: Request, redirected_from: str | None, page_id: str, frame_id: str | None
+    ) -> None:
+        super().__init__({})
+        self.key = request_id
+        self.request = request
+        self.response: Response | None = None
+        self.state: NetworkState = "pending"
+        self.started = time.time()
+        self.redirected_from = redirected_from
+        self.page_id = page_id
+        self.frame_id = frame_id
+        self.encoded_size: int | None = None
+        self._stale = True
+
+    def responded(self, response: Response) -> None:
+        self.response = response
+        self._stale = True  # the fields are read again next time
+
+    def settled(self, state: NetworkState) -> None:
+        self.state = state
+        self._stale = True
+
+    def set_size(self, encoded_size: int) -> None:
+        self.encoded_size = encoded_size
+        if not self._stale:
+            self._fields["encoded_size"] = encoded_size
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        if self._stale:
+            self._fields = _bounded(self._read())
+            self._stale = False
+        return self._fields
+
+    def _read(self) -> dict[str, Any]:
+        request, response, state = self.request, self.response, self.state
+        redirect_chain: list[str] = []
+        previous = request.redirected_from
+        while previous is not None:
+            redirect_chain.insert(0, previous.url)
+            previous = previous.redirected_from
+        headers = response.headers if response is not None else None
+        return {
+            "request_id": self.key,
+            "at": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="milliseconds"),
+            "method": request.method,
+            "url": request.url,
+            "resource_type": request.resource_type,
+            "state": state,
+            "status": response.status if response is not None else None,
+            "status_text": response.status_text if response is not None else None,
+            "failure": (request.failure or "failed") if state == "failed" else None,
+            "redirected_from": self.redirected_from,
+            "redirect_chain": redirect_chain,
+            "request_headers": request.headers,
+            "response_headers": headers,
+            "mime_type": headers.get("content-type", "").split(";")[0].strip() or None if headers else None,
+            "timing": None if state == "pending" else _timing(request),
+            "encoded_size": self.encoded_size,
+            "page_id": self.page_id,
+            "frame_id": self.frame_id,
+        }
+
+
+R = TypeVar("R", bound=Record)
+
+
 @dataclass(frozen=True)
-class Window:
+class Window(Generic[R]):
     """One page of a stream, as `Stream.read` returns it."""
 
-    records: list[Record]
+    records: list[R]
     next_cursor: str
     has_more: bool
     retained_count: int
@@ -74,40 +160,33 @@ class Window:
     retention_lost: bool
 
 
-class Stream:
+class Stream(Generic[R]):
     """A ring buffer of records with sequence numbers and cursors."""
 
     def __init__(self, name: StreamName, instance_id: str, capacity: int) -> None:
         self.name = name
         self.instance_id = instance_id
-        self.records: deque[Record] = deque(maxlen=capacity)
+        self.records: deque[R] = deque(maxlen=capacity)
         self.last_seq = 0
-        self._by_key: dict[str, Record] = {}
+        self._by_key: dict[str, R] = {}
 
     @property
     def dropped_count(self) -> int:
         return self.last_seq - len(self.records)
 
-    def append(self, fields: dict[str, Any], *, key: str | None = None, request: Request | None = None) -> Record:
+    def append(self, record: R) -> R:
         if len(self.records) == self.records.maxlen:
             oldest = self.records[0]
-            self._by_key.pop(str(oldest.fields.get("request_id")), None)
+            if oldest.key is not None:
+                self._by_key.pop(oldest.key, None)
         self.last_seq += 1
-        record = Record(self.last_seq, _bounded(fields), request)
+        record.seq = self.last_seq
         self.records.append(record)
-        if key is not None:
-            self._by_key[key] = record
+        if record.key is not None:
+            self._by_key[record.key] = record
         return record
 
-    def update(self, key: str, changes: dict[str, Any]) -> Record | None:
-        """Merge `changes` into the record filed under `key` (if still retained)."""
-        record = self._by_key.get(key)
-        if record is not None:
-            truncated = set(record.fields.get("truncated_fields", []))
-            record.fields.update(_bounded(changes, truncated))
-        return record
-
-    def get(self, key: str) -> Record | None:
+    def get(self, key: str) -> R | None:
         return self._by_key.get(key)
 
     def cursor(self, seq: int) -> str:
@@ -125,11 +204,11 @@ class Stream:
             )
         return int(seq)
 
-    def read(self, after: str | None, limit: int, keep: Callable[[Record], bool]) -> Window:
+    def read(self, after: str | None, limit: int, keep: Callable[[R], bool]) -> Window[R]:
         start = self.parse_cursor(after) if after is not None else 0
         oldest = self.records[0].seq if self.records else self.last_seq + 1
         lost = after is not None and start < oldest - 1 and self.dropped_count > 0
-        chosen: list[Record] = []
+        chosen: list[R] = []
         last = start
         has_more = False
         for record in self._after(start):
@@ -143,15 +222,15 @@ class Stream:
             last = record.seq
         return Window(chosen, self.cursor(max(last, start)), has_more, len(self.records), self.dropped_count, lost)
 
-    def _after(self, seq: int) -> Iterator[Record]:
+    def _after(self, seq: int) -> Iterator[R]:
         for record in list(self.records):
             if record.seq > seq:
                 yield record
 
 
-def _bounded(fields: dict[str, Any], truncated: set[str] | None = None) -> dict[str, Any]:
+def _bounded(fields: dict[str, Any]) -> dict[str, Any]:
     """Strings (also header values) longer than `MAX_FIELD_CHARS` cut, listed in `truncated_fields`."""
-    truncated = set() if truncated is None else truncated
+    truncated: set[str] = set()
     result: dict[str, Any] = {}
     for key, value in fields.items():
         if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
@@ -201,64 +280,63 @@ class Evidence:
     """The console and network streams of one instance, fed by its pages' events."""
 
     def __init__(self, instance_id: str, capacity: int) -> None:
-        self.console = Stream("console", instance_id, capacity)
-        self.network = Stream("network", instance_id, capacity)
+        self.console: Stream[Record] = Stream("console", instance_id, capacity)
+        self.network: Stream[NetworkRecord] = Stream("network", instance_id, capacity)
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
         self.listeners: Listeners[[StreamName, Record]] = Listeners()
 
-    def stream(self, name: StreamName) -> Stream:
+    def stream(self, name: StreamName) -> Stream[Record] | Stream[NetworkRecord]:
         return self.console if name == "console" else self.network
 
     def watch(self, state: PageState) -> None:
-        """Record what the page of `state` does from now on."""
+        """Record what the page of `state` does from now on. The listeners are plain one-argument
+        functions: Playwright reads a listener's signature at every event, and a bound method's
+        costs half as much again."""
         page = state.page
         page.on("console", lambda message: self._console(state, message))
         page.on("pageerror", lambda error: self._page_error(state, error))
         page.on("request", lambda request: self._request(state, request))
-        page.on("response", self._response)
-        page.on("requestfinished", self._finished)
-        page.on("requestfailed", self._failed)
+        page.on("response", lambda response: self._response(response))
+        page.on("requestfinished", lambda request: self._settle(request, "finished"))
+        page.on("requestfailed", lambda request: self._settle(request, "failed"))
 
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
         location = message.location
-        self.listeners.emit(
-            "console",
-            self.console.append(
-                {
-                    "at": utc_now(),
-                    "kind": "console",
-                    "level": message.type,
-                    "text": message.text,
-                    "url": location.get("url") or None,
-                    "line": location.get("lineNumber"),
-                    "column": location.get("columnNumber"),
-                    "page_id": state.page_id,
-                    "frame_id": None,
-                }
-            ),
+        self._add_console(
+            {
+                "at": utc_now(),
+                "kind": "console",
+                "level": message.type,
+                "text": message.text,
+                "url": location.get("url") or None,
+                "line": location.get("lineNumber"),
+                "column": location.get("columnNumber"),
+                "page_id": state.page_id,
+                "frame_id": None,
+            }
         )
 
     def _page_error(self, state: PageState, error: Error) -> None:
         text = f"{error.name}: {error.message}" if getattr(error, "name", "") else str(error.message)
-        self.listeners.emit(
-            "console",
-            self.console.append(
-                {
-                    "at": utc_now(),
-                    "kind": "pageerror",
-                    "level": "error",
-                    "text": text,
-                    "stack": getattr(error, "stack", None) or None,
-                    "url": state.page.url,
-                    "line": None,
-                    "column": None,
-                    "page_id": state.page_id,
-                    "frame_id": state.frame_id(state.page.main_frame),
-                }
-            ),
+        self._add_console(
+            {
+                "at": utc_now(),
+                "kind": "pageerror",
+                "level": "error",
+                "text": text,
+                "stack": getattr(error, "stack", None) or None,
+                "url": state.page.url,
+                "line": None,
+                "column": None,
+                "page_id": state.page_id,
+                "frame_id": state.frame_id(state.page.main_frame),
+            }
         )
+
+    def _add_console(self, fields: dict[str, Any]) -> None:
+        self.listeners.emit("console", self.console.append(Record(_bounded(fields))))
 
     # network ----------------------------------------------------------------
     def request_id(self, request: Request) -> str:
@@ -269,85 +347,47 @@ class Evidence:
         return known
 
     def _request(self, state: PageState, request: Request) -> None:
-        request_id = self.request_id(request)
         try:
             frame_id: str | None = state.frame_id(request.frame)
         except Exception:  # noqa: BLE001 - a service worker's request has no frame
             frame_id = None
         previous = request.redirected_from
-        redirect_chain: list[str] = []
-        while previous is not None:
-            redirect_chain.insert(0, previous.url)
-            previous = previous.redirected_from
-        record = self.network.append(
-            {
-                "request_id": request_id,
-                "at": utc_now(),
-                "method": request.method,
-                "url": request.url,
-                "resource_type": request.resource_type,
-                "state": "pending",
-                "status": None,
-                "status_text": None,
-                "failure": None,
-                "redirected_from": self._request_ids.get(request.redirected_from) if request.redirected_from else None,
-                "redirect_chain": redirect_chain,
-                "request_headers": dict(request.headers),
-                "response_headers": None,
-                "mime_type": None,
-                "timing": None,
-                "encoded_size": None,
-                "page_id": state.page_id,
-                "frame_id": frame_id,
-            },
-            key=request_id,
-            request=request,
-        )
-        self.listeners.emit("network", record)
+        redirected_from = self._request_ids.get(previous) if previous is not None else None
+        record = NetworkRecord(self.request_id(request), request, redirected_from, state.page_id, frame_id)
+        self.listeners.emit("network", self.network.append(record))
+
+    def _record(self, request: Request) -> NetworkRecord | None:
+        request_id = self._request_ids.get(request)
+        return self.network.get(request_id) if request_id is not None else None
 
     def _response(self, response: Response) -> None:
-        headers = dict(response.headers)
-        self.network.update(
-            self.request_id(response.request),
-            {
-                "status": response.status,
-                "status_text": response.status_text,
-                "response_headers": headers,
-                "mime_type": headers.get("content-type", "").split(";")[0].strip() or None,
-            },
-        )
-
-    def _finished(self, request: Request) -> None:
-        record = self.network.update(self.request_id(request), {"state": "finished", "timing": _timing(request)})
+        record = self._record(response.request)
         if record is not None:
+            record.responded(response)
+
+    def _settle(self, request: Request, state: NetworkState) -> None:
+        record = self._record(request)
+        if record is not None:
+            record.settled(state)
             self.listeners.emit("network", record)
 
-    def _failed(self, request: Request) -> None:
-        record = self.network.update(
-            self.request_id(request),
-            {"state": "failed", "failure": request.failure or "failed", "timing": _timing(request)},
-        )
-        if record is not None:
-            self.listeners.emit("network", record)
-
-    async def fill_sizes(self, records: list[Record]) -> None:
+    async def fill_sizes(self, records: Sequence[Record]) -> None:
         """Ask the browser for the encoded size of finished requests that lack it. Done when the
         records are read, not as requests finish: one round trip per request on the page's hot
         path would slow a busy page down (measured: 1.28x on 1,000 requests)."""
         pending = [
             record for record in records
-            if record.request is not None and record.fields["state"] == "finished" and record.fields["encoded_size"] is None
+            if isinstance(record, NetworkRecord) and record.state == "finished" and record.encoded_size is None
         ]  # fmt: skip
         if pending:
             await asyncio.gather(*(self._size(record) for record in pending))
 
-    async def _size(self, record: Record) -> None:
-        assert record.request is not None
+    async def _size(self, record: NetworkRecord) -> None:
         try:
             sizes = await record.request.sizes()
         except Exception:  # noqa: BLE001 - the page or its request went away: the size stays unknown
             return
-        record.fields["encoded_size"] = sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0)
+        record.set_size(sizes.get("responseBodySize", 0) + sizes.get("responseHeadersSize", 0))
 
 
 def _timing(request: Request) -> dict[str, float | None]:

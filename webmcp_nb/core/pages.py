@@ -84,9 +84,11 @@ class PageState:
         # commands for the renderer, so a probe's silence means nothing.
         self._navigation: Request | None = None
         page.on("crash", self._on_crash)
-        page.on("request", self._on_request)
-        page.on("requestfinished", self._on_request_done)
-        page.on("requestfailed", self._on_request_done)
+        # Listeners called for every request are plain functions (Playwright reads a listener's
+        # signature at every event; a bound method's costs half as much again).
+        page.on("request", lambda request: self._on_request(request))
+        page.on("requestfinished", lambda request: self._on_request_done(request))
+        page.on("requestfailed", lambda request: self._on_request_done(request))
         page.on("framenavigated", self._on_frame_navigated)
         for frame in page.frames:
             self.frame_id(frame)

@@ -129,7 +129,7 @@ def _check_reveal(ctx: CallContext, reveal: bool) -> bool:
     return reveal
 
 
-def _window_data(window: Window, reveal: bool) -> dict[str, Any]:
+def _window_data(window: Window[Any], reveal: bool) -> dict[str, Any]:
     return {
         "entries": [record.view(reveal) for record in window.records],
         "next_cursor": window.next_cursor,
@@ -235,7 +235,7 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
     from playwright.async_api import Error
 
     record = _evidence(ctx).network.get(p.request_id)
-    if record is None or record.request is None:
+    if record is None:
         raise ToolFailure(
             "invalid_params",
             f"No retained request {p.request_id!r} in this instance; list them with browser_network.",
@@ -248,7 +248,7 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
             body = request.post_data_buffer or b""
             mime_type = request.headers.get("content-type", "").split(";")[0].strip() or None
         else:
-            response = await request.response()
+            response = record.response or await request.response()
             if response is None:
                 raise ToolFailure(
                     "stale_ref", f"Request {p.request_id} has no response ({record.fields['state']}).", read_only=True

@@ -138,7 +138,7 @@ async def _network_idle(ctx: CallContext, limit: float) -> str:
         pending = [
             record
             for record in instance.evidence.network.records
-            if record.fields["page_id"] == page_state.page_id and record.fields["state"] == "pending"
+            if record.page_id == page_state.page_id and record.state == "pending"
         ]
         now = loop.time()
         if pending:
@@ -164,8 +164,8 @@ def _pending(ctx: CallContext, p: WaitForParams) -> str:
     instance, page_state = ctx.instance, ctx.page_state
     assert instance is not None and page_state is not None
     urls = [
-        r.fields["url"]
+        r.request.url
         for r in instance.evidence.network.records
-        if r.fields["page_id"] == page_state.page_id and r.fields["state"] == "pending"
+        if r.page_id == page_state.page_id and r.state == "pending"
     ]
     return f"{len(urls)} requests are still in flight ({', '.join(urls[:3])})"
