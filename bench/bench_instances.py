@@ -1,14 +1,15 @@
 """Many instances on one machine: 1, 2, 4 and 8 instances driven at once from one `Session`.
 
-Each instance has its own Chromium on the demo shop and its own worker, which loops
-snapshot -> click ("Add Banana", then "Clear cart", so the page stays the same size) for a
-fixed time; all workers await `Session.acall` from one event loop. Prints throughput (calls/s),
+Eight instances are launched, each its own Chromium on the demo shop; for each N, the first N
+are driven by a worker each, which loops snapshot -> click ("Add Banana", then "Clear cart", so
+the page stays the same size) for a fixed time; all workers await `Session.acall` from one
+event loop. N = 1, 2, 4, 8 are measured in turn, in several cycles. Prints throughput (calls/s),
 latency (p50, p99), memory per instance (PSS and USS of each browser's process tree) and
 where the CPU went; with --write, replaces the instances section of BENCHMARKS.md.
 
-    python bench/bench_instances.py [--rounds 8] [--write BENCHMARKS.md]
+    python bench/bench_instances.py [--rounds 3] [--write BENCHMARKS.md]
 
-(--rounds: seconds of measured calls per instance count.)
+(--rounds: cycles.)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import platform
 import re
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psutil
 from benchmarks_md import bench_parser, publish
@@ -31,28 +32,35 @@ CHROMIUM = "/usr/bin/chromium"
 BEGIN, END = "<!-- bench_instances:begin -->", "<!-- bench_instances:end -->"
 COUNTS = (1, 2, 4, 8)
 WARMUP_S = 1.0
+WINDOW_S = 4.0  # measured seconds per N and cycle
 TARGET = 2.5  # 4 instances against 1, in throughput
 BUTTONS = ("Add Banana", "Clear cart")
 
 
 @dataclass
 class Result:
+    """What the windows with `instances` driven instances measured, over every cycle."""
+
     instances: int
-    calls: int
-    seconds: float
-    latencies_ms: list[float]
-    memory_mb: list[tuple[float, float]]  # per instance: (PSS, USS) of its browser's process tree
-    cpu_ms_per_call: dict[str, float]  # CPU time per call: Python (this process), driver, browsers
-    machine_busy: float  # share of all cores busy during the run, every process on the machine counted
+    throughputs: list[float] = field(default_factory=list)  # calls/s, one per cycle
+    latencies_ms: list[float] = field(default_factory=list)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # Python (this process), driver, browsers
+    calls_made: float = 0.0  # warm-up calls included, to share out `cpu_s`
+    machine_busy: list[float] = field(default_factory=list)  # share of all cores busy, every process counted
+    memory_mb: list[tuple[float, float]] = field(default_factory=list)  # per instance: (PSS, USS)
+
+    @property
+    def throughput(self) -> float:
+        return statistics.median(self.throughputs)
+
+    @property
+    def cpu_ms_per_call(self) -> dict[str, float]:
+        return {part: 1000 * spent / self.calls_made for part, spent in self.cpu_s.items()}
 
     @property
     def ceiling(self) -> float:
         """Calls/s if the whole machine's CPU were ours at this CPU cost per call."""
         return (os.cpu_count() or 1) * 1000 / sum(self.cpu_ms_per_call.values())
-
-    @property
-    def throughput(self) -> float:
-        return self.calls / self.seconds
 
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies_ms)
@@ -121,58 +129,63 @@ async def drive(session: Session, name: str, until: float, measure_from: float, 
     return calls
 
 
-def run_count(session: Session, url: str, count: int, seconds: float) -> Result:
-    names = [f"bench{index}" for index in range(count)]
-    pids = []
-    for name in names:
-        created = session.create_instance(name, executable_path=CHROMIUM)
-        assert created.ok, created
-        pids.append(created.data["instance"]["browser_pid"])  # type: ignore[index]
-        session.navigate(url, instance=name).raise_for_status()
+def measure(session: Session, names: list[str], pids: list[int], result: Result) -> None:
+    """Drive the instances `names` (browsers `pids`) at once for one window; add what it measured to `result`."""
 
-    async def all_at_once() -> tuple[int, float]:
-        latencies: list[float] = []
+    async def all_at_once() -> int:
         start = time.perf_counter()
-        measure_from, until = start + WARMUP_S, start + WARMUP_S + seconds
-        counts = await asyncio.gather(*(drive(session, name, until, measure_from, latencies) for name in names))
-        return sum(counts), latencies  # type: ignore[return-value]
+        measure_from, until = start + WARMUP_S, start + WARMUP_S + WINDOW_S
+        drivers = (drive(session, name, until, measure_from, result.latencies_ms) for name in names)
+        return sum(await asyncio.gather(*drivers))
 
     driver = session.engine.manager.driver_status()["pid"]
     parts = {"Python": lambda: own_cpu_s(os.getpid()), "driver": lambda: own_cpu_s(driver),
              "browsers": lambda: cpu_s(pids)}  # fmt: skip
-    before = {part: measure() for part, measure in parts.items()}
+    before = {part: read() for part, read in parts.items()}
     psutil.cpu_percent()
     started = time.perf_counter()
-    calls, latencies = asyncio.run(all_at_once())
+    calls = asyncio.run(all_at_once())
     wall_s = time.perf_counter() - started
-    machine_busy = psutil.cpu_percent() / 100
-    spent = {part: measure() - before[part] for part, measure in parts.items()}
-    # Warm-up calls used CPU too: spread it over every call made, in proportion.
-    total_calls = calls * wall_s / seconds
-    cpu_ms_per_call = {part: 1000 * value / total_calls for part, value in spent.items()}
-    memory = [tree_memory_mb(pid) for pid in pids]
-    for name in names:
-        session.destroy_instance(name).raise_for_status()
-    return Result(count, calls, seconds, latencies, memory, cpu_ms_per_call, machine_busy)  # type: ignore[arg-type]
+    result.machine_busy.append(psutil.cpu_percent() / 100)
+    for part, read in parts.items():
+        result.cpu_s[part] = result.cpu_s.get(part, 0.0) + read() - before[part]
+    result.calls_made += calls * wall_s / WINDOW_S  # the warm-up's calls used CPU too
+    result.throughputs.append(calls / WINDOW_S)
+    result.memory_mb = [tree_memory_mb(pid) for pid in pids]
 
 
-def run(seconds: float) -> list[Result]:
+def run(cycles: int) -> list[Result]:
+    """Launch max(COUNTS) instances, then drive the first N of them for each N, in `cycles` cycles
+    (the order of N reversed every other cycle, so the machine's drift hits every N alike)."""
+    results = {count: Result(count) for count in COUNTS}
+    names = [f"bench{index}" for index in range(max(COUNTS))]
     with DemoServer() as demo, Session(max_instances=max(COUNTS)) as session:
-        return [run_count(session, demo.url, count, seconds) for count in COUNTS]
+        pids = []
+        for name in names:
+            created = session.create_instance(name, executable_path=CHROMIUM)
+            pids.append(created.raise_for_status().data["instance"]["browser_pid"])  # type: ignore[index]
+            session.navigate(demo.url, instance=name).raise_for_status()
+        for cycle in range(cycles):
+            for count in COUNTS if cycle % 2 == 0 else COUNTS[::-1]:
+                measure(session, names[:count], pids[:count], results[count])
+    return list(results.values())
 
 
-def report(results: list[Result], seconds: float) -> str:
-    base = results[0].throughput
+def report(results: list[Result], cycles: int) -> str:
+    one, four = results[COUNTS.index(1)], results[COUNTS.index(4)]
+    ratios = [four_s / one_s for one_s, four_s in zip(one.throughputs, four.throughputs, strict=True)]
     lines = [
         BEGIN,
         (
-            f"Many instances: N instances driven at once from one `Session`, each its own Chromium on the demo "
-            f"shop, each looping snapshot -> click by ref, {seconds:g} s measured per N after {WARMUP_S:g} s of "
-            "warm-up (`python bench/bench_instances.py`). Memory per instance (mean): PSS and USS of its browser's "
-            "process tree (PSS splits pages shared between processes; USS is what closing it frees); the one "
-            "Playwright driver they share is not included. CPU per call: this process (the runtime thread and "
-            "the benchmark's loop), the Node driver, the browsers. Ceiling: the calls/s at that CPU cost if the "
-            "whole machine were ours. Machine busy: every process on the machine, other users' included."
+            f"Many instances: N of {max(COUNTS)} launched instances driven at once from one `Session` (each its own "
+            f"Chromium on the demo shop, looping snapshot -> click by ref), {WINDOW_S:g} s measured after "
+            f"{WARMUP_S:g} s of warm-up per N, in {cycles} cycles (`python bench/bench_instances.py`). calls/s: "
+            "median over the cycles; p50 and p99 over every call. Memory per instance (mean): PSS and USS of its "
+            "browser's process tree (PSS splits pages shared between processes; USS is what closing it frees); "
+            "the one Playwright driver they share is not included. CPU per call: this process (the runtime "
+            "thread and the benchmark's loop), the Node driver, the browsers. Ceiling: the calls/s at that CPU "
+            "cost if the whole machine were ours. Machine busy: every process on the machine, other users' "
+            "included."
         ),
         (
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, Chromium at "
@@ -187,23 +200,28 @@ def report(results: list[Result], seconds: float) -> str:
     ]
     for result in results:
         lines.append(
-            f"| {result.instances} | {result.throughput:.1f} | {result.throughput / base:.2f}x | "
+            f"| {result.instances} | {result.throughput:.1f} | {result.throughput / one.throughput:.2f}x | "
             f"{result.percentile(0.5):.1f} | {result.percentile(0.99):.1f} | "
             f"{statistics.mean(pss for pss, _ in result.memory_mb):.0f} / "
             f"{statistics.mean(uss for _, uss in result.memory_mb):.0f} | "
             f"{' / '.join(f'{value:.1f}' for value in result.cpu_ms_per_call.values())} | {result.ceiling:.0f} | "
-            f"{100 * result.machine_busy:.0f}% |"
+            f"{100 * statistics.mean(result.machine_busy):.0f}% |"
         )
-    four = next(result for result in results if result.instances == 4)
-    lines += ["", f"4 instances / 1 instance: {four.throughput / base:.2f}x (target >= {TARGET}x).", END]
+    lines += [
+        "",
+        (
+            f"4 instances / 1 instance: {four.throughput / one.throughput:.2f}x (target >= {TARGET}x); per cycle "
+            f"{min(ratios):.2f}-{max(ratios):.2f}x."
+        ),
+        END,
+    ]
     return "\n".join(lines)
 
 
 def main() -> None:
-    parser = bench_parser(__doc__, 8)
+    parser = bench_parser(__doc__, 3)
     options = parser.parse_args()
-    section = report(run(options.rounds), options.rounds)
-    publish(section, options.write, BEGIN, END)
+    publish(report(run(options.rounds), options.rounds), options.write, BEGIN, END)
 
 
 if __name__ == "__main__":
