@@ -68,7 +68,7 @@ class Result:
 
 
 def ref_of(snapshot: str, name: str) -> str:
-    found = re.search(rf'button "{re.escape(name)}" \[ref=(\w+)\]', snapshot)
+    found = re.search(rf'button "{re.escape(name)}"[^\n]*? \[ref=(\w+)\]', snapshot)  # [active] may come first
     assert found, f"no {name!r} button in the snapshot"
     return found.group(1)
 
