@@ -276,8 +276,33 @@ def test_config_remote_endpoint_and_headers_reach_the_session_and_never_show_a_t
     finally:
         shell.run_line_magic("config", "BrowserMagics.remote_endpoint = ''")
         shell.run_line_magic("config", "BrowserMagics.remote_headers = {}")
+        for name in ("remote_endpoint", "remote_headers"):  # %config keeps what it set for later loads
+            shell.config.BrowserMagics.pop(name, None)
     assert session.launch_defaults.remote_endpoint is None and session.launch_defaults.remote_headers == ()
     assert ok(browser("health"))["remote_endpoint"] is None
+
+
+def test_remote_headers_default_to_the_environment(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "tok-SECRET-4711"
+    monkeypatch.setenv("WEBMCP_NB_REMOTE_HEADERS", json.dumps({"X-Token": secret}))
+    ip.extension_manager.unload_extension(EXTENSION)
+    try:
+        ip.extension_manager.load_extension(EXTENSION)
+        (magics,) = browser_magics(ip)
+        assert repr(magics.remote_headers) == "{'X-Token': '[redacted]'}"
+        assert webmcp_nb.session().launch_defaults.remote_headers == (("X-Token", secret),)
+        monkeypatch.setenv("WEBMCP_NB_REMOTE_HEADERS", json.dumps({"bad name": secret}))
+        ip.extension_manager.unload_extension(EXTENSION)
+        ip.extension_manager.load_extension(EXTENSION)
+        (magics,) = browser_magics(ip)
+        with pytest.warns(UserWarning, match="'bad name' is not an HTTP header name.*; none are sent") as warned:
+            assert magics.remote_headers == {}
+        assert secret not in str(warned[0].message)
+        assert webmcp_nb.session().launch_defaults.remote_headers == ()
+    finally:
+        monkeypatch.delenv("WEBMCP_NB_REMOTE_HEADERS")
+        ip.extension_manager.unload_extension(EXTENSION)
+        ip.extension_manager.load_extension(EXTENSION)
 
 
 # -- %browser TOOL ---------------------------------------------------------------------------

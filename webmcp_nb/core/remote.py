@@ -14,6 +14,8 @@ an endpoint is shown without its userinfo and query (`public_url`).
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,8 @@ CDP_SCHEMES = ("http", "https", "ws", "wss")
 LOCAL_ONLY = ("executable_path", "args", "profile_dir", "headless")
 """Options that configure a browser this machine launches; a remote browser was launched elsewhere."""
 REMOTE_ONLY = ("endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
+HEADERS_ENV = "WEBMCP_NB_REMOTE_HEADERS"
+"""Headers for a session's remote default, as a JSON object (keeps a token off command lines and notebooks)."""
 
 
 def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
@@ -120,6 +124,18 @@ def check_default_headers(headers: Mapping[str, str]) -> None:
                 f"remote_headers: the value of {name!r} must be one line of text of at most {MAX_HEADER_CHARS} "
                 "characters"
             )
+
+
+def headers_from_env() -> dict[str, str]:
+    """The headers in $WEBMCP_NB_REMOTE_HEADERS (none when unset); ValueError when it is not a JSON
+    object of strings (the message never shows it)."""
+    try:
+        headers = json.loads(os.environ.get(HEADERS_ENV) or "{}")
+    except ValueError:
+        headers = None
+    if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
+        raise ValueError(f"${HEADERS_ENV} must be a JSON object of strings")
+    return headers
 
 
 def remote_options(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:

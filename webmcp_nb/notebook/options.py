@@ -15,7 +15,7 @@ from traitlets.config import Configurable
 
 from ..core.config import LaunchDefaults, Limits
 from ..core.live import DEFAULT_MAX_FPS
-from ..core.remote import public_url
+from ..core.remote import HEADERS_ENV, headers_from_env, public_url
 from . import session as shared
 
 MAX_LIVE_VIEW_FPS = 60.0
@@ -96,7 +96,8 @@ class NotebookOptions(Configurable):
     ).tag(config=True, applies="launch")
     remote_headers = HeaderDict(
         help="Headers sent when connecting to remote_endpoint (a grid's token), e.g. "
-        "{'Authorization': os.environ['GRID_TOKEN']}. Values are never shown.",
+        f"{{'Authorization': os.environ['GRID_TOKEN']}}. Default: ${HEADERS_ENV} (a JSON object). Values are "
+        "never shown.",
     ).tag(config=True, applies="launch")
     screenshot_width = Int(800, help="Display width of inline screenshots, in pixels.").tag(
         config=True, applies="display"
@@ -145,6 +146,16 @@ class NotebookOptions(Configurable):
     @default("operation_timeout_s")
     def _default_operation_timeout_s(self) -> float:
         return _env_limits().operation_timeout_s
+
+    @default("remote_headers")
+    def _default_remote_headers(self) -> RemoteHeaders:
+        try:
+            headers = headers_from_env()
+            LaunchDefaults(remote_headers=tuple(headers.items()))
+            return RemoteHeaders(headers)
+        except ValueError as exc:
+            warnings.warn(f"{type(self).__name__}.remote_headers: {exc}; none are sent", stacklevel=2)
+            return RemoteHeaders()
 
     @validate("max_result_bytes", "max_instances", "operation_timeout_s")
     def _check_limit(self, proposal: Any) -> Any:
