@@ -183,8 +183,8 @@ def report(results: list[Result], cycles: int) -> str:
             "median over the cycles; p50 and p99 over every call. Memory per instance (mean): PSS and USS of its "
             "browser's process tree (PSS splits pages shared between processes; USS is what closing it frees); "
             "the one Playwright driver they share is not included. CPU per call: this process (the runtime "
-            "thread and the benchmark's loop), the Node driver, the browsers. Ceiling: the calls/s at that CPU "
-            "cost if the whole machine were ours. Machine busy: every process on the machine, other users' "
+            "thread and the benchmark's loop), the Node driver, the browsers. Cores used: calls/s times that. "
+            "Ceiling: the calls/s at that CPU cost if the whole machine were ours. Machine busy: every process on the machine, other users' "
             "included."
         ),
         (
@@ -194,9 +194,9 @@ def report(results: list[Result], cycles: int) -> str:
         "",
         (
             "| instances | calls/s | vs 1 instance | p50 (ms) | p99 (ms) | memory per instance, PSS / USS (MB) "
-            "| CPU per call (ms): Python / driver / browsers | CPU-bound ceiling (calls/s) | machine busy |"
+            "| CPU per call (ms): Python / driver / browsers | cores used | CPU-bound ceiling (calls/s) | machine busy |"
         ),
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for result in results:
         lines.append(
@@ -204,7 +204,8 @@ def report(results: list[Result], cycles: int) -> str:
             f"{result.percentile(0.5):.1f} | {result.percentile(0.99):.1f} | "
             f"{statistics.mean(pss for pss, _ in result.memory_mb):.0f} / "
             f"{statistics.mean(uss for _, uss in result.memory_mb):.0f} | "
-            f"{' / '.join(f'{value:.1f}' for value in result.cpu_ms_per_call.values())} | {result.ceiling:.0f} | "
+            f"{' / '.join(f'{value:.1f}' for value in result.cpu_ms_per_call.values())} | "
+            f"{result.throughput * sum(result.cpu_ms_per_call.values()) / 1000:.2f} | {result.ceiling:.0f} | "
             f"{100 * statistics.mean(result.machine_busy):.0f}% |"
         )
     lines += [
