@@ -3,7 +3,9 @@
 Eight instances are launched, each its own Chromium on the demo shop; for each N, the first N
 are driven by a worker each, which loops snapshot -> click ("Add Banana", then "Clear cart", so
 the page stays the same size) for a fixed time; all workers await `Session.acall` from one
-event loop. N = 1, 2, 4, 8 are measured in turn, in several cycles. Prints throughput (calls/s),
+event loop. Eight raw Playwright browsers (one driver, as a hand-written script would have them)
+run the same loop alternately: the physical limit of the machine at each N. N = 1, 2, 4, 8 are
+measured in turn, in several cycles. Prints throughput (calls/s),
 latency (p50, p99), memory per instance (PSS and USS of each browser's process tree) and
 where the CPU went; with --write, replaces the instances section of BENCHMARKS.md.
 
@@ -15,17 +17,22 @@ where the CPU went; with --write, replaces the instances section of BENCHMARKS.m
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import platform
 import re
 import statistics
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import psutil
 from benchmarks_md import bench_parser, publish
+from playwright.async_api import Page, Playwright, async_playwright
 
 from webmcp_nb import Envelope, Session
+from webmcp_nb.core.chromium import launch_args
 from webmcp_nb.demo import DemoServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -35,6 +42,7 @@ WARMUP_S = 1.0
 WINDOW_S = 4.0  # measured seconds per N and cycle
 TARGET = 2.5  # 4 instances against 1, in throughput
 BUTTONS = ("Add Banana", "Clear cart")
+T = TypeVar("T")
 
 
 @dataclass
@@ -129,50 +137,102 @@ async def drive(session: Session, name: str, until: float, measure_from: float, 
     return calls
 
 
-def measure(session: Session, names: list[str], pids: list[int], result: Result) -> None:
-    """Drive the instances `names` (browsers `pids`) at once for one window; add what it measured to `result`."""
+async def drive_raw(page: Page, until: float, measure_from: float, latencies: list[float]) -> int:
+    """`drive` with raw Playwright on `page`."""
+    calls, turn = 0, 0
+
+    async def timed(work: Awaitable[T]) -> T:
+        nonlocal calls
+        started = time.perf_counter()
+        outcome = await work
+        if started >= measure_from:
+            calls += 1
+            latencies.append((time.perf_counter() - started) * 1000)
+        return outcome
+
+    while time.perf_counter() < until:
+        snapshot = await timed(page.aria_snapshot(mode="ai"))
+        await timed(page.locator(f"aria-ref={ref_of(snapshot, BUTTONS[turn % 2])}").click())
+        turn += 1
+    return calls
+
+
+Worker = Callable[[float, float, list[float]], Awaitable[int]]
+
+
+def window(loop: asyncio.AbstractEventLoop, workers: list[Worker], result: Result) -> int:
+    """Run `workers` at once for one window; add their throughput and latencies to `result`; the calls
+    made (warm-up included)."""
 
     async def all_at_once() -> int:
         start = time.perf_counter()
         measure_from, until = start + WARMUP_S, start + WARMUP_S + WINDOW_S
-        drivers = (drive(session, name, until, measure_from, result.latencies_ms) for name in names)
-        return sum(await asyncio.gather(*drivers))
+        return sum(await asyncio.gather(*(worker(until, measure_from, result.latencies_ms) for worker in workers)))
 
+    started = time.perf_counter()
+    calls = loop.run_until_complete(all_at_once())
+    result.throughputs.append(calls / WINDOW_S)
+    return round(calls * (time.perf_counter() - started) / WINDOW_S)
+
+
+def measure(
+    loop: asyncio.AbstractEventLoop, session: Session, names: list[str], pids: list[int], result: Result
+) -> None:
+    """Drive the instances `names` (browsers `pids`) for one window, measuring where the CPU went."""
     driver = session.engine.manager.driver_status()["pid"]
     parts = {"Python": lambda: own_cpu_s(os.getpid()), "driver": lambda: own_cpu_s(driver),
              "browsers": lambda: cpu_s(pids)}  # fmt: skip
     before = {part: read() for part, read in parts.items()}
     psutil.cpu_percent()
-    started = time.perf_counter()
-    calls = asyncio.run(all_at_once())
-    wall_s = time.perf_counter() - started
+    result.calls_made += window(loop, [functools.partial(drive, session, name) for name in names], result)
     result.machine_busy.append(psutil.cpu_percent() / 100)
     for part, read in parts.items():
         result.cpu_s[part] = result.cpu_s.get(part, 0.0) + read() - before[part]
-    result.calls_made += calls * wall_s / WINDOW_S  # the warm-up's calls used CPU too
-    result.throughputs.append(calls / WINDOW_S)
     result.memory_mb = [tree_memory_mb(pid) for pid in pids]
 
 
-def run(cycles: int) -> list[Result]:
-    """Launch max(COUNTS) instances, then drive the first N of them for each N, in `cycles` cycles
-    (the order of N reversed every other cycle, so the machine's drift hits every N alike)."""
+async def launch_raw(playwright: Playwright, url: str) -> list[Page]:
+    """max(COUNTS) browsers as a hand-written script would launch them, with the Session's flags."""
+    pages = []
+    for _ in range(max(COUNTS)):
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args("native"))
+        page = await (await browser.new_context(viewport={"width": 1280, "height": 720})).new_page()
+        await page.goto(url)
+        pages.append(page)
+    return pages
+
+
+def run(cycles: int) -> tuple[list[Result], list[Result]]:
+    """Launch max(COUNTS) instances (and as many raw Playwright browsers), then drive the first N of
+    each for each N, `Session` and raw alternating, in `cycles` cycles (the order of N and of the
+    sides reversed every other cycle, so the machine's drift hits all alike)."""
     results = {count: Result(count) for count in COUNTS}
+    raw_results = {count: Result(count) for count in COUNTS}
     names = [f"bench{index}" for index in range(max(COUNTS))]
+    loop = asyncio.new_event_loop()
     with DemoServer() as demo, Session(max_instances=max(COUNTS)) as session:
         pids = []
         for name in names:
             created = session.create_instance(name, executable_path=CHROMIUM)
             pids.append(created.raise_for_status().data["instance"]["browser_pid"])  # type: ignore[index]
             session.navigate(demo.url, instance=name).raise_for_status()
+        playwright = loop.run_until_complete(async_playwright().start())
+        pages = loop.run_until_complete(launch_raw(playwright, demo.url))
         for cycle in range(cycles):
             for count in COUNTS if cycle % 2 == 0 else COUNTS[::-1]:
-                measure(session, names[:count], pids[:count], results[count])
-    return list(results.values())
+                for side in ("session", "raw") if cycle % 2 == 0 else ("raw", "session"):
+                    if side == "session":
+                        measure(loop, session, names[:count], pids[:count], results[count])
+                    else:
+                        window(loop, [functools.partial(drive_raw, page) for page in pages[:count]], raw_results[count])
+        loop.run_until_complete(playwright.stop())
+    loop.close()
+    return list(results.values()), list(raw_results.values())
 
 
-def report(results: list[Result], cycles: int) -> str:
+def report(results: list[Result], raw_results: list[Result], cycles: int) -> str:
     one, four = results[COUNTS.index(1)], results[COUNTS.index(4)]
+    raw_one = raw_results[COUNTS.index(1)]
     ratios = [four_s / one_s for one_s, four_s in zip(one.throughputs, four.throughputs, strict=True)]
     lines = [
         BEGIN,
@@ -180,7 +240,8 @@ def report(results: list[Result], cycles: int) -> str:
             f"Many instances: N of {max(COUNTS)} launched instances driven at once from one `Session` (each its own "
             f"Chromium on the demo shop, looping snapshot -> click by ref), {WINDOW_S:g} s measured after "
             f"{WARMUP_S:g} s of warm-up per N, in {cycles} cycles (`python bench/bench_instances.py`). calls/s: "
-            "median over the cycles; p50 and p99 over every call. Memory per instance (mean): PSS and USS of its "
+            "median over the cycles, beside raw Playwright's (as many browsers of its own, one driver, the same "
+            "loop, windows alternating with the Session's); p50 and p99 over every call. Memory per instance (mean): PSS and USS of its "
             "browser's process tree (PSS splits pages shared between processes; USS is what closing it frees); "
             "the one Playwright driver they share is not included. CPU per call: this process (the runtime "
             "thread and the benchmark's loop), the Node driver, the browsers. Cores used: calls/s times that. "
@@ -193,14 +254,16 @@ def report(results: list[Result], cycles: int) -> str:
         ),
         "",
         (
-            "| instances | calls/s | vs 1 instance | p50 (ms) | p99 (ms) | memory per instance, PSS / USS (MB) "
+            "| instances | calls/s | vs 1 instance | raw Playwright calls/s | raw vs 1 | p50 (ms) | p99 (ms) "
+            "| memory per instance, PSS / USS (MB) "
             "| CPU per call (ms): Python / driver / browsers | cores used | CPU-bound ceiling (calls/s) | machine busy |"
         ),
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for result in results:
+    for result, raw in zip(results, raw_results, strict=True):
         lines.append(
             f"| {result.instances} | {result.throughput:.1f} | {result.throughput / one.throughput:.2f}x | "
+            f"{raw.throughput:.1f} | {raw.throughput / raw_one.throughput:.2f}x | "
             f"{result.percentile(0.5):.1f} | {result.percentile(0.99):.1f} | "
             f"{statistics.mean(pss for pss, _ in result.memory_mb):.0f} / "
             f"{statistics.mean(uss for _, uss in result.memory_mb):.0f} | "
@@ -222,7 +285,7 @@ def report(results: list[Result], cycles: int) -> str:
 def main() -> None:
     parser = bench_parser(__doc__, 3)
     options = parser.parse_args()
-    publish(report(run(options.rounds), options.rounds), options.write, BEGIN, END)
+    publish(report(*run(options.rounds), options.rounds), options.write, BEGIN, END)
 
 
 if __name__ == "__main__":
