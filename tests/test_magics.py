@@ -198,6 +198,8 @@ def test_config_lists_every_option(shell: Any) -> None:
         ("screenshot_width", "800"),
         ("screenshot_after_actions", "False"),
         ("live_view_fps", "15.0"),
+        ("remote_endpoint", "''"),
+        ("remote_headers", "{}"),
     ]:
         assert f"BrowserMagics.{name}=" in captured.stdout
         assert shell.run_line_magic("config", f"BrowserMagics.{name}") == eval(value)
@@ -241,6 +243,66 @@ def test_an_invalid_option_fails_clearly_and_changes_nothing(shell: Any, browser
     assert magics.live_view_fps == 15.0 and magics.default_instance == "default"
     assert session.limits is limits and session.live_view_fps == 15.0
     assert ok(browser("health"))["limits"]["max_result_bytes"] == 1048576
+
+
+def test_config_remote_endpoint_and_headers_reach_the_session_and_never_show_a_token(
+    shell: Any, browser: Any, caplog: Any
+) -> None:
+    secret = "tok-SECRET-4711"
+    url = f"ws://user:pw-{secret}@127.0.0.1:9/grid?token={secret}"
+    session = webmcp_nb.session()
+    try:
+        shell.run_line_magic("config", f"BrowserMagics.remote_endpoint = {url!r}")
+        shell.run_line_magic("config", f"BrowserMagics.remote_headers = {{'X-Token': {secret!r}}}")
+        assert session.launch_defaults.remote_endpoint == url  # the whole URL reaches the session
+        assert session.launch_defaults.remote_headers == (("X-Token", secret),)
+        assert ok(browser("health"))["remote_endpoint"] == "ws://127.0.0.1:9/grid"
+        with capture_output() as captured:
+            shell.run_line_magic("config", "BrowserMagics")
+            print(repr(shell.run_line_magic("config", "BrowserMagics.remote_endpoint")))
+            print(repr(shell.run_line_magic("config", "BrowserMagics.remote_headers")))
+        assert "Current: 'ws://127.0.0.1:9/grid'" in captured.stdout
+        assert "{'X-Token': '[redacted]'}" in captured.stdout
+        with caplog.at_level(logging.ERROR):
+            shell.run_line_magic("config", f"BrowserMagics.remote_endpoint = 'ftp://u:{secret}@h/?t={secret}'")
+            shell.run_line_magic("config", "BrowserMagics.remote_headers = {'bad name': 'x'}")
+            shell.run_line_magic("config", f"BrowserMagics.remote_headers = {{'X-Token': '{secret}\\n'}}")
+        assert "remote_endpoint: cdp_endpoint must be a http:// or https:// or ws:// or wss:// URL" in caplog.text
+        assert "'bad name' is not an HTTP header name" in caplog.text
+        assert "the value of 'X-Token' must be one line of text" in caplog.text
+        assert secret not in captured.stdout + captured.stderr + caplog.text + repr(session.launch_defaults)
+        assert session.launch_defaults.remote_endpoint == url  # refused: nothing changed
+        assert session.launch_defaults.remote_headers == (("X-Token", secret),)
+    finally:
+        shell.run_line_magic("config", "BrowserMagics.remote_endpoint = ''")
+        shell.run_line_magic("config", "BrowserMagics.remote_headers = {}")
+        for name in ("remote_endpoint", "remote_headers"):  # %config keeps what it set for later loads
+            shell.config.BrowserMagics.pop(name, None)
+    assert session.launch_defaults.remote_endpoint is None and session.launch_defaults.remote_headers == ()
+    assert ok(browser("health"))["remote_endpoint"] is None
+
+
+def test_remote_headers_default_to_the_environment(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "tok-SECRET-4711"
+    monkeypatch.setenv("WEBMCP_NB_REMOTE_HEADERS", json.dumps({"X-Token": secret}))
+    ip.extension_manager.unload_extension(EXTENSION)
+    try:
+        ip.extension_manager.load_extension(EXTENSION)
+        (magics,) = browser_magics(ip)
+        assert repr(magics.remote_headers) == "{'X-Token': '[redacted]'}"
+        assert webmcp_nb.session().launch_defaults.remote_headers == (("X-Token", secret),)
+        monkeypatch.setenv("WEBMCP_NB_REMOTE_HEADERS", json.dumps({"bad name": secret}))
+        ip.extension_manager.unload_extension(EXTENSION)
+        ip.extension_manager.load_extension(EXTENSION)
+        (magics,) = browser_magics(ip)
+        with pytest.warns(UserWarning, match="'bad name' is not an HTTP header name.*; none are sent") as warned:
+            assert magics.remote_headers == {}
+        assert secret not in str(warned[0].message)
+        assert webmcp_nb.session().launch_defaults.remote_headers == ()
+    finally:
+        monkeypatch.delenv("WEBMCP_NB_REMOTE_HEADERS")
+        ip.extension_manager.unload_extension(EXTENSION)
+        ip.extension_manager.load_extension(EXTENSION)
 
 
 # -- %browser TOOL ---------------------------------------------------------------------------

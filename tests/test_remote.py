@@ -26,7 +26,7 @@ from webmcp_nb.core.grants import Grant
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession
-from .helpers import error, ok, ref_for
+from .helpers import Kernel, error, ok, ref_for
 
 pytestmark = pytest.mark.browser  # the servers run Chromium
 
@@ -395,3 +395,42 @@ def test_serve_remote_makes_an_agents_instances_remote(servers: Callable[..., Se
     assert [(i["name"], i["backend"], i["endpoint"]) for i in instances] == [("default", "remote", server.url)]
     assert (refused["error_type"], refused["operation"]["outcome"]) == ("invalid_params", "not_started")
     assert "`browser` capability" in refused["message"]
+
+
+def test_config_makes_a_notebooks_instances_remote(servers: Callable[..., Server], demo: DemoServer) -> None:
+    """In a real kernel, `%config BrowserMagics.remote_endpoint` (and `remote_headers`) make the session's
+    default instance and `%browser create_instance` connect to a real browser server: no Chromium starts
+    under the kernel, and no output shows the token. Set back to '', instances launch here again."""
+    from jupyter_client.manager import start_new_kernel
+
+    server = servers("playwright")
+    kernel = Kernel(*start_new_kernel(kernel_name="python3"))
+    listing = (
+        "import json, webmcp_nb\n"
+        "print(json.dumps([[i['name'], i['backend'], i['endpoint']] for i in "
+        "webmcp_nb.session().call('browser_list_instances').data['instances']]))"
+    )
+    try:
+        outputs = kernel.run("%load_ext webmcp_nb")
+        outputs += kernel.run(
+            f"%config BrowserMagics.remote_endpoint = '{server.url}?token={QUERY_TOKEN}'\n"
+            f"%config BrowserMagics.remote_headers = {{'X-Token': '{TOKEN}'}}"
+        )
+        outputs += kernel.run(f"env = %browser navigate {demo.url}\nassert env.ok, env\nenv")
+        outputs += kernel.run("%browser create_instance second")
+        assert kernel.value(listing) == [["default", "remote", server.url], ["second", "remote", server.url]]
+        assert kernel.browser_pids() == []  # both live in the server's browser
+        outputs += kernel.run("%config BrowserMagics")
+        outputs += kernel.run("%config BrowserMagics.remote_endpoint")
+        outputs += kernel.run("%config BrowserMagics.remote_headers")
+        outputs += kernel.run("%browser health")
+        assert not [output for output in outputs if output["type"] == "error"], outputs
+        shown = json.dumps(outputs)
+        assert f"Current: '{server.url}'" in shown and "'X-Token': '[redacted]'" in shown
+        assert TOKEN not in shown and QUERY_TOKEN not in shown
+        kernel.run("%config BrowserMagics.remote_endpoint = ''\n%browser create_instance local")
+        assert kernel.value(listing)[2] == ["local", "chromium", None]
+        assert kernel.browser_pids()  # launched under the kernel
+    finally:
+        kernel.client.stop_channels()
+        kernel.manager.shutdown_kernel(now=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -21,10 +20,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from .core.remote import HEADERS_ENV, headers_from_env
 from .serve_options import ServeOptions, add_arguments
 
 TOKEN_ENV = "WEBMCP_NB_TOKEN"
-REMOTE_HEADERS_ENV = "WEBMCP_NB_REMOTE_HEADERS"
+REMOTE_HEADERS_ENV = HEADERS_ENV
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,9 +143,7 @@ def _install_camoufox() -> int:
 
 def _remote_headers(given: list[str]) -> dict[str, str]:
     """Headers for --remote: $WEBMCP_NB_REMOTE_HEADERS, then each --remote-header 'Name: value'."""
-    headers = json.loads(os.environ.get(REMOTE_HEADERS_ENV) or "{}")
-    if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
-        raise ValueError(f"${REMOTE_HEADERS_ENV} must be a JSON object of strings")
+    headers = headers_from_env()
     for header in given:
         name, colon, value = header.partition(":")
         if not colon or not name.strip():

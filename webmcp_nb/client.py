@@ -75,11 +75,12 @@ class Session(ToolMethods):
         )
         # remote_endpoint: new instances connect to a browser grid (ws://: a Playwright browser server,
         # http://: CDP) with `remote_headers` (a token; never shown), unless a create call says otherwise.
+        # None or "": they launch a local Chromium.
         self.launch_defaults = LaunchDefaults(
             headless=headless,
             executable_path=executable_path,
             args=tuple(args),
-            remote_endpoint=remote_endpoint,
+            remote_endpoint=remote_endpoint or None,
             remote_headers=tuple((remote_headers or {}).items()),
         )
         self.default_instance = default_instance
@@ -114,9 +115,12 @@ class Session(ToolMethods):
         max_result_bytes: int | None = None,
         max_instances: int | None = None,
         operation_timeout_s: float | None = None,
+        remote_endpoint: str | None = None,
+        remote_headers: Mapping[str, str] | None = None,
     ) -> None:
         """Change options of a running session: limits apply to the next call, launch
-        options to instances created afterwards. Invalid values raise ValueError."""
+        options to instances created afterwards (`remote_endpoint=""`: launch them here again).
+        None leaves an option as it is. Invalid values raise ValueError."""
         limits = dataclasses.replace(
             self.limits,
             **{
@@ -129,9 +133,12 @@ class Session(ToolMethods):
                 if value is not None
             },
         )
-        launch_defaults = (
-            self.launch_defaults if headless is None else dataclasses.replace(self.launch_defaults, headless=headless)
-        )
+        launch: dict[str, Any] = {} if headless is None else {"headless": headless}
+        if remote_endpoint is not None:
+            launch["remote_endpoint"] = remote_endpoint or None
+        if remote_headers is not None:
+            launch["remote_headers"] = tuple(remote_headers.items())
+        launch_defaults = dataclasses.replace(self.launch_defaults, **launch)
         self.limits, self.launch_defaults = limits, launch_defaults
         engine = self._engine
         if engine is not None:

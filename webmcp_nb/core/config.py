@@ -72,7 +72,8 @@ class LaunchDefaults:
     remote_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        if self.remote_endpoint is not None:
-            from .remote import check_default
+        from .remote import check_default, check_default_headers
 
+        if self.remote_endpoint is not None:
             check_default(self.remote_endpoint)
+        check_default_headers(dict(self.remote_headers))

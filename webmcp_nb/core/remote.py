@@ -14,6 +14,9 @@ an endpoint is shown without its userinfo and query (`public_url`).
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 
 MAX_URL_CHARS = 4096
 MAX_HEADER_CHARS = 8192
+MAX_HEADERS = 32
+HEADER_NAME = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$"  # an HTTP token (RFC 9110)
 CONNECT_TIMEOUT_S = 10.0
 MAX_CONNECT_TIMEOUT_S = 120.0
 ENDPOINT_SCHEMES = ("ws", "wss")
@@ -40,6 +45,8 @@ SUPPORTS = (
     "tool; WebMCP mode 'page' by default (native where the remote browser has it on); no local profile or flags."
 )
 REMOTE_ONLY = ("endpoint", "cdp_endpoint", "headers", "connect_timeout_s")
+HEADERS_ENV = "WEBMCP_NB_REMOTE_HEADERS"
+"""Headers for a session's remote default, as a JSON object (keeps a token off command lines and notebooks)."""
 
 
 def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
@@ -104,6 +111,35 @@ def check_default(url: str) -> None:
         check_url(next(iter(default_endpoint(url))), url)
     except InvalidParams as exc:
         raise ValueError(f"remote_endpoint: {exc.message}") from None
+
+
+def check_default_headers(headers: Mapping[str, str]) -> None:
+    """Refuse a session's remote headers that cannot be sent (ValueError; never showing a value:
+    it may be a token)."""
+    if len(headers) > MAX_HEADERS:
+        raise ValueError(f"remote_headers: at most {MAX_HEADERS} headers, got {len(headers)}")
+    for name, value in headers.items():
+        if not isinstance(name, str) or not re.fullmatch(HEADER_NAME, name):
+            raise ValueError(
+                f"remote_headers: {name!r} is not an HTTP header name (1-256 letters, digits or !#$%&'*+-.^_`|~)"
+            )
+        if not isinstance(value, str) or len(value) > MAX_HEADER_CHARS or "\n" in value or "\r" in value:
+            raise ValueError(
+                f"remote_headers: the value of {name!r} must be one line of text of at most {MAX_HEADER_CHARS} "
+                "characters"
+            )
+
+
+def headers_from_env() -> dict[str, str]:
+    """The headers in $WEBMCP_NB_REMOTE_HEADERS (none when unset); ValueError when it is not a JSON
+    object of strings (the message never shows it)."""
+    try:
+        headers = json.loads(os.environ.get(HEADERS_ENV) or "{}")
+    except ValueError:
+        headers = None
+    if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
+        raise ValueError(f"${HEADERS_ENV} must be a JSON object of strings")
+    return headers
 
 
 def remote_options(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:

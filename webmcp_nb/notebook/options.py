@@ -10,11 +10,12 @@ import dataclasses
 import warnings
 from typing import Any
 
-from traitlets import All, Bool, Float, Int, TraitError, Unicode, default, observe, validate
+from traitlets import All, Bool, Dict, Float, Int, TraitError, Unicode, default, observe, validate
 from traitlets.config import Configurable
 
-from ..core.config import Limits
+from ..core.config import LaunchDefaults, Limits
 from ..core.live import DEFAULT_MAX_FPS
+from ..core.remote import HEADERS_ENV, headers_from_env, public_url
 from . import session as shared
 
 MAX_LIVE_VIEW_FPS = 60.0
@@ -23,6 +24,35 @@ MAX_LIVE_VIEW_FPS = 60.0
 # `Session.reconfigure`, "start" as an attribute until the session starts, "display" as an attribute
 # of `NotebookSession`; options without the tag are read by the magics only.
 APPLIES = ("limit", "launch", "start", "display")
+
+
+class RemoteEndpoint(str):
+    """A remote endpoint as the notebook shows it (``%config``, errors): without its userinfo, query
+    and fragment, where grids put tokens. Its value is the whole URL."""
+
+    def __repr__(self) -> str:
+        return repr(public_url(self))
+
+
+class RemoteHeaders(dict[str, str]):
+    """Headers for a remote browser as the notebook shows them: names only (values may be tokens)."""
+
+    def __repr__(self) -> str:
+        return repr(dict.fromkeys(self, "[redacted]"))
+
+
+class RemoteURL(Unicode):  # type: ignore[type-arg]
+    """A trait holding a `RemoteEndpoint`."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        return RemoteEndpoint(super().validate(obj, value))
+
+
+class HeaderDict(Dict):  # type: ignore[type-arg]
+    """A trait holding `RemoteHeaders`."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        return RemoteHeaders(super().validate(obj, value))
 
 
 def _env_limits() -> Limits:
@@ -58,6 +88,17 @@ class NotebookOptions(Configurable):
         help="Time limit of one call, queue wait included, in seconds. "
         "Default: BROWSER_MCP_OPERATION_TIMEOUT_SECONDS or 60."
     ).tag(config=True, applies="limit")
+    remote_endpoint = RemoteURL(
+        "",
+        help="Create new instances (the default one included) on a remote browser: ws://... a Playwright browser "
+        "server (launch-server, Moon, Browserless), http://... a CDP endpoint; as `webmcp-nb serve --remote`. "
+        "Empty: launch a local Chromium. Shown without userinfo or query (tokens).",
+    ).tag(config=True, applies="launch")
+    remote_headers = HeaderDict(
+        help="Headers sent when connecting to remote_endpoint (a grid's token), e.g. "
+        f"{{'Authorization': os.environ['GRID_TOKEN']}}. Default: ${HEADERS_ENV} (a JSON object). Values are "
+        "never shown.",
+    ).tag(config=True, applies="launch")
     screenshot_width = Int(800, help="Display width of inline screenshots, in pixels.").tag(
         config=True, applies="display"
     )
@@ -106,12 +147,32 @@ class NotebookOptions(Configurable):
     def _default_operation_timeout_s(self) -> float:
         return _env_limits().operation_timeout_s
 
+    @default("remote_headers")
+    def _default_remote_headers(self) -> RemoteHeaders:
+        try:
+            headers = headers_from_env()
+            LaunchDefaults(remote_headers=tuple(headers.items()))
+            return RemoteHeaders(headers)
+        except ValueError as exc:
+            warnings.warn(f"{type(self).__name__}.remote_headers: {exc}; none are sent", stacklevel=2)
+            return RemoteHeaders()
+
     @validate("max_result_bytes", "max_instances", "operation_timeout_s")
     def _check_limit(self, proposal: Any) -> Any:
         name, value = proposal["trait"].name, proposal["value"]
         session = shared.current_shared_session()
         base = session.limits if session is not None else _env_limits()
         return self._checked(name, value, lambda: dataclasses.replace(base, **{name: value}))
+
+    @validate("remote_endpoint", "remote_headers")
+    def _check_remote(self, proposal: Any) -> Any:
+        name, value = proposal["trait"].name, proposal["value"]
+        given = (
+            {"remote_endpoint": value or None}
+            if name == "remote_endpoint"
+            else {"remote_headers": tuple(value.items())}
+        )
+        return self._checked(name, value, lambda: LaunchDefaults(**given))
 
     @validate("default_instance")
     def _check_default_instance(self, proposal: Any) -> Any:

@@ -19,7 +19,7 @@ from .models import Data, InstanceName, Params
 if TYPE_CHECKING:
     from ..context import CallContext
 
-HeaderName = Annotated[str, StringConstraints(pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")]
+HeaderName = Annotated[str, StringConstraints(pattern=remote.HEADER_NAME)]
 LaunchArg = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^--")]
 
 
@@ -98,7 +98,7 @@ class CreateParams(Params):
     )
     headers: Annotated[dict[HeaderName, str], Field(json_schema_extra={"additionalProperties": False})] | None = Field(
         None,
-        max_length=32,
+        max_length=remote.MAX_HEADERS,
         description="backend='remote': HTTP headers sent when connecting (a grid's token). Their values "
         "are never shown: recorded as [redacted].",
     )
