@@ -237,3 +237,23 @@ def test_a_tool_the_page_just_registered_is_listed_and_callable_at_once(session:
     called, listed = asyncio.run(scenario())
     assert called.is_error is False and called.structured_content["status"] == "success", called
     assert "webmcp_extra_tool" in listed and "webmcp_add_to_cart" not in listed
+
+
+def test_a_hung_page_does_not_hold_up_the_tool_list(session: Session, demo: DemoServer) -> None:
+    """Listing (which first asks the page for its tools) answers while the page's script spins."""
+    session.navigate(demo.url_for("webmcp.html")).raise_for_status()
+    handle = session.serve_mcp()
+    session.evaluate("setTimeout(() => { while (true) {} }, 0)").raise_for_status()
+
+    async def scenario() -> tuple[dict[str, types.Tool], types.CallToolResult]:
+        async with agent(handle) as client:
+            listed = await asyncio.wait_for(client.list_tools(), 60)
+            unknown = await asyncio.wait_for(client.call_tool("webmcp_no_such_tool", {}), 60)
+            return {tool.name: tool for tool in listed.tools}, unknown
+
+    try:
+        listed, unknown = asyncio.run(scenario())
+    finally:
+        session.call("browser_tabs", action="close").raise_for_status()  # frees the spinning renderer
+    assert "browser_snapshot" in listed and "webmcp_add_to_cart" in listed  # what was known stays
+    assert unknown.is_error is True and unknown.structured_content["error_type"] == "invalid_params"
