@@ -210,7 +210,6 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self.notifier.seen(ctx)
-        await self.mirrors.catch_up()
         tools = [describe_tool(spec) for spec in self.visible()]
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
         tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
