@@ -152,6 +152,20 @@ def test_click_adds_to_cart(session, shop):
     assert re.search(r'status \[ref=(?:f\d+)?e\d+\]: "?Cart: 1 item: Banana', snapshot_text(session))
 
 
+def test_a_click_that_navigates_returns_once_the_new_document_is_parsed(session, shop):
+    # The page's parser waits 600 ms on a script: the click's answer must wait for it too,
+    # although the click itself returns as soon as the navigation has started.
+    js(session, "document.body.insertAdjacentHTML('beforeend', '<a href=\"slow-parse.html\">Slow page</a>')")
+    link = ref_for(snapshot_text(session), 'link "Slow page"')
+    data = ok(session.click(link))
+    assert data["url"].endswith("/slow-parse.html")
+    assert js(session, "document.readyState") != "loading"
+    assert text_of(session, "#after") == "Parsed after the slow script."
+    # and back to a page that parses at once
+    ok(session.click(ref_for(snapshot_text(session), 'link "Back to index"')))
+    assert ok(session.call("browser_evaluate", expression="location.pathname"))["result"] == "/index.html"
+
+
 def test_double_click_clicks_twice(session, shop):
     record_events(session, "#products", "click", "dblclick")
     ok(session.click(ref_for(shop, 'button "Add Banana"'), double=True))

@@ -91,9 +91,11 @@ class CallContext:
             self.typed_plain.add(path)
         return secret
 
-    async def act(self, ref: str, action: Callable[[Locator], Awaitable[T]]) -> T:
+    async def act(
+        self, ref: str, action: Callable[[Locator], Awaitable[T]], *, probe: str | None = None
+    ) -> tuple[T, int]:
         assert self.page_state is not None
-        return await self.page_state.act(ref, action)
+        return await self.page_state.act(ref, action, probe=probe)
 
     async def capture(self, work: Awaitable[T], what: str, timeout_ms: float) -> T:
         """Await a read of the page (snapshot, screenshot, PDF) that was given `timeout_ms`.
@@ -115,6 +117,8 @@ class CallContext:
 
     async def settle(self) -> None:
         """Return once a navigation the action started has its document parsed."""
+        if self.page_state is not None and self.page_state.parsed:
+            return  # nothing navigated: Playwright's wait would only say so, in three driver messages
         try:
             await self.page.main_frame.wait_for_load_state("domcontentloaded", timeout=self.navigation_timeout_ms)
         except Exception as exc:  # noqa: BLE001 - reported with the action's outcome

@@ -67,6 +67,10 @@ class PageState:
         self._modal_wakers: set[Callable[[], None]] = set()  # calls waiting in `run_until_modal`
         self.pending: set[asyncio.Future[Any]] = set()
         self.document_generation = 0
+        # Main-frame navigations seen (same-document ones too), and how many had been seen at the
+        # latest DOMContentLoaded: equal means the current document is parsed (`parsed`).
+        self._navigations = 0
+        self._parsed_at_navigation = -1
         self._snapshot_generation = -1
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
@@ -224,7 +228,14 @@ class PageState:
 
     def _on_frame_navigated(self, frame: Frame) -> None:
         if frame.parent_frame is None:
+            self._navigations += 1
             self._on_request_done(None)
+
+    @property
+    def parsed(self) -> bool:
+        """Whether the main frame has not navigated since its latest DOMContentLoaded (so a wait for
+        that state would return at once). Same-document navigations count too: cautious, never wrong."""
+        return self._parsed_at_navigation == self._navigations
 
     def _forget_frame(self, frame: Frame) -> None:
         frame_id = self._frame_ids.pop(frame, None)
@@ -292,6 +303,7 @@ class PageState:
     # snapshot refs ----------------------------------------------------------
     def _new_document(self, _page: Page) -> None:
         self.document_generation += 1
+        self._parsed_at_navigation = self._navigations
         self._prefetch_title()
 
     def record_snapshot(self, yaml: str, *, replace: bool) -> None:
@@ -319,16 +331,20 @@ class PageState:
             raise self._stale(ref)
         return locator
 
-    async def act(self, ref: str, action: Callable[[Locator], Awaitable[T]]) -> T:
-        """Run `action` on the element `ref`, checking that it exists in the same round trip.
+    async def act(
+        self, ref: str, action: Callable[[Locator], Awaitable[T]], *, probe: str | None = None
+    ) -> tuple[T, int]:
+        """Run `action` on the element `ref`, checking that it exists in the same round trip;
+        return its result and the count of the check.
 
         The existence check is sent first and the action right behind it, so the page
         answers the check before the action touches anything. If the element is gone,
         the action (which would wait for it) is abandoned and `stale_ref` says nothing
-        was done.
+        was done. `probe`, a selector relative to the element that matches at least the
+        element itself, is counted instead of the element alone (one question, answered too).
         """
         locator = self.ref_locator(ref)
-        check = asyncio.ensure_future(locator.count())
+        check = asyncio.ensure_future((locator.locator(probe) if probe else locator).count())
         work = asyncio.ensure_future(action(locator))
         try:
             found = await check
@@ -338,7 +354,7 @@ class PageState:
         if found == 0:
             work.cancel()
             raise self._stale(ref)
-        return await work
+        return await work, found
 
     def ref_locator(self, ref: str) -> Locator:
         """The locator for `ref`, refusing refs that cannot be current (no round trip)."""
@@ -401,8 +417,11 @@ class PageState:
         return task, False
 
 
-# Matches the element itself if a click on it opens a file chooser: an enabled file
-# input, or a label wrapping one. Evaluated on that one element only (cheap).
-OPENS_FILE_CHOOSER = (
-    "xpath=self::input[@type='file' and not(@disabled)] | self::label[.//input[@type='file' and not(@disabled)]]"
+# Counted in place of a ref's own existence check (`PageState.act(..., probe=...)`): the element,
+# plus its parent when a click on it opens a file chooser (an enabled file input, or a label
+# wrapping one). The count is 0 (gone), 1, or 2 (opens a chooser), in the one round trip.
+# (A file input at the top of a shadow root has no parent element and counts 1.)
+COUNTS_FILE_CHOOSER = (
+    "xpath=self::* | (self::input[@type='file' and not(@disabled)]"
+    " | self::label[.//input[@type='file' and not(@disabled)]])/.."
 )

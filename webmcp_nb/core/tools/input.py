@@ -12,7 +12,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
-from ..pages import OPENS_FILE_CHOOSER
+from ..pages import COUNTS_FILE_CHOOSER
 from ..registry import tool
 from ..util import first_lines
 from .models import ActionData, ModalState, PageParams, Params, Ref
@@ -112,23 +112,16 @@ class ClickParams(PageParams):
     target="page",
 )
 async def click(ctx: CallContext, p: ClickParams) -> ActionData:
-    assert ctx.page_state is not None
     # Chromium reports a file chooser only after the click has returned, so a click on a
-    # file input waits for it; whether it is one is asked alongside the click, not before.
-    file_input = ctx.page_state.ref_locator(p.ref).locator(OPENS_FILE_CHOOSER)
-    opens_chooser = asyncio.ensure_future(file_input.count())
+    # file input waits for it; whether it is one is asked with the ref's existence check.
 
     def clicking(locator: Locator) -> Awaitable[None]:
         press = locator.dblclick if p.double else locator.click
         action = press(button=p.button, modifiers=p.modifiers or None, timeout=ctx.action_timeout_ms)
         return perform(ctx, action, f"Clicking {p.ref}")
 
-    try:
-        await ctx.act(p.ref, clicking)
-    except BaseException:
-        opens_chooser.cancel()
-        raise
-    if p.button == "left" and await opens_chooser > 0:
+    _, counted = await ctx.act(p.ref, clicking, probe=COUNTS_FILE_CHOOSER)
+    if p.button == "left" and counted > 1:
         await _await_modal(ctx, FILE_CHOOSER_GRACE_S)
     return ActionData(url=ctx.page.url)
 
