@@ -7,6 +7,8 @@ import asyncio
 import base64
 import json
 import os
+import signal
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -133,6 +135,7 @@ def test_a_body_over_the_budget_fails_by_declared_or_received_size(s: CheckedSes
     budget = 16_384 - RESERVED_BYTES
     declared = error(s.http("/api/large?kb=64", max_result_bytes=16_384), "result_too_large", "unknown", "read_only")
     assert "Content-Length declares" in declared and f"{budget:,}" in declared and "save=true" in declared
+    assert "0 bytes of it were read" in declared
     # gzip: the declared length is the small compressed size; the bytes the page reads are counted
     received = error(s.http("/api/zipped?kb=64", max_result_bytes=16_384), "result_too_large", "unknown", "read_only")
     assert f"more than {budget:,} bytes arrived" in received and "Nothing was clipped" in received
@@ -155,6 +158,24 @@ def test_save_streams_the_body_to_an_artifact(s: CheckedSession) -> None:
     message = error(s.http("/api/zipped?kb=512", save=True, max_save_bytes=100_000), "result_too_large")
     assert "max_save_bytes" in message
     assert set(os.listdir(folder)) == before  # the partial file is gone
+
+
+def test_secrets_are_blocked_in_json_text_of_any_shape_and_in_saved_bodies(s: CheckedSession) -> None:
+    # NDJSON read as text: each line that is JSON has its secrets blocked, the other lines stay as sent
+    text = ok(s.http("/api/items.ndjson", response="text"))
+    assert "ndjson-secret" not in text["body"] and text["blocked_fields"] == ["line2.token"]
+    lines = text["body"].splitlines()
+    assert json.loads(lines[1]) == {"id": 0, "token": "[blocked]"} and lines[0] == '{"id": 1, "name": "Apple"}'
+    # a saved body is readable by an agent (a resource link): its secrets are blocked in the file
+    envelope = s.http("/api/secrets", save=True)
+    data = ok(envelope)
+    path = Path(data["saved"]["path"])
+    saved = json.loads(path.read_text())
+    assert saved["password"] == saved["profile"]["apiKey"] == "[blocked]" and saved["profile"]["theme"] == "dark"
+    assert "password" in data["blocked_fields"] and "hunter2" not in path.read_text()
+    assert data["saved"]["size_bytes"] == path.stat().st_size and data["byte_length"] > 0
+    lines = Path(ok(s.http("/api/items.ndjson", save=True))["saved"]["path"]).read_text().splitlines()
+    assert len(lines) == 5 and json.loads(lines[1])["token"] == "[blocked]"
 
 
 # --------------------------------------------------------------------------- #
@@ -247,6 +268,35 @@ def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
     assert 0 < len(envelope.context["partial"]) < 5
 
 
+def test_sse_max_bytes_counts_each_events_json_and_the_separators(s: CheckedSession) -> None:
+    events = ok(s.http("/api/sse?n=3", response="sse", sse=SSE_LIMITS))["body"]["events"]
+    exact = len(json.dumps(events, ensure_ascii=False, separators=(",", ":")).encode())  # the events as one array
+    assert exact == 2 + sum(event["bytes"] for event in events) + 2
+    assert (
+        len(ok(s.http("/api/sse?n=3", response="sse", sse={**SSE_LIMITS, "max_bytes": exact}))["body"]["events"]) == 3
+    )
+    envelope = s.http("/api/sse?n=3", response="sse", sse={**SSE_LIMITS, "max_bytes": exact - 1})
+    assert f"max_bytes ({exact - 1:,} bytes)" in error(envelope, "result_too_large", "unknown", "read_only")
+    assert [event["id"] for event in envelope.context["partial"]] == ["1", "2"]
+
+
+def test_sse_a_servers_failure_keeps_the_partial_events(s: CheckedSession) -> None:
+    envelope = s.http("/api/sse/drop?end=500", response="sse", sse=SSE_LIMITS)  # the reconnect is answered 500
+    message = error(envelope, "navigation_failed", "unknown", "read_only")
+    assert "answered 500" in message and "not an instruction to retry" in message
+    assert [event["id"] for event in envelope.context["partial"]] == ["1", "2", "3"]
+    assert envelope.context["reconnects"] == 1
+
+
+def test_sse_follows_the_servers_retry_advice(s: CheckedSession) -> None:
+    # the server asks for 10 minutes before a reconnect: past max_duration_ms, so no reconnect is tried
+    envelope = s.http("/api/sse/drop?retry_ms=600000", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 60_000})
+    message = error(envelope, "operation_timeout", "unknown", "read_only")
+    assert "before the server's retry delay" in message
+    assert [event["id"] for event in envelope.context["partial"]] == ["1", "2", "3"]
+    assert envelope.context["reconnects"] == 0
+
+
 def test_sse_duration_cancels_the_reader_and_the_page_stays_usable(s: CheckedSession, demo: DemoServer) -> None:
     started = time.monotonic()
     envelope = s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 2000})
@@ -314,6 +364,67 @@ def test_a_mutation_runs_once_and_a_cut_off_one_is_unknown(s: CheckedSession) ->
     assert count(s, "deleted") == 1
     error(s.http("/api/counter", method="GET", body="x"), "invalid_params", "not_started")
     page_still_works(s)
+
+
+def test_a_mutation_over_the_budget_ran_once_and_is_unknown(s: CheckedSession) -> None:
+    envelope = s.http("/api/counter?key=over", method="POST", body="x", max_result_bytes=RESERVED_BYTES + 1)
+    message = error(envelope, "result_too_large", "unknown", "inspect_state")
+    assert "Content-Length declares" in message and "check the API's state before repeating it" in message
+    assert count(s, "over") == 1
+
+
+def test_the_operation_deadline_keeps_the_policys_outcomes(s: CheckedSession, demo: DemoServer) -> None:
+    """Cut off by the call's (or the operation's) deadline rather than its own timeout_s: the same rules."""
+    read = s.call("browser_http", url="/slow?ms=3000", call_timeout_s=1)
+    error(read, "operation_timeout", "unknown", "read_only")
+    cut = s.call(
+        "browser_http", url="/api/counter?key=deadline&delay_ms=3000", method="PUT", body="x", call_timeout_s=1
+    )
+    assert "check the API's state before repeating it" in error(cut, "operation_timeout", "unknown", "inspect_state")
+    assert count(s, "deadline") == 1
+    endless = {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_duration_ms": 60_000}}
+    envelope = s.call("browser_http", call_timeout_s=2, **endless)
+    assert "not an instruction to retry" in error(envelope, "operation_timeout", "unknown", "read_only")
+    assert envelope.context["partial"] and envelope.context["reconnects"] == 0
+    wait_streams_closed(demo)
+    page_still_works(s)
+
+
+def test_a_notebook_interrupt_cancels_the_request_and_logs_its_outcome(s: CheckedSession, demo: DemoServer) -> None:
+    def interrupt_when(ready: Any) -> threading.Thread:  # as Jupyter's "Interrupt kernel", once `ready()`
+        def run() -> None:
+            wait_until(ready, 20)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def logged() -> Any:
+        return wait_until(lambda: (last := s.history[-1]).tool == "browser_http" and last.envelope.error_type and last)
+
+    thread = interrupt_when(lambda: open_streams(demo) > 0)
+    with pytest.raises(KeyboardInterrupt):
+        s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 60_000})
+    thread.join()
+    wait_streams_closed(demo)
+    record = logged().envelope
+    error(record, "cancelled", "unknown", "read_only")
+    assert record.context["partial"] and "not an instruction to retry" in (record.message or "")
+    page_still_works(s)
+
+    def arrived() -> bool:  # asked directly: the page is busy with the request
+        with urllib.request.urlopen(demo.url_for("api/counter?key=interrupted"), timeout=10) as answer:
+            return json.load(answer)["count"] == 1
+
+    thread = interrupt_when(arrived)
+    with pytest.raises(KeyboardInterrupt):
+        s.http("/api/counter?key=interrupted&delay_ms=5000", method="PATCH", body="x")
+    thread.join()
+    record = logged().envelope
+    assert "check the API's state" in error(record, "cancelled", "unknown", "inspect_state")
+    page_still_works(s)
+    assert count(s, "interrupted") == 1
 
 
 def test_network_failures_carry_the_browsers_reason(s: CheckedSession) -> None:
@@ -385,11 +496,36 @@ def test_binary_download_through_the_session_renderer(fresh_session: Any, demo: 
         ({"url": "blob:https://files.example/x", "expires_at": future}, "https"),
         ({"url": "https://files.example/x", "expires_at": 1000}, "future integer"),
         ({"url": "https://files.example/x", "expires_at": str(future)}, "future integer"),
+        ({"url": "https://files.example/x", "expires_at": future + 0.5}, "future integer"),
+        ({"url": "https://files.example/x", "expires_at": True}, "future integer"),
+        ({"url": "https://files.example/x"}, "future integer"),
+        ({"expires_at": future}, "no url"),
+        (["https://files.example/x", future], "not a dict"),
     ]:
+        s.binary_renderer = (lambda *_, bad=bad: bad) if isinstance(bad, list) else renderer
         answer.clear()
-        answer.update(bad)
+        answer.update(bad if isinstance(bad, dict) else {})
         message = error(s.http("/api/image.png", response="binary", binary=download), "download_failed", "unknown")
         assert says in message and "may already have had effects" in message
+    # a cancelled call tells the renderer so (its `cancelled` event is set)
+    entered, heard = threading.Event(), []
+
+    def slow_renderer(data: bytes, media_type: str, operation: dict[str, Any], cancelled: Any) -> Any:
+        entered.set()
+        heard.append(cancelled.wait(20))
+        return answer
+
+    s.binary_renderer = slow_renderer
+
+    async def cancel_while_rendering() -> None:
+        task = asyncio.ensure_future(s.acall("browser_http", url="/api/image.png", response="binary", binary=download))
+        assert await asyncio.to_thread(entered.wait, 20)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_while_rendering())
+    wait_until(lambda: heard == [True])
 
 
 # --------------------------------------------------------------------------- #
