@@ -582,6 +582,57 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     assert "Partial: 2 items, 0 reconnects" in partial.content[-1].text  # the text names it
 
 
+def test_over_mcp_mutations_run_once_streams_reconnect_and_downloads_need_a_renderer(
+    s: CheckedSession, demo: DemoServer
+) -> None:
+    server = s.serve_mcp(caps=["http"])
+    future = int(time.time() * 1000) + 600_000
+    calls = [
+        ("browser_http", {"url": "/api/counter?key=mcp-once", "method": "POST", "json_body": {"n": 1}}),
+        ("browser_http", {"url": "/api/counter?key=mcp-cut&delay_ms=3000", "method": "PUT", "timeout_s": 0.5}),
+        ("browser_http", {"url": "/status?code=404"}),
+        ("browser_http", {"url": "/api/sse/drop", "response": "sse", "sse": SSE_LIMITS}),
+        ("browser_http", {"url": "/api/items.ndjson?malformed=1", "response": "ndjson", "strict": True}),
+        ("browser_http", {"url": "/api/image.png", "response": "binary", "binary": {"mode": "download"}}),
+    ]
+
+    async def agent() -> list[types.CallToolResult]:
+        client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
+            results = [await client.call_tool(name, args) for name, args in calls]
+            s.binary_renderer = lambda *_: {"url": "https://files.example/png", "expires_at": future}
+            results.append(await client.call_tool(*calls[-1]))
+            return results
+
+    try:
+        once, cut, missing, reconnected, strict, no_renderer, download = asyncio.run(agent())
+    finally:
+        s.binary_renderer = None
+        server.stop()
+    assert not once.is_error and once.structured_content["data"]["body"]["count"] == 1
+    assert count(s, "mcp-once") == 1
+    assert cut.is_error and cut.structured_content["error_type"] == "operation_timeout"
+    assert cut.structured_content["operation"]["outcome"] == "unknown"
+    assert cut.structured_content["operation"]["retry"] == "inspect_state"
+    assert "check the API's state" in cut.structured_content["message"]
+    wait_until(lambda: count(s, "mcp-cut") == 1)  # it arrived, once
+    assert not missing.is_error and missing.structured_content["data"]["status"] == 404
+    body = reconnected.structured_content["data"]["body"]
+    assert body["reconnects"] == 1 and [e["data"].get("after") for e in body["events"]] == [None, None, None, "3", "3"]
+    assert strict.is_error and strict.structured_content["error_type"] == "evaluation_failed"
+    assert "line 4" in strict.structured_content["message"]
+    assert no_renderer.is_error and no_renderer.structured_content["error_type"] == "unsupported_capability"
+    assert no_renderer.structured_content["operation"]["outcome"] == "not_started"
+    assert download.structured_content["data"]["body"] == {
+        "kind": "download",
+        "media_type": "image/png",
+        "byte_length": len(PNG),
+        "url": "https://files.example/png",
+        "expires_at": future,
+    }
+    page_still_works(s)
+
+
 def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:
     server = s.serve_mcp(caps=["http"])
     endless = {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_duration_ms": 50_000}}
