@@ -113,6 +113,29 @@ def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
     assert evaluated["blocked_fields"] == ["Private_Key", "list[0].client-secret"]
 
 
+def test_the_recorded_bodies_of_the_pages_requests_are_blocked_too(s: CheckedSession) -> None:
+    """browser_http's request is in the page's network record: its body tool blocks the same fields."""
+    ok(s.http("/api/secrets"))
+    ok(s.http("/api/counter?key=login", method="POST", json_body={"login": "ada", "password": "p-sent"}))
+
+    def recorded(url: str) -> str:  # the latest answered request to `url`
+        def latest() -> str | None:
+            found = [e for e in ok(s.call("browser_network", url=url, limit=500))["entries"] if e.get("status") == 200]
+            return found[-1]["request_id"] if found else None
+
+        return wait_until(latest)
+
+    response = ok(s.call("browser_network_body", request_id=recorded("api/secrets")))
+    assert json.loads(response["body"])["password"] == "[blocked]" and "hunter2" not in response["body"]
+    assert "password" in response["blocked_fields"]
+    saved = ok(s.call("browser_network_body", request_id=recorded("api/secrets"), save=True))
+    assert (
+        "hunter2" not in Path(saved["path"]).read_text() and saved["size_bytes"] == Path(saved["path"]).stat().st_size
+    )
+    sent = ok(s.call("browser_network_body", request_id=recorded("api/counter?key=login"), part="request"))
+    assert json.loads(sent["body"]) == {"login": "ada", "password": "[blocked]"}
+
+
 def test_page_tool_results_are_blocked_too(s: CheckedSession, demo: DemoServer) -> None:
     ok(s.navigate(demo.url_for("webmcp.html")))
     ok(
