@@ -616,6 +616,8 @@ def test_over_mcp_mutations_run_once_streams_reconnect_and_downloads_need_a_rend
         ("browser_http", {"url": "/status?code=404"}),
         ("browser_http", {"url": "/api/sse/drop", "response": "sse", "sse": SSE_LIMITS}),
         ("browser_http", {"url": "/api/items.ndjson?malformed=1", "response": "ndjson", "strict": True}),
+        ("browser_http", {"url": "/api/large?kb=64", "max_result_bytes": 16_384}),
+        ("browser_http", {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_events": 0}}),
         ("browser_http", {"url": "/api/image.png", "response": "binary", "binary": {"mode": "download"}}),
     ]
 
@@ -628,7 +630,7 @@ def test_over_mcp_mutations_run_once_streams_reconnect_and_downloads_need_a_rend
             return results
 
     try:
-        once, cut, missing, reconnected, strict, no_renderer, download = asyncio.run(agent())
+        once, cut, missing, reconnected, strict, too_large, bad_limits, no_renderer, download = asyncio.run(agent())
     finally:
         s.binary_renderer = None
         server.stop()
@@ -644,6 +646,12 @@ def test_over_mcp_mutations_run_once_streams_reconnect_and_downloads_need_a_rend
     assert body["reconnects"] == 1 and [e["data"].get("after") for e in body["events"]] == [None, None, None, "3", "3"]
     assert strict.is_error and strict.structured_content["error_type"] == "evaluation_failed"
     assert "line 4" in strict.structured_content["message"]
+    assert too_large.is_error and too_large.structured_content["error_type"] == "result_too_large"
+    assert too_large.structured_content["operation"]["retry"] == "read_only"
+    assert "save=true" in too_large.structured_content["message"]
+    assert bad_limits.is_error and bad_limits.structured_content["error_type"] == "invalid_params"
+    assert bad_limits.structured_content["operation"]["outcome"] == "not_started"
+    assert open_streams(demo) == 0
     assert no_renderer.is_error and no_renderer.structured_content["error_type"] == "unsupported_capability"
     assert no_renderer.structured_content["operation"]["outcome"] == "not_started"
     assert download.structured_content["data"]["body"] == {
