@@ -279,7 +279,7 @@ def test_sse_limits_are_required_and_checked_before_any_request(s: CheckedSessio
     assert open_streams(demo) == before == 0
 
 
-def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
+def test_sse_limits_fail_with_the_partial_events(s: CheckedSession, demo: DemoServer) -> None:
     envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_events": 2})
     message = error(envelope, "result_too_large", "unknown", "read_only")
     assert "max_events (2)" in message and "not an instruction to retry" in message
@@ -289,6 +289,10 @@ def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
     envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_bytes": 250})
     assert "max_bytes (250 bytes)" in error(envelope, "result_too_large")
     assert 0 < len(envelope.context["partial"]) < 5
+    # a limit reached on an endless stream cancels the reader in the page (the server sees it close)
+    envelope = s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_events": 3})
+    assert [e["id"] for e in envelope.context["partial"]] == ["1", "2", "3"] and error(envelope, "result_too_large")
+    wait_streams_closed(demo)
 
 
 def test_sse_max_bytes_counts_each_events_json_and_the_separators(s: CheckedSession) -> None:
