@@ -7,6 +7,8 @@ import asyncio
 import base64
 import json
 import os
+import signal
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -111,6 +113,29 @@ def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
     assert evaluated["blocked_fields"] == ["Private_Key", "list[0].client-secret"]
 
 
+def test_the_recorded_bodies_of_the_pages_requests_are_blocked_too(s: CheckedSession) -> None:
+    """browser_http's request is in the page's network record: its body tool blocks the same fields."""
+    ok(s.http("/api/secrets"))
+    ok(s.http("/api/counter?key=login", method="POST", json_body={"login": "ada", "password": "p-sent"}))
+
+    def recorded(url: str) -> str:  # the latest answered request to `url`
+        def latest() -> str | None:
+            found = [e for e in ok(s.call("browser_network", url=url, limit=500))["entries"] if e.get("status") == 200]
+            return found[-1]["request_id"] if found else None
+
+        return wait_until(latest)
+
+    response = ok(s.call("browser_network_body", request_id=recorded("api/secrets")))
+    assert json.loads(response["body"])["password"] == "[blocked]" and "hunter2" not in response["body"]
+    assert "password" in response["blocked_fields"]
+    saved = ok(s.call("browser_network_body", request_id=recorded("api/secrets"), save=True))
+    assert (
+        "hunter2" not in Path(saved["path"]).read_text() and saved["size_bytes"] == Path(saved["path"]).stat().st_size
+    )
+    sent = ok(s.call("browser_network_body", request_id=recorded("api/counter?key=login"), part="request"))
+    assert json.loads(sent["body"]) == {"login": "ada", "password": "[blocked]"}
+
+
 def test_page_tool_results_are_blocked_too(s: CheckedSession, demo: DemoServer) -> None:
     ok(s.navigate(demo.url_for("webmcp.html")))
     ok(
@@ -133,6 +158,7 @@ def test_a_body_over_the_budget_fails_by_declared_or_received_size(s: CheckedSes
     budget = 16_384 - RESERVED_BYTES
     declared = error(s.http("/api/large?kb=64", max_result_bytes=16_384), "result_too_large", "unknown", "read_only")
     assert "Content-Length declares" in declared and f"{budget:,}" in declared and "save=true" in declared
+    assert "0 bytes of it were read" in declared
     # gzip: the declared length is the small compressed size; the bytes the page reads are counted
     received = error(s.http("/api/zipped?kb=64", max_result_bytes=16_384), "result_too_large", "unknown", "read_only")
     assert f"more than {budget:,} bytes arrived" in received and "Nothing was clipped" in received
@@ -155,6 +181,24 @@ def test_save_streams_the_body_to_an_artifact(s: CheckedSession) -> None:
     message = error(s.http("/api/zipped?kb=512", save=True, max_save_bytes=100_000), "result_too_large")
     assert "max_save_bytes" in message
     assert set(os.listdir(folder)) == before  # the partial file is gone
+
+
+def test_secrets_are_blocked_in_json_text_of_any_shape_and_in_saved_bodies(s: CheckedSession) -> None:
+    # NDJSON read as text: each line that is JSON has its secrets blocked, the other lines stay as sent
+    text = ok(s.http("/api/items.ndjson", response="text"))
+    assert "ndjson-secret" not in text["body"] and text["blocked_fields"] == ["line2.token"]
+    lines = text["body"].splitlines()
+    assert json.loads(lines[1]) == {"id": 0, "token": "[blocked]"} and lines[0] == '{"id": 1, "name": "Apple"}'
+    # a saved body is readable by an agent (a resource link): its secrets are blocked in the file
+    envelope = s.http("/api/secrets", save=True)
+    data = ok(envelope)
+    path = Path(data["saved"]["path"])
+    saved = json.loads(path.read_text())
+    assert saved["password"] == saved["profile"]["apiKey"] == "[blocked]" and saved["profile"]["theme"] == "dark"
+    assert "password" in data["blocked_fields"] and "hunter2" not in path.read_text()
+    assert data["saved"]["size_bytes"] == path.stat().st_size and data["byte_length"] > 0
+    lines = Path(ok(s.http("/api/items.ndjson", save=True))["saved"]["path"]).read_text().splitlines()
+    assert len(lines) == 5 and json.loads(lines[1])["token"] == "[blocked]"
 
 
 # --------------------------------------------------------------------------- #
@@ -235,7 +279,7 @@ def test_sse_limits_are_required_and_checked_before_any_request(s: CheckedSessio
     assert open_streams(demo) == before == 0
 
 
-def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
+def test_sse_limits_fail_with_the_partial_events(s: CheckedSession, demo: DemoServer) -> None:
     envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_events": 2})
     message = error(envelope, "result_too_large", "unknown", "read_only")
     assert "max_events (2)" in message and "not an instruction to retry" in message
@@ -245,6 +289,39 @@ def test_sse_limits_fail_with_the_partial_events(s: CheckedSession) -> None:
     envelope = s.http("/api/sse?n=5", response="sse", sse={**SSE_LIMITS, "max_bytes": 250})
     assert "max_bytes (250 bytes)" in error(envelope, "result_too_large")
     assert 0 < len(envelope.context["partial"]) < 5
+    # a limit reached on an endless stream cancels the reader in the page (the server sees it close)
+    envelope = s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_events": 3})
+    assert [e["id"] for e in envelope.context["partial"]] == ["1", "2", "3"] and error(envelope, "result_too_large")
+    wait_streams_closed(demo)
+
+
+def test_sse_max_bytes_counts_each_events_json_and_the_separators(s: CheckedSession) -> None:
+    events = ok(s.http("/api/sse?n=3", response="sse", sse=SSE_LIMITS))["body"]["events"]
+    exact = len(json.dumps(events, ensure_ascii=False, separators=(",", ":")).encode())  # the events as one array
+    assert exact == 2 + sum(event["bytes"] for event in events) + 2
+    assert (
+        len(ok(s.http("/api/sse?n=3", response="sse", sse={**SSE_LIMITS, "max_bytes": exact}))["body"]["events"]) == 3
+    )
+    envelope = s.http("/api/sse?n=3", response="sse", sse={**SSE_LIMITS, "max_bytes": exact - 1})
+    assert f"max_bytes ({exact - 1:,} bytes)" in error(envelope, "result_too_large", "unknown", "read_only")
+    assert [event["id"] for event in envelope.context["partial"]] == ["1", "2"]
+
+
+def test_sse_a_servers_failure_keeps_the_partial_events(s: CheckedSession) -> None:
+    envelope = s.http("/api/sse/drop?end=500", response="sse", sse=SSE_LIMITS)  # the reconnect is answered 500
+    message = error(envelope, "navigation_failed", "unknown", "read_only")
+    assert "answered 500" in message and "not an instruction to retry" in message
+    assert [event["id"] for event in envelope.context["partial"]] == ["1", "2", "3"]
+    assert envelope.context["reconnects"] == 1
+
+
+def test_sse_follows_the_servers_retry_advice(s: CheckedSession) -> None:
+    # the server asks for 10 minutes before a reconnect: past max_duration_ms, so no reconnect is tried
+    envelope = s.http("/api/sse/drop?retry_ms=600000", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 60_000})
+    message = error(envelope, "operation_timeout", "unknown", "read_only")
+    assert "before the server's retry delay" in message
+    assert [event["id"] for event in envelope.context["partial"]] == ["1", "2", "3"]
+    assert envelope.context["reconnects"] == 0
 
 
 def test_sse_duration_cancels_the_reader_and_the_page_stays_usable(s: CheckedSession, demo: DemoServer) -> None:
@@ -316,6 +393,67 @@ def test_a_mutation_runs_once_and_a_cut_off_one_is_unknown(s: CheckedSession) ->
     page_still_works(s)
 
 
+def test_a_mutation_over_the_budget_ran_once_and_is_unknown(s: CheckedSession) -> None:
+    envelope = s.http("/api/counter?key=over", method="POST", body="x", max_result_bytes=RESERVED_BYTES + 1)
+    message = error(envelope, "result_too_large", "unknown", "inspect_state")
+    assert "Content-Length declares" in message and "check the API's state before repeating it" in message
+    assert count(s, "over") == 1
+
+
+def test_the_operation_deadline_keeps_the_policys_outcomes(s: CheckedSession, demo: DemoServer) -> None:
+    """Cut off by the call's (or the operation's) deadline rather than its own timeout_s: the same rules."""
+    read = s.call("browser_http", url="/slow?ms=3000", call_timeout_s=1)
+    error(read, "operation_timeout", "unknown", "read_only")
+    cut = s.call(
+        "browser_http", url="/api/counter?key=deadline&delay_ms=3000", method="PUT", body="x", call_timeout_s=1
+    )
+    assert "check the API's state before repeating it" in error(cut, "operation_timeout", "unknown", "inspect_state")
+    assert count(s, "deadline") == 1
+    endless = {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_duration_ms": 60_000}}
+    envelope = s.call("browser_http", call_timeout_s=2, **endless)
+    assert "not an instruction to retry" in error(envelope, "operation_timeout", "unknown", "read_only")
+    assert envelope.context["partial"] and envelope.context["reconnects"] == 0
+    wait_streams_closed(demo)
+    page_still_works(s)
+
+
+def test_a_notebook_interrupt_cancels_the_request_and_logs_its_outcome(s: CheckedSession, demo: DemoServer) -> None:
+    def interrupt_when(ready: Any) -> threading.Thread:  # as Jupyter's "Interrupt kernel", once `ready()`
+        def run() -> None:
+            wait_until(ready, 20)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def logged() -> Any:
+        return wait_until(lambda: (last := s.history[-1]).tool == "browser_http" and last.envelope.error_type and last)
+
+    thread = interrupt_when(lambda: open_streams(demo) > 0)
+    with pytest.raises(KeyboardInterrupt):
+        s.http("/api/sse/endless", response="sse", sse={**SSE_LIMITS, "max_duration_ms": 60_000})
+    thread.join()
+    wait_streams_closed(demo)
+    record = logged().envelope
+    error(record, "cancelled", "unknown", "read_only")
+    assert record.context["partial"] and "not an instruction to retry" in (record.message or "")
+    page_still_works(s)
+
+    def arrived() -> bool:  # asked directly: the page is busy with the request
+        with urllib.request.urlopen(demo.url_for("api/counter?key=interrupted"), timeout=10) as answer:
+            return json.load(answer)["count"] == 1
+
+    thread = interrupt_when(arrived)
+    with pytest.raises(KeyboardInterrupt):
+        s.http("/api/counter?key=interrupted&delay_ms=5000", method="PATCH", body="x")
+    thread.join()
+    record = logged().envelope
+    assert "check the API's state" in error(record, "cancelled", "unknown", "inspect_state")
+    page_still_works(s)
+    assert count(s, "interrupted") == 1
+
+
 def test_network_failures_carry_the_browsers_reason(s: CheckedSession) -> None:
     message = error(s.http("http://127.0.0.1:9/nothing"), "navigation_failed", "unknown", "read_only")
     assert "Failed to fetch" in message
@@ -385,11 +523,36 @@ def test_binary_download_through_the_session_renderer(fresh_session: Any, demo: 
         ({"url": "blob:https://files.example/x", "expires_at": future}, "https"),
         ({"url": "https://files.example/x", "expires_at": 1000}, "future integer"),
         ({"url": "https://files.example/x", "expires_at": str(future)}, "future integer"),
+        ({"url": "https://files.example/x", "expires_at": future + 0.5}, "future integer"),
+        ({"url": "https://files.example/x", "expires_at": True}, "future integer"),
+        ({"url": "https://files.example/x"}, "future integer"),
+        ({"expires_at": future}, "no url"),
+        (["https://files.example/x", future], "not a dict"),
     ]:
+        s.binary_renderer = (lambda *_, bad=bad: bad) if isinstance(bad, list) else renderer
         answer.clear()
-        answer.update(bad)
+        answer.update(bad if isinstance(bad, dict) else {})
         message = error(s.http("/api/image.png", response="binary", binary=download), "download_failed", "unknown")
         assert says in message and "may already have had effects" in message
+    # a cancelled call tells the renderer so (its `cancelled` event is set)
+    entered, heard = threading.Event(), []
+
+    def slow_renderer(data: bytes, media_type: str, operation: dict[str, Any], cancelled: Any) -> Any:
+        entered.set()
+        heard.append(cancelled.wait(20))
+        return answer
+
+    s.binary_renderer = slow_renderer
+
+    async def cancel_while_rendering() -> None:
+        task = asyncio.ensure_future(s.acall("browser_http", url="/api/image.png", response="binary", binary=download))
+        assert await asyncio.to_thread(entered.wait, 20)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_while_rendering())
+    wait_until(lambda: heard == [True])
 
 
 # --------------------------------------------------------------------------- #
@@ -444,6 +607,65 @@ def test_over_mcp_grants_approval_images_and_partial(s: CheckedSession, demo: De
     assert partial.is_error and partial.structured_content["error_type"] == "result_too_large"
     assert [e["id"] for e in partial.structured_content["context"]["partial"]] == ["1", "2"]
     assert "Partial: 2 items, 0 reconnects" in partial.content[-1].text  # the text names it
+
+
+def test_over_mcp_mutations_run_once_streams_reconnect_and_downloads_need_a_renderer(
+    s: CheckedSession, demo: DemoServer
+) -> None:
+    server = s.serve_mcp(caps=["http"])
+    future = int(time.time() * 1000) + 600_000
+    calls = [
+        ("browser_http", {"url": "/api/counter?key=mcp-once", "method": "POST", "json_body": {"n": 1}}),
+        ("browser_http", {"url": "/api/counter?key=mcp-cut&delay_ms=3000", "method": "PUT", "timeout_s": 0.5}),
+        ("browser_http", {"url": "/status?code=404"}),
+        ("browser_http", {"url": "/api/sse/drop", "response": "sse", "sse": SSE_LIMITS}),
+        ("browser_http", {"url": "/api/items.ndjson?malformed=1", "response": "ndjson", "strict": True}),
+        ("browser_http", {"url": "/api/large?kb=64", "max_result_bytes": 16_384}),
+        ("browser_http", {"url": "/api/sse/endless", "response": "sse", "sse": {**SSE_LIMITS, "max_events": 0}}),
+        ("browser_http", {"url": "/api/image.png", "response": "binary", "binary": {"mode": "download"}}),
+    ]
+
+    async def agent() -> list[types.CallToolResult]:
+        client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
+            results = [await client.call_tool(name, args) for name, args in calls]
+            s.binary_renderer = lambda *_: {"url": "https://files.example/png", "expires_at": future}
+            results.append(await client.call_tool(*calls[-1]))
+            return results
+
+    try:
+        once, cut, missing, reconnected, strict, too_large, bad_limits, no_renderer, download = asyncio.run(agent())
+    finally:
+        s.binary_renderer = None
+        server.stop()
+    assert not once.is_error and once.structured_content["data"]["body"]["count"] == 1
+    assert count(s, "mcp-once") == 1
+    assert cut.is_error and cut.structured_content["error_type"] == "operation_timeout"
+    assert cut.structured_content["operation"]["outcome"] == "unknown"
+    assert cut.structured_content["operation"]["retry"] == "inspect_state"
+    assert "check the API's state" in cut.structured_content["message"]
+    wait_until(lambda: count(s, "mcp-cut") == 1)  # it arrived, once
+    assert not missing.is_error and missing.structured_content["data"]["status"] == 404
+    body = reconnected.structured_content["data"]["body"]
+    assert body["reconnects"] == 1 and [e["data"].get("after") for e in body["events"]] == [None, None, None, "3", "3"]
+    assert strict.is_error and strict.structured_content["error_type"] == "evaluation_failed"
+    assert "line 4" in strict.structured_content["message"]
+    assert too_large.is_error and too_large.structured_content["error_type"] == "result_too_large"
+    assert too_large.structured_content["operation"]["retry"] == "read_only"
+    assert "save=true" in too_large.structured_content["message"]
+    assert bad_limits.is_error and bad_limits.structured_content["error_type"] == "invalid_params"
+    assert bad_limits.structured_content["operation"]["outcome"] == "not_started"
+    assert open_streams(demo) == 0
+    assert no_renderer.is_error and no_renderer.structured_content["error_type"] == "unsupported_capability"
+    assert no_renderer.structured_content["operation"]["outcome"] == "not_started"
+    assert download.structured_content["data"]["body"] == {
+        "kind": "download",
+        "media_type": "image/png",
+        "byte_length": len(PNG),
+        "url": "https://files.example/png",
+        "expires_at": future,
+    }
+    page_still_works(s)
 
 
 def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:

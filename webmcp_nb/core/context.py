@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
     from .engine import Approval, Engine
+    from .envelope import ErrorType
     from .failure import CallMarks
     from .grants import Grant
     from .instances import Instance
@@ -48,6 +49,10 @@ class CallContext:
     # The front end's progress hook (a notebook's live display): tools that stream call it with
     # small dicts as things arrive (browser_http's SSE events). Runs on the runtime loop: keep it quick.
     on_progress: Callable[[dict[str, Any]], None] | None = None
+    # Set by a running tool that knows what being cut off means for it (the engine's deadline, the
+    # caller's cancel): `cut_off(error_type, message)` -> the failure to report, with its outcome and
+    # context (browser_http: whether the request was sent, its method, SSE's partial events).
+    cut_off: Callable[[ErrorType, str], ToolFailure] | None = None
 
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""

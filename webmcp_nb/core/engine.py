@@ -184,12 +184,13 @@ class Engine:
                 async with asyncio.timeout(ctx.remaining_s()):
                     data = await self._run(spec, params, ctx)
             except TimeoutError:
-                raise ToolFailure(
-                    "operation_timeout",
+                message = (
                     f"{tool} did not finish within {budget:g} s ({source}, queue wait included); "
-                    f"{TIMEOUT_PHASES[ctx.phase]}",
-                    started=ctx.phase == "running",
-                ) from None
+                    f"{TIMEOUT_PHASES[ctx.phase]}"
+                )
+                if ctx.phase == "running" and ctx.cut_off is not None:
+                    raise ctx.cut_off("operation_timeout", message) from None
+                raise ToolFailure("operation_timeout", message, started=ctx.phase == "running") from None
             envelope = self._envelope(
                 spec.name,
                 ctx,
@@ -538,7 +539,10 @@ class Engine:
     ) -> None:
         """Log a call whose caller went away: what it had done by then (nobody gets this envelope)."""
         phase = ctx.phase if ctx is not None else "queued"
-        outcome, retry = classify(spec, phase == "running")
+        failure = ToolFailure("cancelled", f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}")
+        if ctx is not None and phase == "running" and ctx.cut_off is not None:
+            failure = ctx.cut_off("cancelled", failure.message)
+        outcome, retry = classify(spec, phase == "running" and failure.started, failure.read_only)
         envelope = self._envelope(
             tool,
             ctx,
@@ -547,8 +551,10 @@ class Engine:
             outcome,
             retry,
             error_type="cancelled",
-            message=f"The caller cancelled {tool} or went away; {TIMEOUT_PHASES[phase]}",
+            message=failure.message,
         )
+        if failure.context:
+            envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         if spec is not None and isinstance(args, dict):
             args = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)[0]
         self._notify(tool, args, caller, envelope)

@@ -62,14 +62,34 @@ def block_secrets(value: Any, names: frozenset[str] = _DEFAULT_NAMES, path: str 
     return walk(value, path), blocked
 
 
-def block_in_json_text(text: str, path: str = "") -> tuple[str, list[str]]:
-    """`text` with secret fields blocked if it is a JSON object or array (re-serialised only
-    when something was blocked); any other text as it is."""
+def block_in_json_text(text: str, path: str = "", names: frozenset[str] = _DEFAULT_NAMES) -> tuple[str, list[str]]:
+    """`text` with secret fields blocked where it is JSON: a whole JSON object or array, else each
+    line that is one (NDJSON; paths ``line3.token``). Only what had something blocked is
+    re-serialised; any other text stays as it is."""
+    value = _container(text)
+    if value is not None:
+        cleaned, blocked = block_secrets(value, names, path)
+        return (json.dumps(cleaned, ensure_ascii=False) if blocked else text), blocked
+    lines = text.split("\n")
+    blocked = []
+    for index, line in enumerate(lines):
+        value = _container(line) if len(lines) > 1 else None
+        if value is None:
+            continue
+        cleaned, found = block_secrets(value, names, f"{path}{'.' if path else ''}line{index + 1}")
+        if found:
+            ending = "\r" if line.endswith("\r") else ""
+            lines[index] = json.dumps(cleaned, ensure_ascii=False) + ending
+            blocked += found
+    return ("\n".join(lines) if blocked else text), blocked
+
+
+def _container(text: str) -> dict[str, Any] | list[Any] | None:
+    """`text` parsed, if it is a JSON object or array (else None)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
     try:
         value = json.loads(text)
     except ValueError:
-        return text, []
-    if not isinstance(value, (dict, list)):
-        return text, []
-    cleaned, blocked = block_secrets(value, path=path)
-    return (json.dumps(cleaned, ensure_ascii=False) if blocked else text), blocked
+        return None
+    return value if isinstance(value, (dict, list)) else None

@@ -275,17 +275,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             _count("sse-open", -1)
 
     def _api_sse_drop(self, query: dict[str, list[str]], head: bool) -> None:
-        """Events 1-3 with `retry: 100`, then the connection drops; a reconnect that sends
-        `Last-Event-ID: 3` gets events 4-5 and a clean end (with `end=204`: a 204, no more events)."""
+        """Events 1-3 with `retry: 100` (or `retry_ms`), then the connection drops; a reconnect that
+        sends `Last-Event-ID: 3` gets events 4-5 and a clean end (with `end=204`: a 204, no more
+        events; with `end=500`: a server error)."""
         last = self.headers.get("Last-Event-ID")
         if last is not None and query.get("end") == ["204"]:
             self._send(204, head=head)
+            return
+        if last is not None and query.get("end") == ["500"]:
+            self._json({"error": "the stream is gone"}, head, status=500)
             return
         self._stream_start("text/event-stream", {} if last else {"Content-Length": "100000"})
         if head:
             return
         if last is None:
-            self.wfile.write(b"retry: 100\n\n")
+            self.wfile.write(f"retry: {max(0, _int_arg(query, 'retry_ms', 100))}\n\n".encode())
             for i in range(1, 4):
                 self._event({"n": i}, i)
             time.sleep(0.2)  # let the page read the events before the connection drops

@@ -12,6 +12,7 @@ from ..errors import ToolFailure
 from ..evidence import Record, StreamName, Window
 from ..har import har_log
 from ..registry import tool
+from ..secret_fields import block_in_json_text
 from .models import Data, Identifier, InstanceParams
 
 if TYPE_CHECKING:
@@ -217,6 +218,9 @@ class BodyData(Data):
     encoding: Literal["text", "base64", "none"] = Field(description="How `body` holds the bytes ('none': saved).")
     body: str | None
     path: str | None
+    blocked_fields: list[str] | None = Field(
+        None, description="Secret JSON fields replaced by [blocked] (in the text or the saved file)."
+    )
 
 
 @tool(
@@ -261,6 +265,12 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
             f"their page navigates or closes): {exc.message.splitlines()[0]}",
             read_only=True,
         ) from None
+    text = _as_text(body, mime_type)
+    blocked: list[str] = []
+    if text:  # secret JSON fields never leave in a result nor in a file an agent can read
+        text, blocked = block_in_json_text(text)
+        if blocked:
+            body = text.encode()
     if p.save:
         path = ctx.engine.artifact_path(f"body-{p.request_id}", _ending(mime_type))
         path.write_bytes(body)
@@ -273,9 +283,9 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
             encoding="none",
             body=None,
             path=str(path),
+            blocked_fields=blocked or None,
         )
     budget = ctx.engine.limits.max_result_bytes - _BODY_MARGIN
-    text = _as_text(body, mime_type)
     encoding: Literal["text", "base64"] = "text" if text is not None else "base64"
     value = text if text is not None else base64.b64encode(body).decode("ascii")
     if len(value.encode()) > budget:
@@ -294,6 +304,7 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
         encoding=encoding,
         body=value,
         path=None,
+        blocked_fields=blocked or None,
     )
 
 

@@ -9,12 +9,12 @@ binary downloads: `http_binary`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import json
 import math
 import mimetypes
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolFailure
@@ -79,6 +79,7 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
             started=False,
         )
     call = HttpCall(ctx, p, (p.max_result_bytes or limit) - RESERVED_BYTES, secret_names(p.secret_fields))
+    ctx.cut_off = call.failure  # the engine's deadline or the caller's cancel: outcome by method and sending
     if p.binary is not None and p.binary.mode == "download" and ctx.engine.binary_renderer is None:
         raise ToolFailure(
             "unsupported_capability",
@@ -171,7 +172,9 @@ async def read_body(
     """Pull the body into `sink`; fail once its declared or received size passes `limit`."""
     declared = head.content_length
     if declared is not None and declared > limit and "content-encoding" not in head.headers:
-        raise call.too_large(f"its Content-Length declares {declared:,} bytes", limit, limit_name)
+        raise call.too_large(
+            f"its Content-Length declares {declared:,} bytes (0 bytes of it were read)", limit, limit_name
+        )
     received = 0
     while True:
         chunk: Chunk = await fetch.read(min(CHUNK_BYTES, limit - received + 1))
@@ -192,8 +195,8 @@ async def read_response(call: HttpCall, fetch: PageFetch, head: Head) -> HttpDat
     refuse_media_type(call, head.media_type, f"its Content-Type {head.content_type!r}")
     common = describe(call, head)
     if p.save:
-        saved = await save_body(call, fetch, head)
-        return HttpData(**common, byte_length=saved.size_bytes, response="saved", saved=saved)
+        saved, arrived = await save_body(call, fetch, head)
+        return HttpData(**common, byte_length=arrived, response="saved", saved=saved, blocked_fields=call.blocked)
     binary = p.response == "binary"
     mode_limit, limit_name = call.budget, "the result budget"
     if binary:
@@ -244,16 +247,11 @@ def decode(call: HttpCall, raw: bytes, head: Head, warnings: list[str]) -> tuple
             if call.p.response == "json":
                 raise call.failure("evaluation_failed", f"The body is not JSON: {exc}.") from None
             warnings.append(f"declared {media} but is not JSON ({exc}); returned as text")
-            return "text", text
+            return "text", call.clean_text(text)
         return "json", call.clean(value)
     if mode == "ndjson":
         return "ndjson", parse_ndjson(call, text, warnings)
-    if is_json(media) or media in NDJSON_TYPES:
-        with contextlib.suppress(ValueError):
-            cleaned = call.clean(json.loads(text))
-            if call.blocked:  # the text would reveal them: it is the cleaned JSON instead
-                return "text", json.dumps(cleaned, ensure_ascii=False)
-    return "text", text
+    return "text", call.clean_text(text)  # JSON or NDJSON text, whatever its media type, has them blocked
 
 
 def _charset(content_type: str) -> str:
@@ -280,8 +278,9 @@ def parse_ndjson(call: HttpCall, text: str, warnings: list[str]) -> list[Any]:
     return values
 
 
-async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> SavedBody:
-    """Stream the body to a new artifact, chunk by chunk (removed again if it fails)."""
+async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> tuple[SavedBody, int]:
+    """Stream the body to a new artifact, chunk by chunk (removed again if it fails); with the
+    bytes received (the file's size differs when secret fields were blocked in it)."""
     path = call.ctx.engine.artifact_path("http", mimetypes.guess_extension(head.media_type) or ".bin")
     handle = await asyncio.to_thread(open, path, "wb")
     try:
@@ -293,10 +292,27 @@ async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> SavedBody:
             "max_save_bytes",
             lambda data: asyncio.to_thread(handle.write, data),
         )
+        await asyncio.to_thread(handle.close)
+        size_on_disk = size
+        if is_json(head.media_type) or head.media_type in NDJSON_TYPES:
+            size_on_disk = await asyncio.to_thread(block_saved_secrets, call, path, _charset(head.content_type))
     except BaseException:
         await asyncio.to_thread(handle.close)
-        path.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)  # nothing half-written stays (nor a body whose secrets were not yet blocked)
         raise
-    await asyncio.to_thread(handle.close)
     call.ctx.artifacts.append(str(path))
-    return SavedBody(path=str(path), size_bytes=size, media_type=head.media_type)
+    return SavedBody(path=str(path), size_bytes=size_on_disk, media_type=head.media_type), size
+
+
+def block_saved_secrets(call: HttpCall, path: Path, charset: str) -> int:
+    """Block the secret fields of a saved JSON or NDJSON body in its file, which an agent can read
+    (rewritten only if something was blocked; the whole file is read, as much as max_save_bytes).
+    Returns the file's size."""
+    try:
+        text = path.read_bytes().decode(charset)
+    except (UnicodeDecodeError, LookupError):
+        return path.stat().st_size  # not text in its charset: no JSON fields to find
+    cleaned = call.clean_text(text)
+    if cleaned is not text:
+        path.write_bytes(cleaned.encode(charset))
+    return path.stat().st_size

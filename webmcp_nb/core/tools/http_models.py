@@ -11,7 +11,7 @@ from pydantic import Field, StringConstraints, model_validator
 from ..errors import ToolFailure
 from ..evidence import redact_headers
 from ..page_fetch import Head
-from ..secret_fields import block_secrets
+from ..secret_fields import block_in_json_text, block_secrets
 from .models import ActionData, Data, FrameParams, Params
 
 if TYPE_CHECKING:
@@ -205,6 +205,12 @@ class HttpCall:
 
     def clean(self, value: Any, path: str = "") -> Any:
         cleaned, blocked = block_secrets(value, self.names, path)
+        self.blocked += blocked
+        return cleaned
+
+    def clean_text(self, text: str) -> str:
+        """`text` with the secret fields of the JSON in it blocked (a JSON document, or NDJSON lines)."""
+        cleaned, blocked = block_in_json_text(text, "", self.names)
         self.blocked += blocked
         return cleaned
 

@@ -58,6 +58,8 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
         )
         return call.failure(error_type, message + note, got.context(call))
 
+    ctx.cut_off = fail  # cut off by the engine's deadline or the caller's cancel: the partial events too
+
     def add(event: Any) -> None:
         if len(got.events) >= limits.max_events:
             raise fail("result_too_large", f"Another event arrived after max_events ({limits.max_events}).")
