@@ -3,9 +3,10 @@
 Eight instances are launched, each its own Chromium on the demo shop; for each N, the first N
 are driven by a worker each, which loops snapshot -> click ("Add Banana", then "Clear cart", so
 the page stays the same size) for a fixed time; all workers await `Session.acall` from one
-event loop. Eight raw Playwright browsers (one driver, as a hand-written script would have them)
-run the same loop alternately: the physical limit of the machine at each N. N = 1, 2, 4, 8 are
-measured in turn, in several cycles. Prints throughput (calls/s),
+event loop: the Session's runtime loop (the recommended way, no thread hop per call), and in
+turn another loop (each call crosses threads). Eight raw Playwright browsers (one driver, as a
+hand-written script would have them) run the same loop alternately: the physical limit of the
+machine at each N. N = 1, 2, 4, 8 are measured in turn, in several cycles. Prints throughput (calls/s),
 latency (p50, p99), memory per instance (PSS and USS of each browser's process tree) and
 where the CPU went; with --write, replaces the instances section of BENCHMARKS.md.
 
@@ -23,9 +24,9 @@ import platform
 import re
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psutil
 from benchmarks_md import bench_parser, publish
@@ -160,9 +161,12 @@ async def drive_raw(page: Page, until: float, measure_from: float, latencies: li
 Worker = Callable[[float, float, list[float]], Awaitable[int]]
 
 
-def window(loop: asyncio.AbstractEventLoop, workers: list[Worker], result: Result) -> int:
-    """Run `workers` at once for one window; add their throughput and latencies to `result`; the calls
-    made (warm-up included)."""
+Runner = Callable[[Coroutine[Any, Any, int]], int]  # runs a coroutine to its end on some event loop
+
+
+def window(run: Runner, workers: list[Worker], result: Result) -> int:
+    """Run `workers` at once for one window (on the loop `run` uses); add their throughput and latencies
+    to `result`; the calls made (warm-up included)."""
 
     async def all_at_once() -> int:
         start = time.perf_counter()
@@ -170,21 +174,20 @@ def window(loop: asyncio.AbstractEventLoop, workers: list[Worker], result: Resul
         return sum(await asyncio.gather(*(worker(until, measure_from, result.latencies_ms) for worker in workers)))
 
     started = time.perf_counter()
-    calls = loop.run_until_complete(all_at_once())
+    calls = run(all_at_once())
     result.throughputs.append(calls / WINDOW_S)
     return round(calls * (time.perf_counter() - started) / WINDOW_S)
 
 
-def measure(
-    loop: asyncio.AbstractEventLoop, session: Session, names: list[str], pids: list[int], result: Result
-) -> None:
-    """Drive the instances `names` (browsers `pids`) for one window, measuring where the CPU went."""
+def measure(run: Runner, session: Session, names: list[str], pids: list[int], result: Result) -> None:
+    """Drive the instances `names` (browsers `pids`) for one window from the loop `run` uses, measuring
+    where the CPU went."""
     driver = session.engine.manager.driver_status()["pid"]
     parts = {"Python": lambda: own_cpu_s(os.getpid()), "driver": lambda: own_cpu_s(driver),
              "browsers": lambda: cpu_s(pids)}  # fmt: skip
     before = {part: read() for part, read in parts.items()}
     psutil.cpu_percent()
-    result.calls_made += window(loop, [functools.partial(drive, session, name) for name in names], result)
+    result.calls_made += window(run, [functools.partial(drive, session, name) for name in names], result)
     result.machine_busy.append(psutil.cpu_percent() / 100)
     for part, read in parts.items():
         result.cpu_s[part] = result.cpu_s.get(part, 0.0) + read() - before[part]
@@ -202,12 +205,16 @@ async def launch_raw(playwright: Playwright, url: str) -> list[Page]:
     return pages
 
 
-def run(cycles: int) -> tuple[list[Result], list[Result]]:
+SIDES = ("session", "session_hop", "raw")
+
+
+def run(cycles: int) -> dict[str, list[Result]]:
     """Launch max(COUNTS) instances (and as many raw Playwright browsers), then drive the first N of
-    each for each N, `Session` and raw alternating, in `cycles` cycles (the order of N and of the
-    sides reversed every other cycle, so the machine's drift hits all alike)."""
-    results = {count: Result(count) for count in COUNTS}
-    raw_results = {count: Result(count) for count in COUNTS}
+    each for each N, in `cycles` cycles, from three sides in turn: the Session's workers on its own
+    runtime loop (`session.runtime.run`, no thread hop per call), the same workers on another loop
+    (this script's: every call crosses to the runtime thread and back), and raw Playwright. The order
+    of N and of the sides is reversed every other cycle, so the machine's drift hits all alike."""
+    results = {side: {count: Result(count) for count in COUNTS} for side in SIDES}
     names = [f"bench{index}" for index in range(max(COUNTS))]
     loop = asyncio.new_event_loop()
     with DemoServer() as demo, Session(max_instances=max(COUNTS)) as session:
@@ -220,33 +227,42 @@ def run(cycles: int) -> tuple[list[Result], list[Result]]:
         pages = loop.run_until_complete(launch_raw(playwright, demo.url))
         for cycle in range(cycles):
             for count in COUNTS if cycle % 2 == 0 else COUNTS[::-1]:
-                for side in ("session", "raw") if cycle % 2 == 0 else ("raw", "session"):
-                    if side == "session":
-                        measure(loop, session, names[:count], pids[:count], results[count])
+                for side in SIDES if cycle % 2 == 0 else SIDES[::-1]:
+                    result = results[side][count]
+                    if side == "raw":
+                        raw_workers = [functools.partial(drive_raw, page) for page in pages[:count]]
+                        window(loop.run_until_complete, raw_workers, result)
                     else:
-                        window(loop, [functools.partial(drive_raw, page) for page in pages[:count]], raw_results[count])
+                        run_on = session.runtime.run if side == "session" else loop.run_until_complete
+                        measure(run_on, session, names[:count], pids[:count], result)
         loop.run_until_complete(playwright.stop())
     loop.close()
-    return list(results.values()), list(raw_results.values())
+    return {side: list(by_count.values()) for side, by_count in results.items()}
 
 
-def report(results: list[Result], raw_results: list[Result], cycles: int) -> str:
-    one, four = results[COUNTS.index(1)], results[COUNTS.index(4)]
-    raw_one = raw_results[COUNTS.index(1)]
-    ratios = [four_s / one_s for one_s, four_s in zip(one.throughputs, four.throughputs, strict=True)]
+def report(results: dict[str, list[Result]], cycles: int) -> str:
+    def at(side: str, count: int) -> Result:
+        return results[side][COUNTS.index(count)]
+
+    def ratios(side: str) -> list[float]:
+        return [four / one for one, four in zip(at(side, 1).throughputs, at(side, 4).throughputs, strict=True)]
+
     lines = [
         BEGIN,
         (
             f"Many instances: N of {max(COUNTS)} launched instances driven at once from one `Session` (each its own "
             f"Chromium on the demo shop, looping snapshot -> click by ref), {WINDOW_S:g} s measured after "
-            f"{WARMUP_S:g} s of warm-up per N, in {cycles} cycles (`python bench/bench_instances.py`). calls/s: "
-            "median over the cycles, beside raw Playwright's (as many browsers of its own, one driver, the same "
-            "loop, windows alternating with the Session's); p50 and p99 over every call. Memory per instance (mean): PSS and USS of its "
-            "browser's process tree (PSS splits pages shared between processes; USS is what closing it frees); "
-            "the one Playwright driver they share is not included. CPU per call: this process (the runtime "
-            "thread and the benchmark's loop), the Node driver, the browsers. Cores used: calls/s times that. "
-            "Ceiling: the calls/s at that CPU cost if the whole machine were ours. Machine busy: every process on the machine, other users' "
-            "included."
+            f"{WARMUP_S:g} s of warm-up per N, in {cycles} cycles (`python bench/bench_instances.py`). Three sides "
+            "take turns: the Session's workers on its runtime loop (`session.runtime.run(main())`: no thread hop "
+            "per call, the way README's *Many instances at once* recommends), the same workers on another event "
+            "loop (every call crosses to the runtime thread and back), and raw Playwright (as many browsers of its "
+            "own, one driver, the same loop). calls/s: median over the cycles; p50 and p99 over every call. "
+            "Memory per instance (mean): PSS and USS of its browser's process tree (PSS splits pages shared "
+            "between processes; USS is what closing it frees); the one Playwright driver they share is not "
+            "included. CPU per call: this process (the runtime thread and the benchmark's loop), the Node "
+            "driver, the browsers. Cores used: calls/s times that. Ceiling: the calls/s at that CPU cost if the "
+            "whole machine were ours. Machine busy: every process on the machine, other users' included. "
+            "Latency, memory and CPU are the runtime-loop side's."
         ),
         (
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, Chromium at "
@@ -254,16 +270,18 @@ def report(results: list[Result], raw_results: list[Result], cycles: int) -> str
         ),
         "",
         (
-            "| instances | calls/s | vs 1 instance | raw Playwright calls/s | raw vs 1 | p50 (ms) | p99 (ms) "
-            "| memory per instance, PSS / USS (MB) "
+            "| instances | calls/s | vs 1 instance | from another loop: calls/s | vs 1 | raw Playwright calls/s | raw vs 1 "
+            "| p50 (ms) | p99 (ms) | memory per instance, PSS / USS (MB) "
             "| CPU per call (ms): Python / driver / browsers | cores used | CPU-bound ceiling (calls/s) | machine busy |"
         ),
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for result, raw in zip(results, raw_results, strict=True):
+    for count in COUNTS:
+        result, hop, raw = at("session", count), at("session_hop", count), at("raw", count)
         lines.append(
-            f"| {result.instances} | {result.throughput:.1f} | {result.throughput / one.throughput:.2f}x | "
-            f"{raw.throughput:.1f} | {raw.throughput / raw_one.throughput:.2f}x | "
+            f"| {count} | {result.throughput:.1f} | {result.throughput / at('session', 1).throughput:.2f}x | "
+            f"{hop.throughput:.1f} | {hop.throughput / at('session_hop', 1).throughput:.2f}x | "
+            f"{raw.throughput:.1f} | {raw.throughput / at('raw', 1).throughput:.2f}x | "
             f"{result.percentile(0.5):.1f} | {result.percentile(0.99):.1f} | "
             f"{statistics.mean(pss for pss, _ in result.memory_mb):.0f} / "
             f"{statistics.mean(uss for _, uss in result.memory_mb):.0f} | "
@@ -271,11 +289,14 @@ def report(results: list[Result], raw_results: list[Result], cycles: int) -> str
             f"{result.throughput * sum(result.cpu_ms_per_call.values()) / 1000:.2f} | {result.ceiling:.0f} | "
             f"{100 * statistics.mean(result.machine_busy):.0f}% |"
         )
+    four_to_one = at("session", 4).throughput / at("session", 1).throughput
+    hop_four_to_one = at("session_hop", 4).throughput / at("session_hop", 1).throughput
     lines += [
         "",
         (
-            f"4 instances / 1 instance: {four.throughput / one.throughput:.2f}x (target >= {TARGET}x); per cycle "
-            f"{min(ratios):.2f}-{max(ratios):.2f}x."
+            f"4 instances / 1 instance: {four_to_one:.2f}x on the runtime loop (target >= {TARGET}x; per cycle "
+            f"{min(ratios('session')):.2f}-{max(ratios('session')):.2f}x), {hop_four_to_one:.2f}x from another "
+            f"loop (per cycle {min(ratios('session_hop')):.2f}-{max(ratios('session_hop')):.2f}x)."
         ),
         END,
     ]
@@ -285,7 +306,7 @@ def report(results: list[Result], raw_results: list[Result], cycles: int) -> str
 def main() -> None:
     parser = bench_parser(__doc__, 3)
     options = parser.parse_args()
-    publish(report(*run(options.rounds), options.rounds), options.write, BEGIN, END)
+    publish(report(run(options.rounds), options.rounds), options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.helpers import error, ok, wait_until
+from tests.helpers import error, ok, ref_for, wait_until
 from webmcp_nb import Envelope, RuntimeThreadError
 
 SLOW_EVAL = """async () => {
@@ -81,6 +81,37 @@ def test_instances_run_in_parallel(fresh_session, demo) -> None:
 
     (left_start, left_end), (right_start, right_end) = [ok(e)["result"] for e in asyncio.run(main())]
     assert left_start < right_end and right_start < left_end  # the two 3 s calls overlapped
+
+
+def test_a_driver_on_the_runtime_loop_calls_without_a_thread_hop(fresh_session, demo) -> None:
+    """README's *Many instances at once*: `session.runtime.run(main())` runs `main` on the runtime's
+    loop, where `acall` and the generated `a...` methods are awaited in place, instances in parallel."""
+    s = fresh_session()
+    for name in ("left", "right"):
+        ok(s.create_instance(name))
+        ok(s.navigate(demo.url, instance=name))
+    hops: list[int] = []
+    submit = s.runtime.submit
+    s.runtime.submit = lambda coro: hops.append(1) or submit(coro)  # type: ignore[method-assign]
+
+    async def crawl(name: str) -> tuple[str, str, str]:
+        snapshot = ok(await s.asnapshot(instance=name))["snapshot"]
+        clicked = await s.aclick(ref_for(snapshot, 'button "Add Banana"'), instance=name)
+        cart = await s.acall(
+            "browser_evaluate", expression="document.querySelector('#cart').textContent", instance=name
+        )
+        return threading.current_thread().name, ok(clicked)["url"], ok(cart)["result"]
+
+    async def main() -> list[tuple[str, str, str]]:
+        return await asyncio.gather(crawl("left"), crawl("right"))
+
+    try:
+        results = s.runtime.run(main())
+    finally:
+        del s.runtime.submit
+    assert len(hops) == 1  # main itself; none of its six calls crossed threads
+    assert [(thread, cart) for thread, _, cart in results] == [("webmcp_nb-runtime", "Cart: 1 item: Banana")] * 2
+    assert [url for _, url, _ in results] == [demo.url] * 2
 
 
 def test_blocking_call_from_the_runtime_thread_raises_instead_of_deadlocking(on_shop) -> None:
