@@ -5,13 +5,18 @@ session recovers."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
 
 import httpx2
+import mcp_types as types
 import psutil
 import pytest
 from mcp import Client
@@ -20,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from webmcp_nb import Envelope
 
 from .conftest import browser_processes, error, ok, ref_for
+from .helpers import BROWSER_NAMES, wait_for_exit
 
 HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
 
@@ -67,6 +73,13 @@ def renderer_pids(s) -> set[int]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def process_name(pid: int) -> str:
+    try:
+        return psutil.Process(pid).name()
+    except psutil.NoSuchProcess:
+        return ""
 
 
 def gone(pids: list[int]) -> bool:
@@ -139,8 +152,10 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     ok(s.evaluate(HANG, page_id=hung))
     timed_out = timeout_once_stuck(lambda: s.snapshot(page_id=hung))
     error(timed_out, "operation_timeout", "unknown", "read_only")
-    # Other tabs of the instance never wait for it, nor does the tab list.
-    assert ok(s.snapshot(page_id=other))["url"].endswith("form.html")
+    # Other tabs of the instance never wait for it, nor does the tab list (3 s: the operation timeout).
+    beside, listed = s.snapshot(page_id=other), s.tabs()
+    assert ok(beside)["url"].endswith("form.html") and beside.operation.duration_ms < 3000
+    assert hung in [tab["page_id"] for tab in ok(listed)["tabs"]] and listed.operation.duration_ms < 3000
     wait_until(lambda: tab_status(s, hung) == "unresponsive", 10.0, "the tab to be marked")
     assert tab_status(s, other) == "ok"
     health = ok(s.health())
@@ -211,6 +226,38 @@ def test_a_browser_killed_during_a_call_ends_it_with_instance_crashed(fresh_sess
     error(s.snapshot(instance="victim"), "instance_crashed", "not_started")
     ok(s.create_instance("victim"))
     assert ok(s.navigate(demo.url, instance="victim"))["title"] == "Demo Shop"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_process_killed_with_live_browsers_leaves_none_running(demo, signum: signal.Signals) -> None:
+    """No close(), no atexit: the driver sees its stdin close and takes the browsers with it."""
+    script = textwrap.dedent(
+        f"""
+        import json, psutil, time
+        from webmcp_nb import Session
+        s = Session()
+        s.navigate({demo.url!r}).raise_for_status()  # the default instance
+        s.create_instance("second").raise_for_status()
+        s.navigate({demo.url!r}, instance="second").raise_for_status()
+        print(json.dumps([p.pid for p in psutil.Process().children(recursive=True)]), flush=True)
+        time.sleep(600)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line, child.communicate(timeout=10)[1]
+        descendants = json.loads(line)
+        browsers = [pid for pid in descendants if BROWSER_NAMES.search(process_name(pid))]
+        assert len(browsers) >= 2, descendants  # two instances' browsers (and their helpers)
+        child.send_signal(signum)
+        assert child.wait(timeout=30) == -signum
+        wait_for_exit(descendants, timeout=30.0)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
 
 
 # pages that misbehave ---------------------------------------------------------------------------
@@ -338,3 +385,56 @@ def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, de
         )
     )
     assert sorted(logged) == [("browser_click", "cancelled", "not_started", "after_correction"), slow_call]
+
+
+# many callers at once ---------------------------------------------------------------------------
+def test_four_agents_and_two_threads_on_two_instances_lose_nothing(fresh_session, demo) -> None:
+    """Each caller's calls come back once each, in the order it made them, whoever else is calling."""
+    s = fresh_session()
+    ok(s.navigate(demo.url))  # the default instance
+    ok(s.create_instance("second"))
+    ok(s.navigate(demo.url, instance="second"))
+    instances = ["default", "second"]
+    server = s.serve_mcp()
+    calls = 12
+
+    def url(caller: str, k: int) -> str:
+        return f"{demo.url}#{caller}-{k}"
+
+    async def agent(index: int) -> list[str]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=120)
+        info = types.Implementation(name=f"agent{index}", version="1")
+        async with Client(streamable_http_client(server.url, http_client=http), client_info=info) as client:
+            answers = []
+            for k in range(calls):
+                args = {"url": url(f"agent{index}", k), "instance": instances[index % 2]}
+                result = await client.call_tool("browser_navigate", args)
+                assert result.is_error is False, result
+                answers.append(result.structured_content["data"]["url"])
+            return answers
+
+    async def agents() -> list[list[str]]:
+        return list(await asyncio.gather(*(agent(index) for index in range(4))))
+
+    answers: dict[str, list[str]] = {}
+
+    def thread(index: int) -> None:
+        name = f"thread{index}"
+        answers[name] = [ok(s.navigate(url(name, k), instance=instances[index % 2]))["url"] for k in range(calls)]
+
+    threads = [threading.Thread(target=thread, args=(index,)) for index in range(2)]
+    for worker in threads:
+        worker.start()
+    for index, found in enumerate(asyncio.run(agents())):
+        answers[f"agent{index}"] = found
+    for worker in threads:
+        worker.join(120)
+    server.stop()
+
+    callers = [f"agent{index}" for index in range(4)] + ["thread0", "thread1"]
+    for caller in callers:  # each answer is its own call's, in order
+        assert answers[caller] == [url(caller, k) for k in range(calls)], caller
+    logged = [r.args["url"] for r in s.history if r.tool == "browser_navigate" and "#" in r.args.get("url", "")]
+    assert len(logged) == len(set(logged)) == len(callers) * calls  # none lost, none twice
+    for caller in callers:  # and logged in the order each caller made them
+        assert [u for u in logged if u.startswith(f"{demo.url}#{caller}-")] == [url(caller, k) for k in range(calls)]
