@@ -404,6 +404,36 @@ def test_the_default_upload_root_is_the_artifacts_directory(plain: Served, files
     assert "uploads from: " + str(engine.artifacts_dir.resolve()) in plain.handle.describe()
 
 
+def test_the_default_upload_root_keeps_browser_profiles_out(files: Files, demo: DemoServer) -> None:
+    with Session() as session:
+        served = Served(session, caps=["files"])
+        artifacts = session.engine.artifacts_dir
+        (artifacts / "report.txt").write_text("a report")
+        kept = artifacts / "profiles" / "notebook" / "Default" / "Cookies"  # a profile the notebook named
+        kept.parent.mkdir(parents=True)
+        kept.write_text(SECRET)
+        (artifacts / "cookies.txt").symlink_to(kept)
+
+        async def scenario() -> list[types.CallToolResult]:
+            async with served.client() as client:
+                await client.call_tool("browser_navigate", {"url": demo.url_for("upload.html")})
+                page = text_of(await client.call_tool("browser_snapshot", {}))
+                await client.call_tool("browser_click", {"ref": ref_for(page, "Choose file")})
+                return [
+                    await client.call_tool("browser_file_upload", {"paths": [str(kept)]}),
+                    await client.call_tool("browser_file_upload", {"paths": [str(artifacts / "cookies.txt")]}),
+                    await client.call_tool("browser_file_upload", {"paths": [str(artifacts / "report.txt")]}),
+                    await client.call_tool("browser_snapshot", {}),
+                ]
+
+        direct, linked, granted, page = asyncio.run(scenario())
+    profiles = str((artifacts / "profiles").resolve())
+    refused(direct, str(kept.resolve()), profiles, "agents never upload from")
+    refused(linked, str(kept.resolve()), "agents never upload from")
+    assert succeeded(granted)["files"] == [str((artifacts / "report.txt").resolve())]
+    assert "Selected: report.txt" in text_of(page)
+
+
 # --------------------------------------------------------------------------- #
 # The browser cap, and approval of calls that use it
 # --------------------------------------------------------------------------- #
