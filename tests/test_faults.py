@@ -343,6 +343,58 @@ def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_ses
     assert "nothing was done" in (clicks[0].message or "")
 
 
+def _raw_headers(server, protocol: str) -> dict[str, str]:
+    """Headers of a hand-written tools/call request in `protocol` (a 2025-era one opens its session)."""
+    headers = {
+        "Authorization": f"Bearer {server.token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "mcp-protocol-version": protocol,
+    }
+    if protocol == "2026-07-28":
+        return headers | {"mcp-method": "tools/call", "mcp-name": "browser_click"}
+    info = {"protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "leaver", "version": "1"}}
+    with httpx2.Client(timeout=60) as http:
+        opened = http.post(
+            server.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info}, headers=headers
+        )
+        headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    return headers
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_an_agent_that_disconnects_without_a_word_never_clicks(fresh_session, demo, protocol: str) -> None:
+    """No cancellation sent: the client's connection just closes while its click is queued."""
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')
+    server = s.serve_mcp()
+    headers = _raw_headers(server, protocol)
+    params: dict[str, object] = {"name": "browser_click", "arguments": {"ref": banana}}
+    if protocol == "2026-07-28":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": protocol,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "leaver", "version": "1"},
+        }
+    holder = _hold_instance(s, 3)
+    with httpx2.Client(timeout=0.5) as http, pytest.raises(httpx2.ReadTimeout):
+        http.post(
+            server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}, headers=headers
+        )
+    holder.join(20)
+    wait_until(lambda: [r for r in s.history if r.caller.startswith("agent:")], 10.0, "the click to be logged")
+    time.sleep(0.5)
+    assert cart(s) == "Cart: 0 items"
+    logged = [
+        (r.tool, r.envelope.error_type, r.envelope.operation.outcome)
+        for r in s.history
+        if r.caller.startswith("agent:")
+    ]
+    assert logged == [("browser_click", "cancelled", "not_started")]
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 (closes its stream) and 2025 (notifies)
 def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, demo, mode: str) -> None:
     s = fresh_session()
