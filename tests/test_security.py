@@ -504,6 +504,8 @@ def test_the_readme_grants_table_names_every_grant_and_option() -> None:
         assert f"`--caps {cap}`" in rows[f"`{cap}`"][0], cap
     assert {row for row in rows if re.fullmatch(r"`[a-z]+`", row)} == {f"`{cap}`" for cap in CAPS}
     assert f"`--allow-scheme {' '.join(SCHEMES)}`" in rows["schemes"][0]
+    for option in ("executable_path", "profile_dir", "endpoint", "cdp_endpoint", "headers"):  # launch_widening's
+        assert f"`{option}`" in rows["`browser`"][1], option
     flags = {field.metadata["flag"] for field in dataclasses.fields(ServeOptions)}
     for row, flag in [
         ("file root", "--file-root"),
