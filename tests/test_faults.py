@@ -5,21 +5,29 @@ session recovers."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
 
 import httpx2
+import mcp_types as types
 import psutil
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb import Envelope
+from webmcp_nb import Envelope, Session
+from webmcp_nb.core.engine import HISTORY_SIZE
 
 from .conftest import browser_processes, error, ok, ref_for
+from .helpers import BROWSER_NAMES, wait_for_exit
 
 HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
 
@@ -67,6 +75,13 @@ def renderer_pids(s) -> set[int]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def process_name(pid: int) -> str:
+    try:
+        return psutil.Process(pid).name()
+    except psutil.NoSuchProcess:
+        return ""
 
 
 def gone(pids: list[int]) -> bool:
@@ -139,8 +154,10 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     ok(s.evaluate(HANG, page_id=hung))
     timed_out = timeout_once_stuck(lambda: s.snapshot(page_id=hung))
     error(timed_out, "operation_timeout", "unknown", "read_only")
-    # Other tabs of the instance never wait for it, nor does the tab list.
-    assert ok(s.snapshot(page_id=other))["url"].endswith("form.html")
+    # Other tabs of the instance never wait for it, nor does the tab list (3 s: the operation timeout).
+    beside, listed = s.snapshot(page_id=other), s.tabs()
+    assert ok(beside)["url"].endswith("form.html") and beside.operation.duration_ms < 3000
+    assert hung in [tab["page_id"] for tab in ok(listed)["tabs"]] and listed.operation.duration_ms < 3000
     wait_until(lambda: tab_status(s, hung) == "unresponsive", 10.0, "the tab to be marked")
     assert tab_status(s, other) == "ok"
     health = ok(s.health())
@@ -211,6 +228,38 @@ def test_a_browser_killed_during_a_call_ends_it_with_instance_crashed(fresh_sess
     error(s.snapshot(instance="victim"), "instance_crashed", "not_started")
     ok(s.create_instance("victim"))
     assert ok(s.navigate(demo.url, instance="victim"))["title"] == "Demo Shop"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_process_killed_with_live_browsers_leaves_none_running(demo, signum: signal.Signals) -> None:
+    """No close(), no atexit: the driver sees its stdin close and takes the browsers with it."""
+    script = textwrap.dedent(
+        f"""
+        import json, psutil, time
+        from webmcp_nb import Session
+        s = Session()
+        s.navigate({demo.url!r}).raise_for_status()  # the default instance
+        s.create_instance("second").raise_for_status()
+        s.navigate({demo.url!r}, instance="second").raise_for_status()
+        print(json.dumps([p.pid for p in psutil.Process().children(recursive=True)]), flush=True)
+        time.sleep(600)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line, child.communicate(timeout=10)[1]
+        descendants = json.loads(line)
+        browsers = [pid for pid in descendants if BROWSER_NAMES.search(process_name(pid))]
+        assert len(browsers) >= 2, descendants  # two instances' browsers (and their helpers)
+        child.send_signal(signum)
+        assert child.wait(timeout=30) == -signum
+        wait_for_exit(descendants, timeout=30.0)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
 
 
 # pages that misbehave ---------------------------------------------------------------------------
@@ -294,6 +343,58 @@ def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_ses
     assert "nothing was done" in (clicks[0].message or "")
 
 
+def _raw_headers(server, protocol: str) -> dict[str, str]:
+    """Headers of a hand-written tools/call request in `protocol` (a 2025-era one opens its session)."""
+    headers = {
+        "Authorization": f"Bearer {server.token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "mcp-protocol-version": protocol,
+    }
+    if protocol == "2026-07-28":
+        return headers | {"mcp-method": "tools/call", "mcp-name": "browser_click"}
+    info = {"protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "leaver", "version": "1"}}
+    with httpx2.Client(timeout=60) as http:
+        opened = http.post(
+            server.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info}, headers=headers
+        )
+        headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    return headers
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_an_agent_that_disconnects_without_a_word_never_clicks(fresh_session, demo, protocol: str) -> None:
+    """No cancellation sent: the client's connection just closes while its click is queued."""
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')
+    server = s.serve_mcp()
+    headers = _raw_headers(server, protocol)
+    params: dict[str, object] = {"name": "browser_click", "arguments": {"ref": banana}}
+    if protocol == "2026-07-28":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": protocol,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "leaver", "version": "1"},
+        }
+    holder = _hold_instance(s, 3)
+    with httpx2.Client(timeout=0.5) as http, pytest.raises(httpx2.ReadTimeout):
+        http.post(
+            server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}, headers=headers
+        )
+    holder.join(20)
+    wait_until(lambda: [r for r in s.history if r.caller.startswith("agent:")], 10.0, "the click to be logged")
+    time.sleep(0.5)
+    assert cart(s) == "Cart: 0 items"
+    logged = [
+        (r.tool, r.envelope.error_type, r.envelope.operation.outcome)
+        for r in s.history
+        if r.caller.startswith("agent:")
+    ]
+    assert logged == [("browser_click", "cancelled", "not_started")]
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 (closes its stream) and 2025 (notifies)
 def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, demo, mode: str) -> None:
     s = fresh_session()
@@ -338,3 +439,75 @@ def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, de
         )
     )
     assert sorted(logged) == [("browser_click", "cancelled", "not_started", "after_correction"), slow_call]
+
+
+# many callers at once ---------------------------------------------------------------------------
+def test_four_agents_and_two_threads_on_two_instances_lose_nothing(fresh_session, demo) -> None:
+    """Each caller's calls come back once each, in the order it made them, whoever else is calling."""
+    s = fresh_session()
+    ok(s.navigate(demo.url))  # the default instance
+    ok(s.create_instance("second"))
+    ok(s.navigate(demo.url, instance="second"))
+    instances = ["default", "second"]
+    server = s.serve_mcp()
+    calls = 12
+
+    def url(caller: str, k: int) -> str:
+        return f"{demo.url}#{caller}-{k}"
+
+    async def agent(index: int) -> list[str]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=120)
+        info = types.Implementation(name=f"agent{index}", version="1")
+        async with Client(streamable_http_client(server.url, http_client=http), client_info=info) as client:
+            answers = []
+            for k in range(calls):
+                args = {"url": url(f"agent{index}", k), "instance": instances[index % 2]}
+                result = await client.call_tool("browser_navigate", args)
+                assert result.is_error is False, result
+                answers.append(result.structured_content["data"]["url"])
+            return answers
+
+    async def agents() -> list[list[str]]:
+        return list(await asyncio.gather(*(agent(index) for index in range(4))))
+
+    answers: dict[str, list[str]] = {}
+
+    def thread(index: int) -> None:
+        name = f"thread{index}"
+        answers[name] = [ok(s.navigate(url(name, k), instance=instances[index % 2]))["url"] for k in range(calls)]
+
+    threads = [threading.Thread(target=thread, args=(index,)) for index in range(2)]
+    for worker in threads:
+        worker.start()
+    for index, found in enumerate(asyncio.run(agents())):
+        answers[f"agent{index}"] = found
+    for worker in threads:
+        worker.join(120)
+    server.stop()
+
+    callers = [f"agent{index}" for index in range(4)] + ["thread0", "thread1"]
+    for caller in callers:  # each answer is its own call's, in order
+        assert answers[caller] == [url(caller, k) for k in range(calls)], caller
+    logged = [r.args["url"] for r in s.history if r.tool == "browser_navigate" and "#" in r.args.get("url", "")]
+    assert len(logged) == len(set(logged)) == len(callers) * calls  # none lost, none twice
+    for caller in callers:  # and logged in the order each caller made them
+        assert [u for u in logged if u.startswith(f"{demo.url}#{caller}-")] == [url(caller, k) for k in range(calls)]
+
+
+def test_memory_stays_flat_over_4000_calls(demo) -> None:
+    """The session keeps a bounded call history and nothing else per call (a plain Session:
+    the test suite's checked one keeps every envelope for the contract check)."""
+    process = psutil.Process()
+
+    def calls(count: int) -> int:
+        for index in range(count):
+            ok(s.snapshot() if index % 4 == 0 else s.tabs())
+        gc.collect()
+        return process.memory_info().rss
+
+    with Session() as s:
+        ok(s.navigate(demo.url))
+        warm = calls(1_000)
+        after = calls(3_000)
+        assert len(s.history) == HISTORY_SIZE
+    assert after - warm < 16 * 2**20, f"grew by {(after - warm) / 2**20:.1f} MiB"

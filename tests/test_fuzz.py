@@ -47,9 +47,10 @@ from webmcp_nb.core.registry import REGISTRY, ToolSpec
 from webmcp_nb.mcp.results import output_schema
 
 TOOLS = REGISTRY.names()
-SESSION_EXAMPLES = 15  # per tool: 30 tools make 450 calls, with the tool-name fuzz over 500
-MCP_EXAMPLES = 6
+SESSION_EXAMPLES = 15  # per tool (each test asserts it got them all)
+MCP_EXAMPLES = 13
 NAME_EXAMPLES = 60
+MIN_CALLS = 500  # generated calls per run, through Session and again through an MCP client
 EXTRA_INSTANCE = "fuzz-extra"  # the only instance the fuzz may create or destroy
 FRUITS = ["Apple", "Banana", "Cherry", "Date", "Elderberry", "Fig", "Grape"]
 PAGE_TOOLS = ["add_to_cart", "get_cart", "echo_text", "fail_always", "search_products", "extra_tool", "no_such_tool"]
@@ -558,6 +559,11 @@ def test_mcp_calls_always_return_a_tool_result(fuzz_session, page, mcp, tool):
     renew_refs(fuzz_session, page)
     call()
     assert sum(outcomes.values()) >= MCP_EXAMPLES
+
+
+def test_each_run_makes_at_least_500_calls_each_way():
+    assert len(TOOLS) * SESSION_EXAMPLES + NAME_EXAMPLES >= MIN_CALLS  # through Session
+    assert len(TOOLS) * MCP_EXAMPLES >= MIN_CALLS  # through an MCP client
 
 
 def test_the_fingerprint_sees_what_calls_change(fuzz_session, page):

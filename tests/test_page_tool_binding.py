@@ -184,3 +184,38 @@ def test_a_tool_in_another_tab_is_refused(session: Session, page_a: str) -> None
         ok(session.tabs("close", page_id=second))
     bound.unregister()
     error(session.webmcp_call("lookup_tab", {"word": "x"}), "element_not_found")
+
+
+def test_a_sandboxed_frame_at_the_pages_own_url_is_refused(session: Session, page_a: str) -> None:
+    """Its URL names the page's origin, but its real origin is opaque: the browser's word counts."""
+    frame_url = page_a.replace("webmcp.html", "frame-inner.html")
+    ok(
+        session.evaluate(f"""() => Promise.all(["allow-scripts", null].map((sandbox) => new Promise((done) => {{
+        const frame = document.createElement("iframe");
+        if (sandbox) frame.sandbox = sandbox;
+        frame.name = sandbox ? "sandboxed" : "plain";
+        frame.onload = done;
+        frame.src = {frame_url!r};
+        document.body.append(frame);
+    }})))""")
+    )
+    frames = {frame["name"]: frame["frame_id"] for frame in ok(session.frames())["frames"] if frame["url"] == frame_url}
+    seen: list[str] = []
+    bound = session.page_tool(lambda word: seen.append(word) or f"found {word}", name="lookup_sandbox")
+    token = bound.registration.token
+    assert ok(session.evaluate("() => self.origin", frame_id=frames["sandboxed"]))["result"] == "null"
+    answer = call_binding(session, token, "from-sandbox", frame_id=frames["sandboxed"])
+    assert answer == (
+        f"refused: Python page tool call refused: 'lookup_sandbox' is exposed to {origin_of(page_a)}, not to the "
+        f"calling frame (opaque origin: {frame_url})."
+    )
+    # Page script cannot talk its way in: the origin is the browser's, not what `self.origin` says.
+    ok(
+        session.evaluate(
+            "() => { Object.defineProperty(self, 'origin', {value: location.origin}); }", frame_id=frames["sandboxed"]
+        )
+    )
+    assert call_binding(session, token, "lying", frame_id=frames["sandboxed"]).startswith("refused: ")
+    assert call_binding(session, token, "from-plain", frame_id=frames["plain"]) == "found from-plain"
+    assert seen == ["from-plain"]
+    bound.unregister()

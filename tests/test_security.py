@@ -10,7 +10,9 @@ console script over stdio (its grant options on the command line).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html
+import re
 import socket
 import sys
 import threading
@@ -28,8 +30,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
 from webmcp_nb.core.engine import ApprovalRequest
-from webmcp_nb.core.grants import Grant
+from webmcp_nb.core.grants import CAPS, SCHEMES, Grant
 from webmcp_nb.demo import DemoServer
+from webmcp_nb.serve_options import ServeOptions
 
 from .conftest import ref_for
 from .helpers import free_port
@@ -401,6 +404,36 @@ def test_the_default_upload_root_is_the_artifacts_directory(plain: Served, files
     assert "uploads from: " + str(engine.artifacts_dir.resolve()) in plain.handle.describe()
 
 
+def test_the_default_upload_root_keeps_browser_profiles_out(files: Files, demo: DemoServer) -> None:
+    with Session() as session:
+        served = Served(session, caps=["files"])
+        artifacts = session.engine.artifacts_dir
+        (artifacts / "report.txt").write_text("a report")
+        kept = artifacts / "profiles" / "notebook" / "Default" / "Cookies"  # a profile the notebook named
+        kept.parent.mkdir(parents=True)
+        kept.write_text(SECRET)
+        (artifacts / "cookies.txt").symlink_to(kept)
+
+        async def scenario() -> list[types.CallToolResult]:
+            async with served.client() as client:
+                await client.call_tool("browser_navigate", {"url": demo.url_for("upload.html")})
+                page = text_of(await client.call_tool("browser_snapshot", {}))
+                await client.call_tool("browser_click", {"ref": ref_for(page, "Choose file")})
+                return [
+                    await client.call_tool("browser_file_upload", {"paths": [str(kept)]}),
+                    await client.call_tool("browser_file_upload", {"paths": [str(artifacts / "cookies.txt")]}),
+                    await client.call_tool("browser_file_upload", {"paths": [str(artifacts / "report.txt")]}),
+                    await client.call_tool("browser_snapshot", {}),
+                ]
+
+        direct, linked, granted, page = asyncio.run(scenario())
+    profiles = str((artifacts / "profiles").resolve())
+    refused(direct, str(kept.resolve()), profiles, "agents never upload from")
+    refused(linked, str(kept.resolve()), "agents never upload from")
+    assert succeeded(granted)["files"] == [str((artifacts / "report.txt").resolve())]
+    assert "Selected: report.txt" in text_of(page)
+
+
 # --------------------------------------------------------------------------- #
 # The browser cap, and approval of calls that use it
 # --------------------------------------------------------------------------- #
@@ -450,3 +483,36 @@ def test_http_from_the_page_is_held_to_the_url_grant(demo: DemoServer) -> None:
             assert "granted" in message or "grant" in message, message
         assert ok(call("/status?code=200"))["status"] == 200  # relative: the page's own origin
         assert ok(call(demo.url_for("status?code=201")))["status"] == 201
+
+
+# --------------------------------------------------------------------------- #
+# The README's threat model matches the code
+# --------------------------------------------------------------------------- #
+
+
+def test_the_readme_grants_table_names_every_grant_and_option() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Threat model and grants", 1)[1].split("\n### ", 1)[0]
+    assert "**Who the agent is.**" in section and "**Never grant an untrusted agent**" in section
+    rows = {
+        cells[0]: cells[1:]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith("|---")
+        for cells in [[cell.strip() for cell in line.strip("|").split(" | ")]]
+    }
+    for cap in CAPS:  # every --caps value has its row, saying how to grant it
+        assert f"`--caps {cap}`" in rows[f"`{cap}`"][0], cap
+    assert {row for row in rows if re.fullmatch(r"`[a-z]+`", row)} == {f"`{cap}`" for cap in CAPS}
+    assert f"`--allow-scheme {' '.join(SCHEMES)}`" in rows["schemes"][0]
+    for option in ("executable_path", "profile_dir", "endpoint", "cdp_endpoint", "headers"):  # launch_widening's
+        assert f"`{option}`" in rows["`browser`"][1], option
+    flags = {field.metadata["flag"] for field in dataclasses.fields(ServeOptions)}
+    for row, flag in [
+        ("file root", "--file-root"),
+        ("upload roots", "--upload-root"),
+        ("operator flags", "--chromium-arg"),
+    ]:
+        assert flag in flags and f"`{flag}" in rows[row][0], row
+    refused_by_default = section.split("Refused:", 1)[1].split("\n\n", 1)[0]
+    for scheme in ("file", *SCHEMES):
+        assert f"`{scheme}:`" in refused_by_default, scheme

@@ -192,6 +192,11 @@ def widens_grant(tool: str, args: Any, default_headless: bool) -> bool:
     return tool == CREATE_INSTANCE and bool(launch_widening(args, default_headless))
 
 
+def profiles_dir(artifacts_dir: Path) -> Path:
+    """Where an agent's profile names are kept; agents never upload from it (cookies, logins)."""
+    return artifacts_dir / "profiles"
+
+
 def is_profile_name(value: Any) -> bool:
     return isinstance(value, str) and bool(_PROFILE_NAME.match(value)) and ".." not in value
 

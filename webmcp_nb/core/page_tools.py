@@ -8,9 +8,11 @@ A registration is bound to one document (seed 003's ``exposedTo``, failing close
 
 - the binding is called with a per-registration token that only the registering document's
   ``execute`` closure holds; a call with any other token is refused;
-- the calling frame's origin, as the browser reports its URL (not as the page says it), must be
+- the calling frame's origin, as the browser reports it (not as the page says it), must be
   the page's origin at registration or one listed in ``exposed_to``; an opaque or unknown origin
-  (``about:``, ``data:``, ``file:``, sandboxed) is refused;
+  (``about:``, ``data:``, ``file:``, sandboxed) is refused. On Chromium both its URL's origin and
+  its document's real origin (DevTools' execution context: a sandboxed frame at an http URL is
+  opaque) must be that origin; other browsers give the URL's;
 - the registering document must still be there: a navigation of the tab to another document
   ends the registration on both sides (the new document never had the tool; the Python side
   turns inactive). `PageToolRegistration.unregister()` aborts it.
@@ -22,6 +24,7 @@ WebMCP event to the log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -237,6 +240,8 @@ async def _dispatch(instance: Instance, source: dict[str, Any], token: Any, argu
     registration = _by_token(instance, token)
     caller_url = frame.url if frame is not None else ""
     origin = origin_of(caller_url)
+    if origin is not None and frame is not None and state is not None and instance.options.is_chromium:
+        origin = origin if await _document_origin(state, frame) == origin else None
     if registration is None:
         why = (
             "no Python tool is registered under this token in this browser (it was unregistered, or the "
@@ -270,6 +275,56 @@ async def _dispatch(instance: Instance, source: dict[str, Any], token: Any, argu
             )
         )
     raise PermissionError(f"Python page tool call refused: {why}.")
+
+
+async def _document_origin(state: PageState, frame: Frame) -> str | None:
+    """The origin of `frame`'s document as Chromium holds it (that of its default execution
+    context, which page script cannot change), or None: opaque, or not known for sure.
+
+    A frame in a process of its own has its own DevTools target; a frame in its page's process
+    is found in the page's frame tree by its URL, and every frame there with that URL must agree."""
+    from playwright.async_api import Error
+
+    context = state.page.context
+    url = frame.url.split("#", 1)[0]
+    try:
+        try:
+            session = await context.new_cdp_session(frame)
+            own_target = True
+        except Error:  # in its page's process (or the main frame itself)
+            session = await context.new_cdp_session(state.page)
+            own_target = False
+    except Error:
+        return None
+    origins: dict[str, str] = {}
+    session.on(
+        "Runtime.executionContextCreated",
+        lambda event: origins.update(
+            {event["context"]["auxData"]["frameId"]: event["context"]["origin"]}
+            if event["context"].get("auxData", {}).get("isDefault")
+            else {}
+        ),
+    )
+    try:
+        tree = (await session.send("Page.getFrameTree"))["frameTree"]
+        if own_target or frame is state.page.main_frame:
+            candidates = [tree["frame"]["id"]]
+        else:
+            candidates = [node["id"] for node in _frames_of(tree) if node["url"] == url]
+        await session.send("Runtime.enable")  # reports the existing contexts before it answers
+    except Error:
+        return None
+    finally:
+        with contextlib.suppress(Error):
+            await session.detach()
+    found = {origin_of(origins.get(frame_id, "")) for frame_id in candidates}
+    return found.pop() if len(found) == 1 else None
+
+
+def _frames_of(tree: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    yield tree["frame"]
+    for child in tree.get("childFrames", []):
+        yield from _frames_of(child)
 
 
 def _by_token(instance: Instance, token: Any) -> PageToolRegistration | None:

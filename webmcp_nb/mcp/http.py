@@ -70,7 +70,9 @@ class CancelOnDisconnect:
 
     The SDK watches for that only on SSE responses, and this server answers JSON; without it
     a call an agent gave up on (a 2026-07-28 client cancels by closing its request) would
-    still run later. The engine then logs it as cancelled (a queued call never runs)."""
+    still run later. The engine then logs it as cancelled (a queued call never runs). A
+    2025-era request runs in its MCP session, not in the HTTP request: its session hears a
+    ``notifications/cancelled`` for it, as if the client had sent one before leaving."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -86,7 +88,8 @@ class CancelOnDisconnect:
                 return
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
-        body: list[dict[str, Any]] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+        body_bytes = b"".join(chunks)
+        body: list[dict[str, Any]] = [{"type": "http.request", "body": body_bytes, "more_body": False}]
         gone = asyncio.Event()
         answering = False
 
@@ -110,6 +113,7 @@ class CancelOnDisconnect:
                 gone.set()
                 if not (handler.done() or answering):
                     dropped = handler.cancel()
+                    await self._cancel_in_session(scope, body_bytes)
             try:
                 await handler
             except asyncio.CancelledError:
@@ -118,6 +122,30 @@ class CancelOnDisconnect:
         finally:
             watcher.cancel()
             handler.cancel()
+
+    async def _cancel_in_session(self, scope: dict[str, Any], body: bytes) -> None:
+        """Tell the MCP session of a 2025-era request (``mcp-session-id``) that its client left."""
+        headers = [(name, value) for name, value in scope["headers"] if name != b"content-length"]
+        if b"mcp-session-id" not in {name for name, _ in headers}:
+            return  # 2026-07-28: the call ran in the request, cancelled with it
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return
+        if not isinstance(request, dict) or "id" not in request or "method" not in request:
+            return
+        params = {"requestId": request["id"], "reason": "the client disconnected"}
+        notice = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}).encode()
+        sent = [{"type": "http.request", "body": notice, "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            return sent.pop() if sent else {"type": "http.disconnect"}
+
+        async def discard(_message: dict[str, Any]) -> None:
+            pass
+
+        headers.append((b"content-length", str(len(notice)).encode()))
+        await self.app({**scope, "headers": headers}, receive, discard)
 
 
 def _security(host: str) -> TransportSecuritySettings:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from ..errors import ToolFailure
+from ..grants import profiles_dir
 from ..observe import Observe, ObserveField
 from ..pages import COUNTS_FILE_CHOOSER
 from ..registry import tool
@@ -384,7 +385,17 @@ class UploadParams(PageParams):
 def _upload_paths(ctx: CallContext, paths: list[str]) -> list[Path]:
     """The real files `paths` name, symlinks resolved; for an agent, only under its upload roots."""
     if ctx.grant is not None:
-        return [ctx.grant.upload_path(path) for path in paths]
+        profiles = profiles_dir(ctx.engine.artifacts_dir).resolve()
+        real = [ctx.grant.upload_path(path) for path in paths]
+        kept = [str(path) for path in real if path.is_relative_to(profiles)]
+        if kept:
+            raise ToolFailure(
+                "invalid_params",
+                f"{', '.join(kept)}: in the session's browser profiles directory ({profiles}: cookies and "
+                "logins), which agents never upload from.",
+                started=False,
+            )
+        return real
     missing = [path for path in paths if not Path(path).is_file()]
     if missing:
         raise ToolFailure("invalid_params", f"Not a readable file: {', '.join(missing)}", started=False)

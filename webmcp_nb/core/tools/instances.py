@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, StringConstraints
 
 from .. import camoufox_backend, chromium, remote
-from ..grants import is_profile_name
+from ..grants import is_profile_name, profiles_dir
 from ..instances import InstanceState
 from ..registry import tool
 from ..webmcp import Mode
@@ -184,7 +184,7 @@ def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
     directory (a path needs the `browser` cap, see `_check_launch`); else a path as given."""
     if value is None or ctx.grant is None or not is_profile_name(value):
         return value
-    return str(ctx.engine.artifacts_dir / "profiles" / value)
+    return str(profiles_dir(ctx.engine.artifacts_dir) / value)
 
 
 class DestroyParams(Params):
