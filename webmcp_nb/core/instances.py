@@ -19,7 +19,7 @@ from .errors import ToolFailure
 from .evidence import Evidence, EvidenceEvent, Record, StreamName
 from .listeners import Listeners
 from .pages import PageState
-from .util import first_lines, utc_now
+from .util import first_lines, spawn, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
 from .webmcp_script import POLYFILL_JS, ScriptTools
@@ -256,7 +256,7 @@ class InstanceManager:
         for instance in list(self.instances.values()):
             if instance.state == "live":
                 self._on_disconnected(instance, detail)
-        asyncio.get_running_loop().create_task(driver.stop())
+        spawn(driver.stop())
 
     def driver_status(self) -> dict[str, Any]:
         """For health: `running`, `not_started` or `exited` (lost, replaced on the next call)."""
@@ -493,7 +493,7 @@ class InstanceManager:
             state.closed = True
             if state.webmcp is not None:
                 state.webmcp.close()
-        asyncio.get_running_loop().create_task(self._cleanup_crashed(instance))
+        spawn(self._cleanup_crashed(instance))
 
     async def _cleanup_crashed(self, instance: Instance) -> None:
         try:

@@ -35,6 +35,7 @@ from .. import __version__
 from ..core.engine import Approval
 from ..core.grants import widens_grant
 from ..core.registry import ToolSpec
+from ..core.util import spawn
 from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
@@ -172,7 +173,7 @@ class AgentServer:
         self.mirrors = Mirrors(
             session.engine,
             options.allowed_origins,
-            on_change=lambda: self._loop.create_task(self.notifier.changed("tools")),
+            on_change=lambda: spawn(self.notifier.changed("tools")),
         )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
@@ -188,7 +189,7 @@ class AgentServer:
     # change notifications ---------------------------------------------------
     def _follow(self, listeners: Listeners[[Kind]]) -> Callable[[], None]:
         def changed(kind: Kind) -> None:  # any thread: hop onto the server's loop
-            self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self.notifier.changed(kind)))
+            self._loop.call_soon_threadsafe(lambda: spawn(self.notifier.changed(kind)))
 
         return listeners.add(changed)
 
