@@ -121,18 +121,12 @@ class Session(ToolMethods):
         """Change options of a running session: limits apply to the next call, launch
         options to instances created afterwards (`remote_endpoint=""`: launch them here again).
         None leaves an option as it is. Invalid values raise ValueError."""
-        limits = dataclasses.replace(
-            self.limits,
-            **{
-                key: value
-                for key, value in {
-                    "max_result_bytes": max_result_bytes,
-                    "max_instances": max_instances,
-                    "operation_timeout_s": operation_timeout_s,
-                }.items()
-                if value is not None
-            },
-        )
+        given: dict[str, Any] = {
+            "max_result_bytes": max_result_bytes,
+            "max_instances": max_instances,
+            "operation_timeout_s": operation_timeout_s,
+        }
+        limits = dataclasses.replace(self.limits, **{key: value for key, value in given.items() if value is not None})
         launch: dict[str, Any] = {} if headless is None else {"headless": headless}
         if remote_endpoint is not None:
             launch["remote_endpoint"] = remote_endpoint or None

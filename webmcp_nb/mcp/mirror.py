@@ -119,7 +119,7 @@ class Mirror:
 class Mirrors:
     """The mirrored page tools of one MCP server, kept current (runtime loop only)."""
 
-    def __init__(self, engine: Engine, allowed_origins: Sequence[str] | None, on_change: Callable[[], None]) -> None:
+    def __init__(self, engine: Engine, allowed_origins: Sequence[str] | None, on_change: Callable[[], object]) -> None:
         self.engine = engine
         self.explicit_origins = frozenset(o.rstrip("/") for o in allowed_origins) if allowed_origins else None
         self.navigated_origins: set[str] = set()

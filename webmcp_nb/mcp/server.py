@@ -21,6 +21,7 @@ from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -93,12 +94,19 @@ def describe_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
+LIST_CHANGED: dict[Kind, type[ToolsListChanged] | type[ResourcesListChanged] | type[PromptsListChanged]] = {
+    "tools": ToolsListChanged,
+    "resources": ResourcesListChanged,
+    "prompts": PromptsListChanged,
+}
+
+
 class _Server(Server[Any]):
     """Advertises `listChanged` to handshake-era clients (the HTTP manager asks with defaults)."""
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
-    ):  # type: ignore[no-untyped-def]
+    ) -> InitializationOptions:
         changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         return super().create_initialization_options(notification_options or changes, *args, **kwargs)
 
@@ -134,8 +142,7 @@ class ChangeNotifier:
             self._legacy.add(ctx.session._connection)
 
     async def changed(self, kind: Kind) -> None:
-        event = {"tools": ToolsListChanged, "resources": ResourcesListChanged, "prompts": PromptsListChanged}[kind]
-        await self.bus.publish(event())
+        await self.bus.publish(LIST_CHANGED[kind]())
         for connection in list(self._legacy):
             send = {
                 "tools": connection.send_tool_list_changed,
@@ -243,7 +250,6 @@ class AgentServer:
             await self.mirrors.catch_up()  # a page tool registered as its page loaded
             mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
-            spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
                 self.caller(ctx),
                 CALL_TOOL,
@@ -251,7 +257,8 @@ class AgentServer:
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 grant=self.grant,
             )
-            return call_result(envelope, spec, self.session.limits.max_result_bytes)
+            call_spec = self.session.published.tools.get(CALL_TOOL)
+            return call_result(envelope, call_spec, self.session.limits.max_result_bytes)
         spec = self.visible_spec(params.name)
         widens = isinstance(arguments, dict) and widens_grant(
             params.name, arguments, self.session.launch_defaults.headless
@@ -367,7 +374,7 @@ class AgentServer:
         return types.GetPromptResult(
             description=prompt.description or None,
             messages=[
-                types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))  # type: ignore[arg-type]
+                types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))
                 for role, text in messages
             ],
         )

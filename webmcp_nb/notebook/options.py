@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any
+from typing import Any, cast
 
 from traitlets import All, Bool, Dict, Float, Int, TraitError, Unicode, default, observe, validate
 from traitlets.config import Configurable
@@ -48,11 +48,11 @@ class RemoteURL(Unicode):  # type: ignore[type-arg]
         return RemoteEndpoint(super().validate(obj, value))
 
 
-class HeaderDict(Dict):  # type: ignore[type-arg]
+class HeaderDict(Dict):
     """A trait holding `RemoteHeaders`."""
 
     def validate(self, obj: Any, value: Any) -> Any:
-        return RemoteHeaders(super().validate(obj, value))
+        return RemoteHeaders(cast("dict[str, str]", super().validate(obj, value)))
 
 
 def _env_limits() -> Limits:

@@ -65,7 +65,7 @@ class NotebookSession(Session):
 
         return CallLog(self)
 
-    def serve_mcp(  # type: ignore[override]
+    def serve_mcp(
         self, *, approve: str = "consequential", approver: Approval | None = None, **options: Any
     ) -> ServerHandle:
         """`Session.serve_mcp`, approving consequential calls in the notebook by default:
