@@ -350,7 +350,7 @@ class InstanceManager:
                     f"Profile directory {profile_dir} is used by instance {other.name!r} ({other.state}).",
                     started=False,
                 )
-        holder = _chromium_lock_holder(wanted) or _firefox_lock_holder(wanted)
+        holder = _lock_holder(wanted)
         if holder is not None:
             raise ToolFailure(
                 "profile_dir_in_use",
@@ -591,23 +591,24 @@ def _launch_error(message: str) -> str:
     return first_lines("\n".join(line for line in lines if line and not line.startswith("<3")), 10)
 
 
-def _firefox_lock_holder(profile_dir: Path) -> int | None:
-    """The pid of a live process holding Firefox's (Camoufox's) profile lock in `profile_dir`:
-    a symlink `lock` to `<address>:+<pid>`."""
-    try:
-        target = os.readlink(profile_dir / "lock")
-    except OSError:
-        return None
-    return _live_pid(target.rpartition("+")[2])
+# A browser's profile lock: a symlink whose target ends in the holder's pid after a separator.
+PROFILE_LOCKS = (
+    ("SingletonLock", "-"),  # Chromium: <host>-<pid>
+    ("lock", "+"),  # Firefox (Camoufox): <address>:+<pid>
+)
 
 
-def _chromium_lock_holder(profile_dir: Path) -> int | None:
-    """The pid of a live process holding Chromium's SingletonLock in `profile_dir`."""
-    try:
-        target = os.readlink(profile_dir / "SingletonLock")
-    except OSError:
-        return None
-    return _live_pid(target.rpartition("-")[2])
+def _lock_holder(profile_dir: Path) -> int | None:
+    """The pid of a live process holding a browser's profile lock in `profile_dir`, or None."""
+    for name, separator in PROFILE_LOCKS:
+        try:
+            target = os.readlink(profile_dir / name)
+        except OSError:
+            continue
+        pid = _live_pid(target.rpartition(separator)[2])
+        if pid is not None:
+            return pid
+    return None
 
 
 def _live_pid(text: str) -> int | None:
