@@ -16,6 +16,7 @@ from ..core.live import DEFAULT_MAX_FPS
 if TYPE_CHECKING:
     from ..core.engine import Approval
     from ..mcp import ServerHandle
+    from ..serve_options import ApprovePolicy
     from .options import NotebookOptions
     from .webmcp import WebMCP
     from .widgets import BrowserPanel, CallLog
@@ -66,7 +67,7 @@ class NotebookSession(Session):
         return CallLog(self)
 
     def serve_mcp(
-        self, *, approve: str = "consequential", approver: Approval | None = None, **options: Any
+        self, *, approve: ApprovePolicy = "consequential", approver: Approval | None = None, **options: Any
     ) -> ServerHandle:
         """`Session.serve_mcp`, approving consequential calls in the notebook by default:
         the prompts appear in an approval panel displayed in this cell."""
