@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from .grants import Grant
 
 
+Backend = Literal["chromium", "camoufox", "remote"]
+"""How an instance's browser is had: launched here (Chromium, Camoufox) or on a remote grid."""
+
 InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 """Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
 
@@ -39,7 +42,7 @@ InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 @dataclass(frozen=True)
 class LaunchOptions:
     name: str
-    backend: str = "chromium"
+    backend: Backend = "chromium"
     headless: bool = True
     profile_dir: str | None = None
     viewport: dict[str, int] | None = None

@@ -15,6 +15,7 @@ from ..core.live import DEFAULT_MAX_FPS
 
 if TYPE_CHECKING:
     from ..core.engine import Approval
+    from ..core.instances import Backend
     from ..mcp import ServerHandle
     from ..serve_options import ApprovePolicy
     from .options import NotebookOptions
@@ -36,7 +37,7 @@ class NotebookSession(Session):
     def __init__(
         self,
         *,
-        backend: str = "chromium",
+        backend: Backend = "chromium",
         screenshot_width: int = 800,
         live_view_fps: float = DEFAULT_MAX_FPS,
         caller: str = CALLER,
