@@ -28,6 +28,8 @@ from webmcp_nb.demo import DemoServer
 from .conftest import CheckedSession, error, ok
 from .helpers import wait_until
 
+pytestmark = pytest.mark.browser  # every test records what a real page does
+
 HAR_CHECK = Path(__file__).parent / "har_check"
 
 
