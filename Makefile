@@ -49,7 +49,7 @@ test-compat: chromium
 		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,notebook,mcp,camoufox]' 'playwright==$(COMPAT_PLAYWRIGHT)'
 	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python)
 
-# ruff (rules in pyproject.toml), the formatter's check, and mypy on the typed packages.
+# ruff (rules in pyproject.toml), the formatter's check, and mypy (strict) on the whole package.
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .

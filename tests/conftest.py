@@ -31,13 +31,15 @@ from .helpers import (  # noqa: F401
     ref_for,
 )
 
-# Fixtures that start a Chromium: a test using one (directly or through another fixture) needs a browser.
+# Fixtures that start a Chromium: a test using one (directly or through another fixture) needs a
+# browser. A test module names its own such fixtures in a module-level BROWSER_FIXTURES set.
 BROWSER_FIXTURES = {"session", "fresh_session"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        starting = BROWSER_FIXTURES | getattr(getattr(item, "module", None), "BROWSER_FIXTURES", set())
+        if starting & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
     deselect_camoufox(config, items)
 

@@ -212,29 +212,34 @@ class Kernel:  # used by test_kernel and test_mcp
 
     def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
         """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error)."""
-        msg_id = self.client.execute(code)
+        return self.finish(self.client.execute(code), timeout)
+
+    def finish(self, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Wait until the kernel is idle after the cell `msg_id`; return the cell's iopub output messages."""
         outputs: list[dict[str, Any]] = []
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def idle() -> bool:  # reads one message
             msg = self.client.get_iopub_msg(timeout=timeout)
             if msg["parent_header"].get("msg_id") != msg_id:
-                continue
+                return False
             if msg["msg_type"] in ("execute_result", "display_data", "stream", "error"):
                 outputs.append({"type": msg["msg_type"], **msg["content"]})
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                return outputs
-        raise TimeoutError(code)
+            return bool(msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle")
+
+        wait_until(idle, timeout, 0, f"the cell {msg_id} to finish")
+        return outputs
 
     def start(self, code: str, timeout: float = 60) -> str:
         """Execute `code` without waiting for it to finish; return its msg_id once it prints
         (begin `code` with a print, so the return means it is running)."""
         msg_id = self.client.execute(code)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def printed() -> bool:  # reads one message
             msg = self.client.get_iopub_msg(timeout=timeout)
-            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
-                return msg_id
-        raise TimeoutError(code)
+            return bool(msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream")
+
+        wait_until(printed, timeout, 0, f"the cell {msg_id} to print")
+        return msg_id
 
     def value(self, code: str) -> Any:
         """The JSON value printed by `code` (which must print json.dumps(...))."""

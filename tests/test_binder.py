@@ -92,6 +92,7 @@ print(json.dumps({"cells": len(notebook.cells), "errors": len(errors), "last": n
 """
 
 
+@pytest.mark.browser  # the quickstart launches Chromium
 def test_binder_requirements_alone_run_the_quickstart(tmp_path: Path) -> None:
     venv = tmp_path / "binder-env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)

@@ -26,6 +26,9 @@ from webmcp_nb.core.aria import find_ref
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession, error, ok
+from .helpers import wait_until
+
+pytestmark = pytest.mark.browser  # every test records what a real page does
 
 HAR_CHECK = Path(__file__).parent / "har_check"
 
@@ -159,12 +162,15 @@ def test_cursors_page_through_a_page_that_keeps_logging_without_loss_or_repeats(
             seen += data["entries"]
             cursor = data["next_cursor"]
         click(s, "Stop logging")
-        while True:
+
+        def read_to_the_end() -> bool:
+            nonlocal cursor
             data = ok(s.call("browser_console", after=cursor, limit=500))
-            seen += data["entries"]
+            seen.extend(data["entries"])
             cursor = data["next_cursor"]
-            if any(e["text"].startswith("stopped after") for e in seen) and not data["has_more"]:
-                break
+            return any(e["text"].startswith("stopped after") for e in seen) and not data["has_more"]
+
+        wait_until(read_to_the_end, message="the page to log its last line")
         seqs = [e["seq"] for e in seen]
         assert seqs == list(range(1, len(seqs) + 1))  # nothing lost, nothing repeated
         ticks = [int(e["text"].split()[1]) for e in seen if e["text"].startswith("tick ")]

@@ -27,6 +27,8 @@ from webmcp_nb.demo import DemoServer
 from .conftest import CheckedSession, Kernel, error, ok, ref_for
 from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
 
+BROWSER_FIXTURES = {"served"}  # a session and its MCP server, on Chromium (see conftest.py)
+
 PNG = b"\x89PNG\r\n\x1a\n"
 CART = "await page.locator('#cart').text_content()"
 
@@ -315,6 +317,7 @@ def test_over_mcp_a_success_is_structured_an_image_is_an_image_a_failure_is_text
     assert "error invalid_params" in only_text(syntax) and "<execute>:1:7" in only_text(syntax)
 
 
+@pytest.mark.browser
 def test_approval_applies_to_browser_execute(demo: DemoServer) -> None:
     asked: list[str] = []
 
@@ -371,6 +374,7 @@ def test_the_typescript_client_receives_an_image_result_without_structured_conte
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.browser
 def test_cell_magic_runs_the_cell_body_as_a_snippet(demo: DemoServer) -> None:
     manager, client = start_new_kernel(kernel_name="python3")
     kernel = Kernel(manager, client)

@@ -79,6 +79,7 @@ def test_a_huge_message_keeps_its_head_and_tail_and_its_type(fresh_session: Any)
     assert len(str(full)) < 8000
 
 
+@pytest.mark.browser
 def test_agents_read_the_same_context_and_a_huge_error_keeps_its_type(demo: DemoServer) -> None:
     from .conftest import CheckedSession
 

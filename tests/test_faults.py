@@ -26,21 +26,9 @@ from mcp.client.streamable_http import streamable_http_client
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.engine import HISTORY_SIZE
 
-from .conftest import browser_processes, error, ok, ref_for
-from .helpers import BROWSER_NAMES, wait_for_exit
+from .helpers import BROWSER_NAMES, browser_processes, error, ok, ref_for, wait_for_exit, wait_until, wait_until_async
 
 HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
-
-
-def wait_until(condition: Callable[[], object], timeout_s: float = 10.0, what: str = "condition") -> object:
-    """Poll `condition` until it returns something truthy (fails the test after `timeout_s`)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def started(fresh_session, url: str):
@@ -53,7 +41,7 @@ def started(fresh_session, url: str):
 
 def timeout_once_stuck(call: Callable[[], Envelope]) -> Envelope:
     """The first envelope of `call` that is not a success (the page's loop starts on a timer)."""
-    return wait_until(lambda: (envelope := call()).ok is False and envelope, 20.0, "the call to time out")
+    return wait_until(lambda: (envelope := call()).ok is False and envelope, 20.0, message="the call to time out")
 
 
 def tab_status(s, page_id: str) -> str:
@@ -109,7 +97,9 @@ def test_a_dead_driver_is_reported_and_replaced_on_the_next_call(fresh_session, 
 
     node.kill()
     started = time.monotonic()
-    health = wait_until(lambda: (h := ok(s.health()))["driver"]["state"] == "exited" and h, 2.0, "health to see it")
+    health = wait_until(
+        lambda: (h := ok(s.health()))["driver"]["state"] == "exited" and h, 2.0, message="health to see it"
+    )
     assert time.monotonic() - started < 2.0
     assert health["status"] == "degraded"
     assert health["driver"]["last_exit"]["pid"] == driver["pid"]
@@ -130,7 +120,7 @@ def test_a_dead_driver_is_reported_and_replaced_on_the_next_call(fresh_session, 
     assert health["status"] == "ok" and health["problems"] == []
     assert health["driver"]["state"] == "running" and health["driver"]["restarts"] == 1
     assert health["driver"]["pid"] != driver["pid"]
-    wait_until(lambda: gone(browsers), 10.0, "the old browsers to exit")
+    wait_until(lambda: gone(browsers), 10.0, message="the old browsers to exit")
 
 
 def test_a_call_running_when_the_driver_dies_ends_with_instance_crashed(fresh_session, demo) -> None:
@@ -158,7 +148,7 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     beside, listed = s.snapshot(page_id=other), s.tabs()
     assert ok(beside)["url"].endswith("form.html") and beside.operation.duration_ms < 3000
     assert hung in [tab["page_id"] for tab in ok(listed)["tabs"]] and listed.operation.duration_ms < 3000
-    wait_until(lambda: tab_status(s, hung) == "unresponsive", 10.0, "the tab to be marked")
+    wait_until(lambda: tab_status(s, hung) == "unresponsive", 10.0, message="the tab to be marked")
     assert tab_status(s, other) == "ok"
     health = ok(s.health())
     assert health["status"] == "degraded"
@@ -182,7 +172,7 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     assert 'button "Add Banana"' in ok(s.snapshot(page_id=hung))["snapshot"]
     assert [tab["page_id"] for tab in ok(s.tabs())["tabs"]] == [hung, other]
     assert ok(s.health())["status"] == "ok"
-    wait_until(lambda: renderers_before - renderer_pids(s), 10.0, "the stuck renderer to be gone")
+    wait_until(lambda: renderers_before - renderer_pids(s), 10.0, message="the stuck renderer to be gone")
 
 
 def test_a_script_that_ends_clears_the_mark(fresh_session, demo) -> None:
@@ -190,8 +180,8 @@ def test_a_script_that_ends_clears_the_mark(fresh_session, demo) -> None:
     page = ok(s.tabs())["current_page_id"]
     ok(s.evaluate("setTimeout(() => { const end = Date.now() + 8000; while (Date.now() < end) {} }, 50); 1"))
     error(timeout_once_stuck(s.snapshot), "operation_timeout", "unknown")
-    wait_until(lambda: tab_status(s, page) == "unresponsive", 10.0, "the tab to be marked")
-    wait_until(lambda: s.snapshot().ok, 15.0, "the loop to end")
+    wait_until(lambda: tab_status(s, page) == "unresponsive", 10.0, message="the tab to be marked")
+    wait_until(lambda: s.snapshot().ok, 15.0, message="the loop to end")
     assert tab_status(s, page) == "ok"
 
 
@@ -204,7 +194,7 @@ def test_a_killed_renderer_is_page_crashed_and_reload_brings_the_tab_back(fresh_
     assert renderers
     for pid in renderers:
         os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: tab_status(s, page) == "crashed", 10.0, "the crash to be seen")
+    wait_until(lambda: tab_status(s, page) == "crashed", 10.0, message="the crash to be seen")
     message = error(s.snapshot(), "page_crashed", "not_started", "after_correction")
     assert "crashed" in message and "browser_reload" in message and 'browser_tabs(action="close"' in message
     assert [p["status"] for p in ok(s.health())["unhealthy_pages"]] == ["crashed"]
@@ -284,7 +274,7 @@ def test_a_tab_that_closes_itself_during_a_call(fresh_session, demo) -> None:
     first = ok(s.tabs())["current_page_id"]
     ok(s.evaluate("window.open(location.href, '_blank'); 1"))
     closing = wait_until(
-        lambda: [t["page_id"] for t in ok(s.tabs())["tabs"] if t["page_id"] != first], 10.0, "the popup"
+        lambda: [t["page_id"] for t in ok(s.tabs())["tabs"] if t["page_id"] != first], 10.0, message="the popup"
     )[0]
     ok(s.evaluate("setTimeout(() => window.close(), 300); 1", page_id=closing))
     envelope = s.wait_for(text="never on this page", time_s=20, page_id=closing)
@@ -299,7 +289,7 @@ def _hold_instance(s, seconds: float) -> threading.Thread:
     """A call that keeps the instance busy for `seconds`, on a thread of its own."""
     holder = threading.Thread(target=lambda: ok(s.wait_for(time_s=seconds)), daemon=True)
     holder.start()
-    wait_until(lambda: s._engine.manager.instances["default"].lock.locked(), 10.0, "the slow call to hold it")
+    wait_until(lambda: s._engine.manager.instances["default"].lock.locked(), 10.0, message="the slow call to hold it")
     return holder
 
 
@@ -403,12 +393,14 @@ def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, de
     server = s.serve_mcp()
     lock = s._engine.manager.instances["default"].lock
 
+    async def held() -> bool:
+        return lock.locked()
+
     async def scenario() -> None:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
         async with Client(streamable_http_client(server.url, http_client=http), mode=mode) as client:
             slow = asyncio.ensure_future(client.call_tool("browser_wait_for", {"time_s": 3}))
-            while not lock.locked():
-                await asyncio.sleep(0.02)
+            await wait_until_async(held, message="the slow call to hold the lock")
             with pytest.raises(TimeoutError):
                 await asyncio.wait_for(client.call_tool("browser_click", {"ref": banana}), 0.5)
             if mode == "legacy":  # (a cancelled request's late answer breaks this client's exit)
@@ -423,7 +415,7 @@ def test_an_agent_that_gives_up_on_a_queued_click_never_clicks(fresh_session, de
     def agents() -> list:
         return [r for r in s.history if r.caller.startswith("agent:")]
 
-    wait_until(lambda: len(agents()) == 2, 10.0, "both calls to be logged")
+    wait_until(lambda: len(agents()) == 2, 10.0, message="both calls to be logged")
     assert cart(s) == "Cart: 0 items"
     logged = [
         (r.tool, r.envelope.error_type, r.envelope.operation.outcome, r.envelope.operation.retry) for r in agents()

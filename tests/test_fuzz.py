@@ -46,6 +46,8 @@ from webmcp_nb.core.grants import ALWAYS_GRANTED
 from webmcp_nb.core.registry import REGISTRY, ToolSpec
 from webmcp_nb.mcp.results import output_schema
 
+pytestmark = pytest.mark.browser  # every test calls tools on a live page
+
 TOOLS = REGISTRY.names()
 SESSION_EXAMPLES = 15  # per tool (each test asserts it got them all)
 MCP_EXAMPLES = 13

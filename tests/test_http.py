@@ -24,7 +24,7 @@ from webmcp_nb.core.tools.http import RESERVED_BYTES
 from webmcp_nb.demo import PNG, DemoServer
 
 from .conftest import CheckedSession
-from .helpers import error, ok, wait_until
+from .helpers import error, ok, wait_until, wait_until_async
 
 SSE_LIMITS = {"max_events": 100, "max_bytes": 100_000, "max_duration_ms": 10_000}
 
@@ -47,10 +47,7 @@ def open_streams(demo: DemoServer) -> int:
 
 def wait_streams_closed(demo: DemoServer) -> None:
     """The demo's endless streams all closed (the page cancelled its reader), within 10 s."""
-    deadline = time.monotonic() + 10
-    while open_streams(demo) != 0:
-        assert time.monotonic() < deadline, "the endless stream was never closed by the page"
-        time.sleep(0.1)
+    wait_until(lambda: open_streams(demo) == 0, 10, 0.1, "the endless stream was never closed by the page")
 
 
 def page_still_works(s: CheckedSession) -> None:
@@ -349,10 +346,7 @@ def test_sse_reconnects_with_last_event_id(s: CheckedSession) -> None:
 def test_a_cancelled_call_cancels_the_reader_in_the_page(s: CheckedSession, demo: DemoServer) -> None:
     async def cancel_midway() -> None:
         task = asyncio.ensure_future(s.acall("browser_http", url="/api/sse/endless", response="sse", sse=SSE_LIMITS))
-        deadline = time.monotonic() + 10
-        while await asyncio.to_thread(open_streams, demo) == 0:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
+        await wait_until_async(lambda: asyncio.to_thread(open_streams, demo), message="the stream never opened")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -676,17 +670,16 @@ def test_an_mcp_clients_cancel_cancels_the_reader_in_the_page(s: CheckedSession,
         client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
         async with Client(streamable_http_client(server.url, http_client=client_http)) as client:
             task = asyncio.ensure_future(client.call_tool("browser_http", endless))
-            deadline = time.monotonic() + 10
-            while await asyncio.to_thread(open_streams, demo) == 0:
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.05)
+            await wait_until_async(lambda: asyncio.to_thread(open_streams, demo), message="the stream never opened")
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            started = time.monotonic()
-            while await asyncio.to_thread(open_streams, demo) != 0:
-                assert time.monotonic() - started < 10, "the client's cancel did not reach the page"
-                await asyncio.sleep(0.1)
+            await wait_until_async(
+                lambda: asyncio.to_thread(lambda: open_streams(demo) == 0),
+                10,
+                0.1,
+                "the client's cancel did not reach the page",
+            )
             after = await client.call_tool("browser_evaluate", {"expression": "() => 6 * 7"})
             assert after.structured_content["error_type"] == "invalid_params"  # js not granted: but answered
             items = await client.call_tool("browser_http", {"url": "/api/items"})

@@ -99,16 +99,8 @@ def test_interrupting_a_cell_leaves_the_browser_running(kernel: Kernel) -> None:
     pids = kernel.browser_pids()
     msg_id = kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
     kernel.manager.interrupt_kernel()
-    errors = []
-    while True:
-        msg = kernel.client.get_iopub_msg(timeout=15)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "error":
-            errors.append(msg["content"]["ename"])
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    assert errors == ["KeyboardInterrupt"]
+    outputs = kernel.finish(msg_id, 15)
+    assert [o["ename"] for o in outputs if o["type"] == "error"] == ["KeyboardInterrupt"]
     assert kernel.value("print(json.dumps(nb.evaluate('document.title').data['result']))") == "Demo Shop"
     assert set(kernel.browser_pids()) == set(pids)
 

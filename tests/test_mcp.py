@@ -33,7 +33,7 @@ from webmcp_nb import Session
 from webmcp_nb.client import tool_registry
 from webmcp_nb.demo import DemoServer
 
-from .conftest import Kernel, ref_for
+from .helpers import Kernel, ref_for, wait_until
 
 TS_CLIENT = Path(__file__).parent / "ts_client"
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
@@ -308,10 +308,7 @@ def test_agents_are_answered_while_a_cell_sleeps(served: Served) -> None:
         assert result.is_error is False
         assert elapsed < 5.0, elapsed  # answered while the 10 s cell still runs
     finally:
-        while True:  # let the cell finish before the next test uses the kernel
-            msg = served.kernel.client.get_iopub_msg(timeout=20)
-            if msg["parent_header"].get("msg_id") == msg_id and msg["content"].get("execution_state") == "idle":
-                break
+        served.kernel.finish(msg_id, 20)  # let the cell finish before the next test uses the kernel
 
 
 def test_agents_are_answered_while_another_agent_call_waits_on_a_slow_page(served: Served) -> None:
@@ -335,17 +332,9 @@ def test_agents_are_answered_while_another_agent_call_waits_on_a_slow_page(serve
 def test_interrupting_the_kernel_still_works_while_serving(served: Served) -> None:
     msg_id = served.kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
     served.kernel.manager.interrupt_kernel()
-    error = None
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        msg = served.kernel.client.get_iopub_msg(timeout=15)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "error":
-            error = msg["content"]["ename"]
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    assert error == "KeyboardInterrupt"  # uvicorn on the runtime thread did not take SIGINT
+    outputs = served.kernel.finish(msg_id, 15)
+    # uvicorn on the runtime thread did not take SIGINT
+    assert [o["ename"] for o in outputs if o["type"] == "error"] == ["KeyboardInterrupt"]
 
 
 def test_security_token_host_and_origin(served: Served) -> None:
@@ -383,25 +372,28 @@ def test_remote_binding_needs_an_explicit_flag() -> None:
 def _answer_approval(served: Served, answer: str, tool: str, deadline_s: float = 20.0) -> str:
     """Wait for the approval prompt on iopub, click `answer` like a front end; return the prompt text."""
     comms: dict[str, dict[str, Any]] = {}
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
+
+    def clicked() -> str | None:
+        """Read one iopub message; click `answer` once it and the prompt are both shown."""
         try:
             msg = served.kernel.client.get_iopub_msg(timeout=1)
         except Exception:  # noqa: BLE001 - queue.Empty: keep waiting
-            continue
+            return None
         if msg["msg_type"] != "comm_open":
-            continue
+            return None
         state = msg["content"]["data"].get("state", {})
         comms[msg["content"]["comm_id"]] = state
         prompt = next((s["value"] for s in comms.values() if tool in str(s.get("value", ""))), None)
-        if state.get("description") == answer and prompt is not None:
-            click = served.kernel.client.session.msg(
-                "comm_msg",
-                {"comm_id": msg["content"]["comm_id"], "data": {"method": "custom", "content": {"event": "click"}}},
-            )
-            served.kernel.client.shell_channel.send(click)
-            return prompt
-    raise AssertionError(f"no approval prompt for {tool} with a {answer!r} button")
+        if state.get("description") != answer or prompt is None:
+            return None
+        click = served.kernel.client.session.msg(
+            "comm_msg",
+            {"comm_id": msg["content"]["comm_id"], "data": {"method": "custom", "content": {"event": "click"}}},
+        )
+        served.kernel.client.shell_channel.send(click)
+        return str(prompt)
+
+    return wait_until(clicked, deadline_s, 0, f"no approval prompt for {tool} with a {answer!r} button")
 
 
 @pytest.mark.parametrize("answer", ["Deny", "Approve"])

@@ -36,6 +36,8 @@ from webmcp_nb.mcp.results import call_result, output_schema
 
 from .conftest import error, make_operation, ok
 
+BROWSER_FIXTURES = {"served"}  # a session and its MCP server, on Chromium (see conftest.py)
+
 TS_CLIENT = Path(__file__).parent / "ts_client"
 AGENT = types.Implementation(name="results-agent", version="1.0")
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
@@ -160,6 +162,7 @@ def test_the_2000_row_snapshot_arrives_at_the_default_limit(served: Served, mode
     assert text_of(result).split("\n", 1)[1] == str(own).split("\n", 1)[1]
 
 
+@pytest.mark.browser
 def test_the_limit_bounds_the_envelope_not_the_result_that_carries_it_twice(demo: DemoServer) -> None:
     with Session() as session:
         session.navigate(demo.url_for("table.html")).raise_for_status()

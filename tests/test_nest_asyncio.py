@@ -23,6 +23,8 @@ from webmcp_nb.demo import DemoServer
 
 from .conftest import Kernel
 
+pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chromium
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 

@@ -8,28 +8,16 @@ make the attack as strong as it gets, the registration's token (as if page A had
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.conftest import error, ok
+from tests.helpers import error, ok, wait_until
 from webmcp_nb import Session
 from webmcp_nb.core.errors import ToolFailure
 from webmcp_nb.core.page_tools import BINDING
 from webmcp_nb.core.util import origin_of
 from webmcp_nb.demo import DemoServer
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError("condition not met in time")
 
 
 def other_origin(url: str) -> str:

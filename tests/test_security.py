@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import html
+import os
 import re
 import socket
 import sys
@@ -29,6 +30,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
+from webmcp_nb.core import chromium
 from webmcp_nb.core.engine import ApprovalRequest
 from webmcp_nb.core.grants import CAPS, SCHEMES, Grant
 from webmcp_nb.demo import DemoServer
@@ -141,7 +143,9 @@ def stdio(*options: str, cwd: Path | None = None) -> Client:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "webmcp_nb.cli", "serve", "--transport", "stdio", *options],
-        env={"PYTHONPATH": str(REPO)},
+        # The SDK passes a minimal environment on; a Chromium set for the tests goes too (make test-fast
+        # points it nowhere, so an unmarked test that launches one fails there).
+        env={"PYTHONPATH": str(REPO), **{k: v for k, v in os.environ.items() if k == chromium.ENV_VAR}},
         cwd=cwd,
     )
     return Client(params, client_info=AGENT)
@@ -184,6 +188,7 @@ def succeeded(result: types.CallToolResult) -> dict[str, Any]:
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.browser
 def test_launch_options_beyond_the_safe_ones_need_the_browser_cap(plain: Served, files: Files, web: str) -> None:
     port = free_port()
     attacks = [
@@ -209,6 +214,7 @@ def test_launch_options_beyond_the_safe_ones_need_the_browser_cap(plain: Served,
         pass
 
 
+@pytest.mark.browser
 def test_a_profile_name_stays_in_the_session_profiles_directory(plain: Served) -> None:
     created, destroyed = plain.calls(
         ("browser_create_instance", {"name": "kept", "profile_dir": "work"}),
@@ -268,6 +274,7 @@ def test_file_urls_are_judged_as_the_browser_reads_them(files: Files) -> None:
         ("javascript:document.title='pwned'", "no known scheme"),
     ],
 )
+@pytest.mark.browser
 def test_urls_outside_the_grant_are_refused(plain: Served, web: str, url: str, grant: str) -> None:
     start, navigate, new_tab, tabs = plain.calls(
         ("browser_navigate", {"url": f"{web}/ua"}),
@@ -282,6 +289,7 @@ def test_urls_outside_the_grant_are_refused(plain: Served, web: str, url: str, g
     assert len(listed) == 1 and listed[0]["url"] == f"{web}/ua"  # no tab opened, nowhere navigated
 
 
+@pytest.mark.browser
 def test_a_clicked_link_to_a_local_file_loads_nothing(plain: Served, web: str) -> None:
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
         async with plain.client() as client:
@@ -296,6 +304,7 @@ def test_a_clicked_link_to_a_local_file_loads_nothing(plain: Served, web: str) -
     assert succeeded(after)["url"] == f"{web}/links"
 
 
+@pytest.mark.browser
 def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(plain: Served, files: Files, web: str) -> None:
     plain.session.navigate((files.root / "index.html").as_uri()).raise_for_status()  # full power
 
@@ -324,6 +333,7 @@ def test_a_file_page_the_notebook_opened_cannot_lead_the_agent_further(plain: Se
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.browser
 def test_a_file_root_allows_files_under_it_and_the_browser_blocks_the_rest(files: Files, web: str) -> None:
     async def scenario() -> dict[str, Any]:
         serve = stdio(
@@ -370,6 +380,7 @@ def test_a_file_root_allows_files_under_it_and_the_browser_blocks_the_rest(files
     assert "UA: OperatorUA/1" in text_of(found["ua_page"])  # the operator's flag reached the browser
 
 
+@pytest.mark.browser
 def test_uploads_only_from_the_upload_roots(files: Files, demo: DemoServer) -> None:
     async def scenario() -> dict[str, Any]:
         async with stdio("--caps", "files", "--upload-root", str(files.uploads), cwd=files.uploads) as client:
@@ -439,6 +450,7 @@ def test_the_default_upload_root_keeps_browser_profiles_out(files: Files, demo: 
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.browser
 def test_the_browser_cap_allows_launch_options_once_approved(web: str) -> None:
     requests: list[ApprovalRequest] = []
     answers = ["not this one", None]
@@ -467,6 +479,7 @@ def test_the_browser_cap_allows_launch_options_once_approved(web: str) -> None:
     assert [(r.tool, r.args.get("args")) for r in requests] == [("browser_create_instance", flags["args"])] * 2
 
 
+@pytest.mark.browser
 def test_http_from_the_page_is_held_to_the_url_grant(demo: DemoServer) -> None:
     from .conftest import CheckedSession
     from .helpers import error, ok

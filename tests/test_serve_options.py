@@ -26,8 +26,12 @@ def cli_serve_parser() -> argparse.ArgumentParser:
 
 
 def test_session_serve_mcp_takes_exactly_the_serve_options() -> None:
-    parameters = list(inspect.signature(Session.serve_mcp).parameters)
+    parameters = inspect.signature(Session.serve_mcp).parameters
     assert sorted(parameters) == sorted(["self", "approver", *FIELDS])
+    # with the same defaults (sequences as tuples there, lists here)
+    defaults = {name: parameters[name].default for name in FIELDS}
+    declared = dataclasses.asdict(ServeOptions())
+    assert {name: list(v) if isinstance(v, tuple) else v for name, v in defaults.items()} == declared
 
 
 def test_the_notebook_and_the_command_line_flags_are_the_same_declaration() -> None:

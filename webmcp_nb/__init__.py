@@ -8,6 +8,7 @@ returns the notebook's shared session (the one the magics and widgets use).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -123,16 +124,25 @@ def session() -> NotebookSession:
     return shared_session()
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module_name, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'webmcp_nb' has no attribute {name!r}") from None
-    import importlib
+def _lazy_exports(package: str, table: dict[str, tuple[str, str]], namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """A package's `__getattr__`: each name of `table` (name -> (module, attribute)) imported on
+    first access and kept in `namespace` (the package's globals). `webmcp_nb.notebook` uses it too."""
 
-    value = getattr(importlib.import_module(module_name), attribute)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        try:
+            module_name, attribute = table[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        import importlib
+
+        value = getattr(importlib.import_module(module_name), attribute)
+        namespace[name] = value
+        return value
+
+    return __getattr__
+
+
+__getattr__ = _lazy_exports(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -161,8 +161,8 @@ def _wait_for_signal() -> None:
         while not stop.wait(0.5):
             pass
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
 
 
 if __name__ == "__main__":

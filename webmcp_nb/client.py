@@ -19,8 +19,6 @@ from .core.runtime import Runtime
 from .core.util import utc_now
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
     from .core.evidence import EvidenceEvent
     from .core.grants import Grant
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
     from .core.webmcp import WebMCPEvent
     from .mcp import ServerHandle
     from .published import Published, PublishedHandle
+    from .serve_options import ApprovePolicy
 
 _LIVE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -121,18 +120,12 @@ class Session(ToolMethods):
         """Change options of a running session: limits apply to the next call, launch
         options to instances created afterwards (`remote_endpoint=""`: launch them here again).
         None leaves an option as it is. Invalid values raise ValueError."""
-        limits = dataclasses.replace(
-            self.limits,
-            **{
-                key: value
-                for key, value in {
-                    "max_result_bytes": max_result_bytes,
-                    "max_instances": max_instances,
-                    "operation_timeout_s": operation_timeout_s,
-                }.items()
-                if value is not None
-            },
-        )
+        given: dict[str, Any] = {
+            "max_result_bytes": max_result_bytes,
+            "max_instances": max_instances,
+            "operation_timeout_s": operation_timeout_s,
+        }
+        limits = dataclasses.replace(self.limits, **{key: value for key, value in given.items() if value is not None})
         launch: dict[str, Any] = {} if headless is None else {"headless": headless}
         if remote_endpoint is not None:
             launch["remote_endpoint"] = remote_endpoint or None
@@ -220,7 +213,7 @@ class Session(ToolMethods):
         port: int = 0,
         host: str = "127.0.0.1",
         caps: Sequence[str] = (),
-        approve: str = "none",
+        approve: ApprovePolicy = "none",
         approver: Approval | None = None,
         allow_remote: bool = False,
         token: str | None = None,
@@ -242,7 +235,7 @@ class Session(ToolMethods):
         from .serve_options import ServeOptions
 
         options = ServeOptions(
-            host=host, port=port, allow_remote=allow_remote, token=token, caps=list(caps), approve=approve,  # type: ignore[arg-type]
+            host=host, port=port, allow_remote=allow_remote, token=token, caps=list(caps), approve=approve,
             allowed_origins=None if allowed_origins is None else list(allowed_origins), file_root=file_root,
             upload_roots=list(upload_roots), allow_schemes=list(allow_schemes), chromium_args=list(chromium_args),
         )  # fmt: skip

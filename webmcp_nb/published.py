@@ -69,18 +69,17 @@ class Published:
         self.listeners.emit(kind)
 
     def add_resource(self, resource: PublishedResource) -> PublishedHandle:
-        if resource.uri in self.resources:
-            raise ValueError(f"resource {resource.uri!r} is already published")
-        self.resources[resource.uri] = resource
-        self.changed("resources")
-        return PublishedHandle(self, "resources", resource.uri, resource.read)
+        return self._add("resources", self.resources, resource.uri, resource, resource.read)
 
     def add_prompt(self, prompt: PublishedPrompt) -> PublishedHandle:
-        if prompt.name in self.prompts:
-            raise ValueError(f"prompt {prompt.name!r} is already published")
-        self.prompts[prompt.name] = prompt
-        self.changed("prompts")
-        return PublishedHandle(self, "prompts", prompt.name, prompt.render)
+        return self._add("prompts", self.prompts, prompt.name, prompt, prompt.render)
+
+    def _add(self, kind: Kind, table: dict[str, Any], key: str, item: Any, use: Callable[..., Any]) -> PublishedHandle:
+        if key in table:
+            raise ValueError(f"{kind.removesuffix('s')} {key!r} is already published")
+        table[key] = item
+        self.changed(kind)
+        return PublishedHandle(self, kind, key, use)
 
     def add_tool(self, spec: ToolSpec, function: Callable[..., Any]) -> PublishedHandle:
         self.tools.add(spec)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 from .core.aria import REF, target_of
+from .core.render import SUCCESS_COLOUR, WARN_COLOUR
 
 if TYPE_CHECKING:
     from .client import Session
@@ -44,7 +45,7 @@ class Check:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        colour, mark = ("#1a7f37", "✔ Done") if self.passed else ("#9a6700", "✘ Not yet")
+        colour, mark = (SUCCESS_COLOUR, "✔ Done") if self.passed else (WARN_COLOUR, "✘ Not yet")
         return (
             f"<div class='webmcp-nb-check' style='border-left:4px solid {colour};padding:4px 8px'>"
             f"<b style='color:{colour}'>{mark}</b>: {html.escape(self.task)}. {html.escape(self.message)}</div>"

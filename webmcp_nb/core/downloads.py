@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from .util import utc_now
+from .util import spawn, utc_now
 
 if TYPE_CHECKING:
     from playwright.async_api import Download
@@ -36,15 +36,12 @@ class Downloads:
     def __init__(self) -> None:
         self.records: dict[str, DownloadRecord] = {}
         self.arrived = asyncio.Event()  # set when a download starts
-        self._followers: set[asyncio.Task[None]] = set()
 
     def add(self, download: Download, page_id: str) -> None:
         record = DownloadRecord(download, page_id)
         self.records[record.download_id] = record
         self.arrived.set()
-        follower = asyncio.ensure_future(self._follow(record))
-        self._followers.add(follower)
-        follower.add_done_callback(self._followers.discard)
+        spawn(self._follow(record))
 
     def unreported(self) -> list[DownloadRecord]:
         return [record for record in self.records.values() if not record.reported]

@@ -220,7 +220,7 @@ class Engine:
             if failure.context:
                 envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         if not envelope.ok and ctx is not None:
-            context = await failure_context(ctx, envelope.error_type or "")
+            context = await failure_context(ctx, envelope.error_type)
             if context is not None:
                 envelope = dataclasses.replace(envelope, context={**(envelope.context or {}), **context}, _json=None)
         envelope = enforce_size_limit(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .envelope import ErrorType
     from .instances import Instance
     from .pages import PageState
 
@@ -44,7 +45,9 @@ MAX_CONSOLE_ENTRIES = 20
 MAX_CONSOLE_CHARS = 2500
 CHECK_TIMEOUT_S = 0.5  # reading the page for a hint never holds a failure up longer
 # Failures that mean "the element was not there": an empty page deserves a warning.
-LOCATOR_FAILURES = frozenset({"element_not_found", "stale_ref", "wait_timeout", "verification_failed"})
+LOCATOR_FAILURES: frozenset[ErrorType] = frozenset(
+    {"element_not_found", "stale_ref", "wait_timeout", "verification_failed"}
+)
 EMPTY_PAGE_WARNING = (
     "The page is empty (about:blank with no content): there is nothing to find yet. "
     "Navigate first with browser_navigate."
@@ -79,7 +82,7 @@ def mark(instance: Instance, page_state: PageState) -> CallMarks:
     )
 
 
-async def failure_context(ctx: CallContext, error_type: str) -> dict[str, Any] | None:
+async def failure_context(ctx: CallContext, error_type: ErrorType | None) -> dict[str, Any] | None:
     """The context of a failed call, or None when there is nothing to add."""
     instance, page_state, marks = ctx.instance, ctx.page_state, ctx.marks
     if instance is None or page_state is None:

@@ -19,7 +19,7 @@ from .errors import ToolFailure
 from .evidence import Evidence, EvidenceEvent, Record, StreamName
 from .listeners import Listeners
 from .pages import PageState
-from .util import first_lines, utc_now
+from .util import first_lines, spawn, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub
 from .webmcp_native import NativeTools
 from .webmcp_script import POLYFILL_JS, ScriptTools
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from .grants import Grant
 
 
+Backend = Literal["chromium", "camoufox", "remote"]
+"""How an instance's browser is had: launched here (Chromium, Camoufox) or on a remote grid."""
+
 InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 """Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
 
@@ -39,7 +42,7 @@ InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 @dataclass(frozen=True)
 class LaunchOptions:
     name: str
-    backend: str = "chromium"
+    backend: Backend = "chromium"
     headless: bool = True
     profile_dir: str | None = None
     viewport: dict[str, int] | None = None
@@ -256,7 +259,7 @@ class InstanceManager:
         for instance in list(self.instances.values()):
             if instance.state == "live":
                 self._on_disconnected(instance, detail)
-        asyncio.get_running_loop().create_task(driver.stop())
+        spawn(driver.stop())
 
     def driver_status(self) -> dict[str, Any]:
         """For health: `running`, `not_started` or `exited` (lost, replaced on the next call)."""
@@ -350,7 +353,7 @@ class InstanceManager:
                     f"Profile directory {profile_dir} is used by instance {other.name!r} ({other.state}).",
                     started=False,
                 )
-        holder = _chromium_lock_holder(wanted) or _firefox_lock_holder(wanted)
+        holder = _lock_holder(wanted)
         if holder is not None:
             raise ToolFailure(
                 "profile_dir_in_use",
@@ -493,7 +496,7 @@ class InstanceManager:
             state.closed = True
             if state.webmcp is not None:
                 state.webmcp.close()
-        asyncio.get_running_loop().create_task(self._cleanup_crashed(instance))
+        spawn(self._cleanup_crashed(instance))
 
     async def _cleanup_crashed(self, instance: Instance) -> None:
         try:
@@ -591,23 +594,24 @@ def _launch_error(message: str) -> str:
     return first_lines("\n".join(line for line in lines if line and not line.startswith("<3")), 10)
 
 
-def _firefox_lock_holder(profile_dir: Path) -> int | None:
-    """The pid of a live process holding Firefox's (Camoufox's) profile lock in `profile_dir`:
-    a symlink `lock` to `<address>:+<pid>`."""
-    try:
-        target = os.readlink(profile_dir / "lock")
-    except OSError:
-        return None
-    return _live_pid(target.rpartition("+")[2])
+# A browser's profile lock: a symlink whose target ends in the holder's pid after a separator.
+PROFILE_LOCKS = (
+    ("SingletonLock", "-"),  # Chromium: <host>-<pid>
+    ("lock", "+"),  # Firefox (Camoufox): <address>:+<pid>
+)
 
 
-def _chromium_lock_holder(profile_dir: Path) -> int | None:
-    """The pid of a live process holding Chromium's SingletonLock in `profile_dir`."""
-    try:
-        target = os.readlink(profile_dir / "SingletonLock")
-    except OSError:
-        return None
-    return _live_pid(target.rpartition("-")[2])
+def _lock_holder(profile_dir: Path) -> int | None:
+    """The pid of a live process holding a browser's profile lock in `profile_dir`, or None."""
+    for name, separator in PROFILE_LOCKS:
+        try:
+            target = os.readlink(profile_dir / name)
+        except OSError:
+            continue
+        pid = _live_pid(target.rpartition(separator)[2])
+        if pid is not None:
+            return pid
+    return None
 
 
 def _live_pid(text: str) -> int | None:

@@ -23,7 +23,6 @@ WebMCP event to the log.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 from collections.abc import Callable, Iterable
@@ -35,7 +34,7 @@ from pydantic import ValidationError
 
 from .errors import ToolFailure
 from .function_tools import FunctionTool
-from .util import origin_of
+from .util import origin_of, spawn
 from .webmcp import WebMCPEvent
 
 if TYPE_CHECKING:
@@ -179,16 +178,11 @@ class PageToolRegistration:
 
     def _navigated(self, frame: Frame) -> None:
         if frame is self.state.page.main_frame:
-            task = asyncio.ensure_future(self._check_document())
-            _PENDING.add(task)
-            task.add_done_callback(_PENDING.discard)
+            spawn(self._check_document())
 
     async def _check_document(self) -> None:
         if self.active and not await self.document_alive():
             self.end()
-
-
-_PENDING: set[asyncio.Task[None]] = set()  # document checks in flight (kept from garbage collection)
 
 
 async def register(

@@ -281,6 +281,12 @@ _CELL = "border: 1px solid rgba(127,127,127,0.3); padding: 2px 6px; text-align: 
 _CHIP = "font-size:11px;padding:0 3px;border-radius:3px;background:rgba(127,127,127,.2)"
 
 
+def tint(colour: str, alpha: float) -> str:
+    """`colour` (``#rrggbb``) as a translucent ``rgba()``, for backgrounds."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha:g})"
+
+
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
@@ -359,7 +365,7 @@ def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None 
     head = "".join(f'<th style="{_CELL} font-weight: 600;">{_e(header)}</th>' for header in headers)
     marks = alerts or [False] * len(rows)
     body = "".join(
-        (f'<tr style="color: {ERROR_COLOUR}; background: rgba(207,34,46,0.06);">' if alert else "<tr>")
+        (f'<tr style="color: {ERROR_COLOUR}; background: {tint(ERROR_COLOUR, 0.06)};">' if alert else "<tr>")
         + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row)
         + "</tr>"
         for row, alert in zip(rows, marks, strict=False)
@@ -733,7 +739,7 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
     if not envelope.ok:
         advice = RETRY_ADVICE.get(op.retry, "")
         body.append(
-            f'<div style="border-left: 4px solid {ERROR_COLOUR}; background: rgba(207,34,46,0.08); padding: 6px 10px; '
+            f'<div style="border-left: 4px solid {ERROR_COLOUR}; background: {tint(ERROR_COLOUR, 0.08)}; padding: 6px 10px; '
             f'margin: 6px 0;"><div style="font-weight: 700;">{_e(envelope.error_type)}</div>'
             f'<div style="white-space: pre-wrap; word-break: break-word; margin: 2px 0;">{_e(envelope.message or "")}</div>'
             + (_pre("\n".join(context_lines(envelope.context))) if envelope.context else "")
@@ -744,7 +750,7 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
         parts = _split(envelope)
         if parts.modal is not None:
             body.append(
-                f'<div style="border-left: 4px solid {WARN_COLOUR}; background: rgba(191,135,0,0.12); padding: 6px 10px; '
+                f'<div style="border-left: 4px solid {WARN_COLOUR}; background: {tint(WARN_COLOUR, 0.12)}; padding: 6px 10px; '
                 f'margin: 6px 0; font-weight: 600;">{_e(_modal_line(parts.modal))}</div>'
             )
         body.append(_fields_html(parts.fields))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .render import ERROR_COLOUR
+
 ROW = 18
 LABEL = 300
 BAR_AREA = 560
@@ -27,7 +29,7 @@ TYPE_COLOURS = {
     "font": "#57606a",
     "media": "#57606a",
 }
-FAILED = "#cf222e"
+FAILED = ERROR_COLOUR
 
 
 class Waterfall:

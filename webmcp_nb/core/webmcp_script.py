@@ -17,7 +17,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .errors import ToolFailure
-from .util import origin_label
+from .util import origin_label, spawn
 from .webmcp import CutOff, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class ScriptTools(PageTools):
 
     def _refresh_soon(self) -> None:
         if not self.closed:
-            asyncio.ensure_future(self.settle()).add_done_callback(lambda task: task.exception())
+            spawn(self.settle()).add_done_callback(lambda task: task.exception())
 
     async def settle(self) -> None:
         """Read every frame's tools now."""

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
-SHUTDOWN_GRACE_S = 2.0
+SHUTDOWN_GRACE_S = 2
 
 
 class BearerToken:

@@ -7,8 +7,8 @@ later ones get ``_2``, ``_3``...), with the page's input schema and its hints ma
 to MCP annotations. A call goes through ``browser_webmcp_call`` on that exact page
 and frame, so validation, envelopes, approval and the call log are the usual ones.
 
-Allowed origins are an explicit list, or by default the origins the notebook's own
-callers (not agents) navigated to. The set is recomputed on every WebMCP change and
+Which tools are visible (pages, allowed origins) is the core's answer
+(`webmcp_nb.core.page_tool_visibility`). The set is recomputed on every WebMCP change and
 after every call (navigation, tab switch), and clients are told when it changed.
 A call to a name not (yet) mirrored first lets the pages' tool lists catch up: a tool the page
 registered as it loaded is callable before any event about it has arrived.
@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 
 from ..core.engine import CallRecord, Engine
-from ..core.util import origin_of
+from ..core.page_tool_visibility import PageToolVisibility
 from ..core.webmcp import PageTool, WebMCPEvent
 
 PREFIX = "webmcp_"
@@ -119,13 +119,9 @@ class Mirror:
 class Mirrors:
     """The mirrored page tools of one MCP server, kept current (runtime loop only)."""
 
-    def __init__(self, engine: Engine, allowed_origins: Sequence[str] | None, on_change: Callable[[], None]) -> None:
+    def __init__(self, engine: Engine, allowed_origins: Sequence[str] | None, on_change: Callable[[], object]) -> None:
         self.engine = engine
-        self.explicit_origins = frozenset(o.rstrip("/") for o in allowed_origins) if allowed_origins else None
-        self.navigated_origins: set[str] = set()
-        for record in engine.history:
-            self._learn(record)
-        self.pinned: list[tuple[str, str]] = []  # (instance, page_id)
+        self.visibility = PageToolVisibility(engine, allowed_origins)
         self.current: dict[str, Mirror] = {}
         self._warned: set[tuple[str, ...]] = set()
         self._on_change = on_change
@@ -136,23 +132,13 @@ class Mirrors:
         for remove in self._removers:
             remove()
 
-    # allowed origins --------------------------------------------------------
     @property
     def allowed_origins(self) -> frozenset[str]:
-        return self.explicit_origins if self.explicit_origins is not None else frozenset(self.navigated_origins)
-
-    def _learn(self, record: CallRecord) -> None:
-        """Remember where the notebook's own callers navigated (agents do not widen the set)."""
-        if record.caller.startswith("agent:") or record.tool != "browser_navigate" or not record.envelope.ok:
-            return
-        for url in (record.args.get("url"), (record.envelope.data or {}).get("url")):
-            origin = origin_of(url) if isinstance(url, str) else None
-            if origin:
-                self.navigated_origins.add(origin)
+        return self.visibility.allowed_origins
 
     # following changes ------------------------------------------------------
     def _on_call(self, record: CallRecord) -> None:
-        self._learn(record)
+        self.visibility.learn(record)
         self.refresh()
 
     def _on_webmcp(self, event: WebMCPEvent) -> None:
@@ -160,13 +146,11 @@ class Mirrors:
             self.refresh()
 
     def pin(self, instance: str, page_id: str) -> None:
-        if (instance, page_id) not in self.pinned:
-            self.pinned.append((instance, page_id))
+        self.visibility.pin(instance, page_id)
         self.refresh()
 
     def unpin(self, instance: str, page_id: str) -> None:
-        if (instance, page_id) in self.pinned:
-            self.pinned.remove((instance, page_id))
+        self.visibility.unpin(instance, page_id)
         self.refresh()
 
     def refresh(self, *, notify: bool = True) -> None:
@@ -179,7 +163,7 @@ class Mirrors:
     async def catch_up(self) -> None:
         """Refresh after the mirrored pages' tool lists have caught up with their pages (at most
         `CATCH_UP_S` per page: a busy, closing or WebMCP-less page keeps what is known of it)."""
-        for instance, page_id in self._pages():
+        for instance, page_id in self.visibility.pages():
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.engine.refresh_page_tools(instance, page_id), CATCH_UP_S)
         self.refresh()
@@ -204,32 +188,19 @@ class Mirrors:
             )
         )
 
-    def _pages(self) -> Iterable[tuple[str, str]]:
-        current = self.engine.current_page()
-        targets = [current] if current is not None else []
-        targets += [pinned for pinned in self.pinned if pinned not in targets]
-        return targets
-
     def _compute(self) -> list[Mirror]:
-        allowed = self.allowed_origins
         used: set[str] = set()
         mirrors = []
-        for instance_name, page_id in self._pages():
-            found = self.engine.page_tools(instance_name, page_id)
-            if found is None:
+        for visible in self.visibility.tools():
+            tool = visible.tool
+            if not tool.object_input:
+                self._warn_not_mirrored(visible.instance, visible.page_id, tool)
                 continue
-            main_frame_id, tools = found
-            for tool in tools:
-                if tool.origin.rstrip("/") not in allowed:
-                    continue
-                if not tool.object_input:
-                    self._warn_not_mirrored(instance_name, page_id, tool)
-                    continue
-                base = name = sanitise(tool.name)
-                count = 1
-                while name in used:
-                    count += 1
-                    name = f"{base}_{count}"
-                used.add(name)
-                mirrors.append(Mirror(name, tool, instance_name, page_id, tool.frame_id in (None, main_frame_id)))
+            base = name = sanitise(tool.name)
+            count = 1
+            while name in used:
+                count += 1
+                name = f"{base}_{count}"
+            used.add(name)
+            mirrors.append(Mirror(name, tool, visible.instance, visible.page_id, visible.in_main_frame))
         return mirrors

@@ -21,6 +21,7 @@ from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -35,6 +36,7 @@ from .. import __version__
 from ..core.engine import Approval
 from ..core.grants import widens_grant
 from ..core.registry import ToolSpec
+from ..core.util import spawn
 from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
@@ -92,12 +94,19 @@ def describe_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
+LIST_CHANGED: dict[Kind, type[ToolsListChanged] | type[ResourcesListChanged] | type[PromptsListChanged]] = {
+    "tools": ToolsListChanged,
+    "resources": ResourcesListChanged,
+    "prompts": PromptsListChanged,
+}
+
+
 class _Server(Server[Any]):
     """Advertises `listChanged` to handshake-era clients (the HTTP manager asks with defaults)."""
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
-    ):  # type: ignore[no-untyped-def]
+    ) -> InitializationOptions:
         changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         return super().create_initialization_options(notification_options or changes, *args, **kwargs)
 
@@ -133,8 +142,7 @@ class ChangeNotifier:
             self._legacy.add(ctx.session._connection)
 
     async def changed(self, kind: Kind) -> None:
-        event = {"tools": ToolsListChanged, "resources": ResourcesListChanged, "prompts": PromptsListChanged}[kind]
-        await self.bus.publish(event())
+        await self.bus.publish(LIST_CHANGED[kind]())
         for connection in list(self._legacy):
             send = {
                 "tools": connection.send_tool_list_changed,
@@ -172,7 +180,7 @@ class AgentServer:
         self.mirrors = Mirrors(
             session.engine,
             options.allowed_origins,
-            on_change=lambda: self._loop.create_task(self.notifier.changed("tools")),
+            on_change=lambda: spawn(self.notifier.changed("tools")),
         )
         self.server, self.notifier = new_server(
             on_list_tools=self._list_tools,
@@ -188,7 +196,7 @@ class AgentServer:
     # change notifications ---------------------------------------------------
     def _follow(self, listeners: Listeners[[Kind]]) -> Callable[[], None]:
         def changed(kind: Kind) -> None:  # any thread: hop onto the server's loop
-            self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self.notifier.changed(kind)))
+            self._loop.call_soon_threadsafe(lambda: spawn(self.notifier.changed(kind)))
 
         return listeners.add(changed)
 
@@ -242,7 +250,6 @@ class AgentServer:
             await self.mirrors.catch_up()  # a page tool registered as its page loaded
             mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
-            spec = self.session.published.tools.get(CALL_TOOL)
             envelope = await self.session.acall_as(
                 self.caller(ctx),
                 CALL_TOOL,
@@ -250,7 +257,8 @@ class AgentServer:
                 approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
                 grant=self.grant,
             )
-            return call_result(envelope, spec, self.session.limits.max_result_bytes)
+            call_spec = self.session.published.tools.get(CALL_TOOL)
+            return call_result(envelope, call_spec, self.session.limits.max_result_bytes)
         spec = self.visible_spec(params.name)
         widens = isinstance(arguments, dict) and widens_grant(
             params.name, arguments, self.session.launch_defaults.headless
@@ -366,7 +374,7 @@ class AgentServer:
         return types.GetPromptResult(
             description=prompt.description or None,
             messages=[
-                types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))  # type: ignore[arg-type]
+                types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))
                 for role, text in messages
             ],
         )

@@ -7,7 +7,9 @@ Importing this package imports neither IPython nor Playwright.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import _lazy_exports
 
 if TYPE_CHECKING:
     from .extension import load_ipython_extension, unload_ipython_extension
@@ -31,13 +33,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module_name, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'webmcp_nb.notebook' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), attribute)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _LAZY, globals())

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any
+from typing import Any, cast, get_args
 
 from traitlets import All, Bool, Dict, Float, Int, TraitError, Unicode, default, observe, validate
 from traitlets.config import Configurable
 
 from ..core.config import LaunchDefaults, Limits
+from ..core.instances import Backend
 from ..core.live import DEFAULT_MAX_FPS
 from ..core.remote import HEADERS_ENV, headers_from_env, public_url
 from . import session as shared
@@ -48,11 +49,11 @@ class RemoteURL(Unicode):  # type: ignore[type-arg]
         return RemoteEndpoint(super().validate(obj, value))
 
 
-class HeaderDict(Dict):  # type: ignore[type-arg]
+class HeaderDict(Dict):
     """A trait holding `RemoteHeaders`."""
 
     def validate(self, obj: Any, value: Any) -> Any:
-        return RemoteHeaders(super().validate(obj, value))
+        return RemoteHeaders(cast("dict[str, str]", super().validate(obj, value)))
 
 
 def _env_limits() -> Limits:
@@ -181,7 +182,7 @@ class NotebookOptions(Configurable):
     @validate("backend")
     def _check_backend(self, proposal: Any) -> Any:
         def check() -> None:
-            choices = backend_choices()
+            choices = get_args(Backend)
             if proposal["value"] not in choices:
                 raise ValueError(f"backend must be one of {', '.join(map(repr, choices))}, got {proposal['value']!r}")
 
@@ -256,13 +257,3 @@ def _check_default_instance(name: str) -> None:
             f"{session.default_instance!r}); switch with `%browser create_instance {name}`, or close the "
             "session first (`webmcp_nb.session().close()`)"
         )
-
-
-def backend_choices() -> list[str]:
-    """The backends `browser_create_instance` accepts, read from its input schema."""
-    from ..client import tool_registry
-
-    schema = tool_registry().get("browser_create_instance").input_schema["properties"]["backend"]
-    if "const" in schema:
-        return [schema["const"]]
-    return list(schema.get("enum", []))

@@ -15,7 +15,9 @@ from ..core.live import DEFAULT_MAX_FPS
 
 if TYPE_CHECKING:
     from ..core.engine import Approval
+    from ..core.instances import Backend
     from ..mcp import ServerHandle
+    from ..serve_options import ApprovePolicy
     from .options import NotebookOptions
     from .webmcp import WebMCP
     from .widgets import BrowserPanel, CallLog
@@ -35,7 +37,7 @@ class NotebookSession(Session):
     def __init__(
         self,
         *,
-        backend: str = "chromium",
+        backend: Backend = "chromium",
         screenshot_width: int = 800,
         live_view_fps: float = DEFAULT_MAX_FPS,
         caller: str = CALLER,
@@ -65,8 +67,8 @@ class NotebookSession(Session):
 
         return CallLog(self)
 
-    def serve_mcp(  # type: ignore[override]
-        self, *, approve: str = "consequential", approver: Approval | None = None, **options: Any
+    def serve_mcp(
+        self, *, approve: ApprovePolicy = "consequential", approver: Approval | None = None, **options: Any
     ) -> ServerHandle:
         """`Session.serve_mcp`, approving consequential calls in the notebook by default:
         the prompts appear in an approval panel displayed in this cell."""

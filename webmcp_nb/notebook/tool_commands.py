@@ -54,7 +54,7 @@ class CommandParser(MagicArgumentParser):
     """IPython's magic parser (errors raise UsageError), which also never exits nor prints help."""
 
     def __init__(self, *, allow_abbrev: bool = True, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(**options)  # type: ignore[no-untyped-call]  # IPython's parser is not annotated
         self.allow_abbrev = allow_abbrev  # MagicArgumentParser does not pass it on
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:

@@ -7,6 +7,7 @@ description for static viewers), for teaching demos.
 
 from __future__ import annotations
 
+import builtins
 import html
 import json
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ class WebMCP:
         """`browser_webmcp_list` (instance, page_id, frame_id)."""
         return self.session.call("browser_webmcp_list", **where)
 
-    def tools(self, **where: Any) -> list[PageToolCall]:
+    def tools(self, **where: Any) -> builtins.list[PageToolCall]:
         """The page's tools as callables; raises `ToolCallError` if they cannot be listed."""
         envelope = self.list(**where).raise_for_status()
         target = {"instance": envelope.instance, "page_id": envelope.operation.page_id}
@@ -124,7 +125,7 @@ class _Field:
         if self.required:
             return True
         if isinstance(self.widget, widgets.Checkbox):
-            return self.widget.value != self._default(False)
+            return bool(self.widget.value != self._default(False))
         return self.widget.value not in ("", None)
 
     def value(self) -> Any:

@@ -244,7 +244,7 @@ class CallLog(widgets.VBox):
 
     def _refresher(self) -> None:
         """Re-render at most every `refresh_s`, off the runtime and kernel threads."""
-        while not self._closed:
+        while True:  # close() sets _dirty, so a closing panel wakes here
             self._dirty.wait()
             if self._closed:
                 return
@@ -349,6 +349,8 @@ class ApprovalPanel(widgets.VBox):
     `timeout_s` denies.
     """
 
+    children: tuple[Any, ...]  # VBox's trait: the heading, then one row per pending request
+
     def __init__(self, *, timeout_s: float = 45.0) -> None:
         self.timeout_s = timeout_s
         self.heading = widgets.HTML("<b>Agent approvals</b>: none pending")
@@ -384,7 +386,11 @@ class ApprovalPanel(widgets.VBox):
         decision: asyncio.Future[bool] = loop.create_future()
 
         def decide(approved: bool) -> None:
-            loop.call_soon_threadsafe(lambda: decision.done() or decision.set_result(approved))
+            def settle() -> None:  # on the loop: the first answer wins
+                if not decision.done():
+                    decision.set_result(approved)
+
+            loop.call_soon_threadsafe(settle)
 
         row = self._add_row(request, decide)
         try:

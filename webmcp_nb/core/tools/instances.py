@@ -11,7 +11,7 @@ from pydantic import BeforeValidator, Field, StringConstraints
 
 from .. import camoufox_backend, chromium, remote
 from ..grants import is_profile_name, profiles_dir
-from ..instances import InstanceState
+from ..instances import Backend, InstanceState
 from ..registry import tool
 from ..webmcp import Mode
 from .models import Data, InstanceName, Params
@@ -30,7 +30,7 @@ class Viewport(Params):
 
 class CreateParams(Params):
     name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
-    backend: Literal["chromium", "camoufox", "remote"] = Field(
+    backend: Backend = Field(
         "chromium",
         description="'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; "
         f"needs `{camoufox_backend.PIP_INSTALL}` and `{camoufox_backend.INSTALL_COMMAND}`) or 'remote' (a "
