@@ -30,7 +30,8 @@ CODE = "424242"
 BEFORE = "typed-before-the-trace"
 COOKIE = "cookie-value-Zq81"
 TOKEN = "Bearer demo-secret-token"  # evidence.html sends it in Authorization, and "demo-key" in X-Api-Key
-SECRETS = (TYPED, CODE, BEFORE, COOKIE, TOKEN, "demo-secret-token", "demo-key")
+SECRET_FIELDS = ("tok-123", "key-456", "ref-789")  # values of /api/secrets' secret JSON fields
+SECRETS = (TYPED, CODE, BEFORE, COOKIE, TOKEN, "demo-secret-token", "demo-key", *SECRET_FIELDS)
 
 
 def record_trace(s: CheckedSession, demo: DemoServer, **stop: Any) -> dict[str, Any]:
@@ -47,6 +48,7 @@ def record_trace(s: CheckedSession, demo: DemoServer, **stop: Any) -> dict[str, 
     ok(s.navigate(demo.url_for("evidence.html")))
     ok(s.click(find_ref(ok(s.snapshot())["snapshot"], "Make requests", role="button")))
     ok(s.wait_for(text="Requests done"))
+    ok(s.evaluate("() => fetch('/api/secrets').then(response => response.text()).then(text => text.length)"))
     return ok(s.call("browser_trace", action="stop", **stop))
 
 
@@ -103,6 +105,8 @@ def test_a_stopped_trace_holds_no_secret_in_any_entry(traces: dict[str, dict[str
     assert cookies and all(c == {"name": "sid", "value": REDACTED} for c in cookies)
     assert b'"__playwright_value_":"[redacted]","id":"password"' in entries["trace.trace"]
     assert any(b"[redacted]" in data for name, data in entries.items() if name.startswith("resources/"))
+    [body] = [json.loads(data) for name, data in entries.items() if b'"password_hint"' in data]
+    assert body["Access-Token"] == "[blocked]" and body["profile"] == {"apiKey": "[blocked]", "theme": "dark"}
 
 
 def test_reveal_secrets_keeps_the_trace_raw_and_the_scrub_is_what_removes_them(
@@ -115,6 +119,7 @@ def test_reveal_secrets_keeps_the_trace_raw_and_the_scrub_is_what_removes_them(
     assert "trace.trace" in found_in(raw, BEFORE)  # the DOM snapshot of a field filled before the start
     assert "trace.network" in found_in(raw, COOKIE) and "trace.network" in found_in(raw, TOKEN)
     assert any(name.startswith("resources/") for name in found_in(raw, "demo-secret-token"))
+    assert all(found_in(raw, value) for value in SECRET_FIELDS)
     # Scrubbed by structure alone (no typed texts given): secret headers, cookies, secret fields'
     # values in DOM snapshots, and those values wherever else they appear.
     copy = tmp_path / "trace.zip"

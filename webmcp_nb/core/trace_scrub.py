@@ -17,7 +17,9 @@ cookie values and the values of secret fields in DOM snapshots (`SECRET_FIELD_JS
 (the values taken out, and the texts the instance typed into secret fields) replaced by
 ``[redacted]``, also in its JSON-, URL- and HTML-escaped forms; a JSON-lines entry is rewritten
 string by string, so each line still parses. Entry names and order stay; images stay as they are.
-Values shorter than `SCRUB_MIN_LENGTH` are taken out by structure only.
+Values shorter than `SCRUB_MIN_LENGTH` are taken out by structure only. Bodies (resources and
+request bodies) that are JSON have their secret fields ``[blocked]``, as `browser_network_body`
+does (`webmcp_nb.core.secret_fields`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from urllib.parse import quote, quote_plus
 
 from .evidence import is_secret_header
 from .redaction import REDACTED, SCRUB_MIN_LENGTH
+from .secret_fields import block_in_json_text
 
 _JSON_LINES = (".trace", ".network")
 _IMAGES = (".jpeg", ".jpg", ".png", ".webp", ".gif", ".avif", ".bmp", ".ico")
@@ -42,27 +45,25 @@ _VALUE = "__playwright_value_"  # where a DOM snapshot keeps an input's value
 
 def scrub_trace(path: Path, typed: Iterable[str]) -> None:
     """Rewrite the trace.zip at `path` without secrets (see the module's docstring); `typed`: the
-    texts typed into secret fields."""
-    with zipfile.ZipFile(path) as archive:
-        entries = [(info, archive.read(info)) for info in archive.infolist()]
+    texts typed into secret fields. One entry at a time is in memory, besides the JSON lines."""
     found: set[str] = set(typed)
     parsed: dict[str, list[tuple[str, Any, Any]]] = {}  # entry -> (line, event, event redacted)
-    for info, data in entries:
-        if info.filename.endswith(_JSON_LINES):
-            parsed[info.filename] = [_parse(line, found) for line in data.decode("utf-8").split("\n")]
-    secrets = _variants(found)
-    rewritten: list[tuple[zipfile.ZipInfo, bytes]] = []
-    for info, data in entries:
-        if info.filename in parsed:
-            data = "\n".join(_line(*item, secrets) for item in parsed[info.filename]).encode("utf-8")
-        elif not info.filename.lower().endswith(_IMAGES):
-            data = _replace_bytes(data, secrets)
-        rewritten.append((info, data))
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".scrub-", suffix=".zip")
     try:
-        with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as archive:
-            for info, data in rewritten:
-                archive.writestr(info, data)
+        with zipfile.ZipFile(path) as source, os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as target:
+            for info in source.infolist():
+                if info.filename.endswith(_JSON_LINES):
+                    lines = source.read(info).decode("utf-8").split("\n")
+                    parsed[info.filename] = [_parse(line, found) for line in lines]
+            secrets = _variants(found)
+            for info in source.infolist():
+                if info.filename in parsed:
+                    data = "\n".join(_line(*item, secrets) for item in parsed.pop(info.filename)).encode("utf-8")
+                elif info.filename.lower().endswith(_IMAGES):
+                    data = source.read(info)
+                else:
+                    data = _replace_bytes(source.read(info), secrets)
+                target.writestr(info, data)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
@@ -101,6 +102,8 @@ def _redact_structure(value: Any, found: set[str]) -> Any:
             item = _redact_headers(item, found)
         elif key == "cookies" and isinstance(item, list):
             item = [_redact_value(cookie, found) if isinstance(cookie, dict) else cookie for cookie in item]
+        elif key == "postData" and isinstance(item, dict) and isinstance(item.get("text"), str):
+            item = {**item, "text": block_in_json_text(item["text"])[0]}
         result[key] = _redact_structure(item, found)
     return result
 
@@ -183,12 +186,13 @@ def _replace(value: Any, secrets: list[str]) -> Any:
 
 
 def _replace_bytes(data: bytes, secrets: list[str]) -> bytes:
-    """An entry's bytes with each secret replaced (as text when it is UTF-8, else byte for byte)."""
+    """An entry's bytes with each secret replaced (as text when it is UTF-8, else byte for byte),
+    and its secret JSON fields blocked if it is JSON."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         for secret in secrets:
             data = data.replace(secret.encode("utf-8"), REDACTED.encode())
         return data
-    replaced = _replace(text, secrets)
+    replaced = block_in_json_text(_replace(text, secrets))[0]
     return replaced.encode("utf-8") if replaced != text else data
