@@ -12,6 +12,8 @@ import asyncio
 import json
 import re
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -132,6 +134,24 @@ def test_reveal_secrets_keeps_the_trace_raw_and_the_scrub_is_what_removes_them(
     assert all(scrubbed[name] == raw[name] for name in raw if name.endswith(".jpeg"))
     for name in ("trace.trace", "trace.network"):
         assert len(events(scrubbed, name)) == len(events(raw, name))
+
+
+def test_playwright_trace_viewer_opens_the_scrubbed_trace(traces: dict[str, dict[str, Any]]) -> None:
+    command = [sys.executable, "-m", "playwright", "show-trace", "--host", "127.0.0.1", "--port", "0"]
+    viewer = subprocess.Popen([*command, traces["scrubbed"]["path"]], stdout=subprocess.PIPE, text=True)
+    try:
+        assert viewer.stdout is not None
+        url = next((line for line in viewer.stdout if line.startswith("Listening on ")), "").split()[-1:]
+        assert url and url[0].startswith("http://127.0.0.1:"), url
+        with CheckedSession() as s:
+            ok(s.navigate(url[0]))
+            ok(s.wait_for(text='Fill "[redacted]"', time_s=30))
+            actions = ok(s.snapshot())["snapshot"]
+    finally:
+        viewer.terminate()
+        viewer.wait()
+    assert actions.count('Fill \\"[redacted]\\"') >= 2  # both fills, named as redacted
+    assert TYPED not in actions and CODE not in actions
 
 
 def test_a_trace_without_snapshots_still_loses_what_was_typed(demo: DemoServer) -> None:
