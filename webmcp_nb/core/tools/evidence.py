@@ -434,9 +434,16 @@ async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
     if not reveal:
         try:
             await asyncio.to_thread(scrub_trace, path, set(instance.secret_texts))
-        except BaseException:
+        except BaseException as exc:
             path.unlink(missing_ok=True)  # never leave the raw trace behind
-            raise
+            if not isinstance(exc, Exception):
+                raise
+            raise ToolFailure(
+                "internal_error",
+                f"The trace stopped, but it could not be scrubbed of secrets ({type(exc).__name__}: "
+                f"{str(exc)[:200]}), so it was deleted; record it again and stop with reveal_secrets=true "
+                "to keep it raw.",
+            ) from None
     ctx.artifacts.append(str(path))
     return TraceData(
         action="stop", recording=False, path=str(path), size_bytes=path.stat().st_size, secrets_revealed=reveal
