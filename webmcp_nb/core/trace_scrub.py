@@ -43,10 +43,11 @@ _IMAGES = (".jpeg", ".jpg", ".png", ".webp", ".gif", ".avif", ".bmp", ".ico")
 _VALUE = "__playwright_value_"  # where a DOM snapshot keeps an input's value
 
 
-def scrub_trace(path: Path, typed: Iterable[str]) -> None:
-    """Rewrite the trace.zip at `path` without secrets (see the module's docstring); `typed`: the
-    texts typed into secret fields. One entry at a time is in memory, besides the JSON lines."""
-    found: set[str] = set(typed)
+def scrub_trace(path: Path, known: Iterable[str]) -> None:
+    """Rewrite the trace.zip at `path` without secrets (see the module's docstring); `known`: the
+    secrets known beforehand (what calls typed into secret fields, their other redacted arguments).
+    One entry at a time is in memory, besides the JSON lines."""
+    found: set[str] = set(known)
     parsed: dict[str, list[tuple[str, Any, Any]]] = {}  # entry -> (line, event, event redacted)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".scrub-", suffix=".zip")
     try:

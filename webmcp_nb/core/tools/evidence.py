@@ -15,6 +15,7 @@ from ..har import har_log
 from ..registry import tool
 from ..secret_fields import block_in_json_text
 from ..trace_scrub import scrub_trace
+from ..util import first_lines
 from .models import Data, Identifier, InstanceParams
 
 if TYPE_CHECKING:
@@ -441,7 +442,7 @@ async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
             raise ToolFailure(
                 "internal_error",
                 f"The trace stopped, but it could not be scrubbed of secrets ({type(exc).__name__}: "
-                f"{str(exc)[:200]}), so it was deleted; record it again and stop with reveal_secrets=true "
+                f"{first_lines(str(exc))}), so it was deleted; record it again and stop with reveal_secrets=true "
                 "to keep it raw.",
             ) from None
     ctx.artifacts.append(str(path))
