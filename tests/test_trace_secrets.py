@@ -171,7 +171,7 @@ def test_an_agent_needs_the_secrets_grant_to_keep_a_trace_raw(demo: DemoServer) 
     with CheckedSession() as s:
         ok(s.navigate(demo.url_for("form.html")))
         error(s.call("browser_trace", action="start", reveal_secrets=True), "invalid_params", "not_started")
-        handle = s.serve_mcp(caps=[])
+        handle, granted = s.serve_mcp(caps=[]), s.serve_mcp(caps=["secrets"])
 
         async def scenario() -> tuple[Any, Any, Any]:
             async with agent(handle) as client:
@@ -181,7 +181,13 @@ def test_an_agent_needs_the_secrets_grant_to_keep_a_trace_raw(demo: DemoServer) 
                 again = await client.call_tool("browser_trace", {"action": "stop"})
                 return refused, stopped, again
 
+        async def granted_scenario() -> Any:
+            async with agent(granted) as client:
+                await client.call_tool("browser_trace", {"action": "start"})
+                return await client.call_tool("browser_trace", {"action": "stop", "reveal_secrets": True})
+
         refused, stopped, again = asyncio.run(scenario())
+        revealed = asyncio.run(granted_scenario())
     assert refused.is_error is True
     content = refused.structured_content
     assert content["error_type"] == "invalid_params" and "'secrets' grant" in content["message"]
@@ -189,3 +195,4 @@ def test_an_agent_needs_the_secrets_grant_to_keep_a_trace_raw(demo: DemoServer) 
     # Refused, the trace went on recording; stopped without reveal it is scrubbed.
     assert stopped.is_error is False and stopped.structured_content["data"]["secrets_revealed"] is False
     assert again.structured_content["error_type"] == "invalid_params"
+    assert revealed.is_error is False and revealed.structured_content["data"]["secrets_revealed"] is True
