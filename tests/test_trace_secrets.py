@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -138,7 +140,9 @@ def test_reveal_secrets_keeps_the_trace_raw_and_the_scrub_is_what_removes_them(
 
 def test_playwright_trace_viewer_opens_the_scrubbed_trace(traces: dict[str, dict[str, Any]]) -> None:
     command = [sys.executable, "-m", "playwright", "show-trace", "--host", "127.0.0.1", "--port", "0"]
-    viewer = subprocess.Popen([*command, traces["scrubbed"]["path"]], stdout=subprocess.PIPE, text=True)
+    viewer = subprocess.Popen(  # its own process group: `python -m playwright` runs the viewer in a child
+        [*command, traces["scrubbed"]["path"]], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         assert viewer.stdout is not None
         url = next((line for line in viewer.stdout if line.startswith("Listening on ")), "").split()[-1:]
@@ -148,7 +152,7 @@ def test_playwright_trace_viewer_opens_the_scrubbed_trace(traces: dict[str, dict
             ok(s.wait_for(text='Fill "[redacted]"', time_s=30))
             actions = ok(s.snapshot())["snapshot"]
     finally:
-        viewer.terminate()
+        os.killpg(viewer.pid, signal.SIGTERM)
         viewer.wait()
     assert actions.count('Fill \\"[redacted]\\"') >= 2  # both fills, named as redacted
     assert TYPED not in actions and CODE not in actions
