@@ -1657,9 +1657,11 @@ class ToolMethods:
         instance: str | None = default(None),
         screenshots: bool = default(True),
         snapshots: bool = default(True),
+        reveal_secrets: bool = default(False),
     ) -> Envelope:
         """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
-        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`.
+        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`, with
+        secret headers, cookies and text typed into secret fields [redacted].
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable form is ``atrace``.
 
@@ -1668,6 +1670,8 @@ class ToolMethods:
                 'default').
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
+            reveal_secrets: stop: keep secret headers, cookies and text typed into secret fields in the trace instead
+                of [redacted] (agents need the 'secrets' grant).
         """
         return self.call("browser_trace", **given(locals()))
 
@@ -1678,9 +1682,11 @@ class ToolMethods:
         instance: str | None = default(None),
         screenshots: bool = default(True),
         snapshots: bool = default(True),
+        reveal_secrets: bool = default(False),
     ) -> Envelope:
         """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
-        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`.
+        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`, with
+        secret headers, cookies and text typed into secret fields [redacted].
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the blocking form is ``trace``.
 
@@ -1689,6 +1695,8 @@ class ToolMethods:
                 'default').
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
+            reveal_secrets: stop: keep secret headers, cookies and text typed into secret fields in the trace instead
+                of [redacted] (agents need the 'secrets' grant).
         """
         return await self.acall("browser_trace", **given(locals()))
 

@@ -230,7 +230,9 @@ class Engine:
             hint=spec.too_large_hint if spec is not None else "",
         )
         if spec is not None and isinstance(logged_args, dict):
-            logged_args, envelope = redact_call(spec, logged_args, ctx.typed_plain if ctx else set(), envelope)
+            logged_args, envelope, secrets = redact_call(spec, logged_args, ctx.typed_plain if ctx else set(), envelope)
+            if ctx is not None and ctx.instance is not None:
+                ctx.instance.secret_texts.update(secrets)
         targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
         self._notify(tool, logged_args, caller, envelope, targets)
         return envelope
@@ -556,7 +558,9 @@ class Engine:
         if failure.context:
             envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         if spec is not None and isinstance(args, dict):
-            args = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)[0]
+            args, _, secrets = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)
+            if ctx is not None and ctx.instance is not None:
+                ctx.instance.secret_texts.update(secrets)
         self._notify(tool, args, caller, envelope)
 
     def _notify(

@@ -92,6 +92,9 @@ class Instance:
     file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
+    # What calls typed into secret fields (and other redacted arguments), scrubbed from its traces:
+    # kept from the start, as a value typed before a trace starts is in the trace's DOM snapshots.
+    secret_texts: set[str] = field(default_factory=set)
     event_buffer_size: int = 1000
 
     def __post_init__(self) -> None:

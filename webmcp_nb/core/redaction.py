@@ -203,18 +203,19 @@ def redact_secrets(spec: ToolSpec, args: dict[str, Any]) -> tuple[dict[str, Any]
 
 def redact_call(
     spec: ToolSpec, args: dict[str, Any], plain: set[Path], envelope: Envelope
-) -> tuple[dict[str, Any], Envelope]:
+) -> tuple[dict[str, Any], Envelope, list[str]]:
     """The arguments to record and the envelope to return (see `redact_args`, `redact_secrets`),
-    with the redacted values also scrubbed from the envelope's data and message."""
+    with the redacted values also scrubbed from the envelope's data and message; and those values
+    (for the instance's trace, see `webmcp_nb.core.trace_scrub`)."""
     if not (spec.typed_text or spec.secret_args or spec.credential_urls):
-        return args, envelope  # the tool takes nothing to redact (most calls)
+        return args, envelope, []  # the tool takes nothing to redact (most calls)
     recorded, secrets = redact_args(spec.typed_text, args, plain)
     recorded, more = redact_secrets(spec, recorded)
     secrets += more
     scrub = sorted({value for value in secrets if len(value) >= SCRUB_MIN_LENGTH}, key=len, reverse=True)
     if scrub:
         envelope = _scrub_envelope(envelope, scrub)
-    return recorded, envelope
+    return recorded, envelope, secrets
 
 
 async def redact_for_approval(spec: ToolSpec, args: dict[str, Any], page_state: PageState | None) -> dict[str, Any]:

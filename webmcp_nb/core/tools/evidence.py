@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -13,6 +14,8 @@ from ..evidence import Record, StreamName, Window
 from ..har import har_log
 from ..registry import tool
 from ..secret_fields import block_in_json_text
+from ..trace_scrub import scrub_trace
+from ..util import first_lines
 from .models import Data, Identifier, InstanceParams
 
 if TYPE_CHECKING:
@@ -387,6 +390,11 @@ class TraceParams(InstanceParams):
     action: Literal["start", "stop"]
     screenshots: bool = Field(True, description="start: record screenshots.")
     snapshots: bool = Field(True, description="start: record DOM snapshots.")
+    reveal_secrets: bool = Field(
+        False,
+        description="stop: keep secret headers, cookies and text typed into secret fields in the trace "
+        "instead of [redacted] (agents need the 'secrets' grant).",
+    )
 
 
 class TraceData(Data):
@@ -394,6 +402,7 @@ class TraceData(Data):
     recording: bool
     path: str | None = Field(description="stop: trace.zip under the artifacts directory (`playwright show-trace`).")
     size_bytes: int | None
+    secrets_revealed: bool | None = Field(None, description="stop: whether the trace keeps its secrets raw.")
 
 
 @tool(
@@ -401,7 +410,7 @@ class TraceData(Data):
     title="Playwright trace",
     description="Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM "
     "snapshots, network); stop saves trace.zip under the session's artifacts directory, viewable with "
-    "`playwright show-trace`.",
+    "`playwright show-trace`, with secret headers, cookies and text typed into secret fields [redacted].",
     params=TraceParams,
     data=TraceData,
     target="instance",
@@ -409,6 +418,9 @@ class TraceData(Data):
 async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
     instance = ctx.instance
     assert instance is not None and instance.context is not None
+    if p.reveal_secrets and p.action == "start":
+        raise ToolFailure("invalid_params", "reveal_secrets applies to action='stop'.", started=False)
+    reveal = _check_reveal(ctx, p.reveal_secrets)
     if p.action == "start":
         if instance.tracing:
             raise ToolFailure("invalid_params", "A trace is already recording; stop it first.", started=False)
@@ -420,5 +432,20 @@ async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
     path = ctx.engine.artifact_path("trace", ".zip")
     instance.tracing = False
     await instance.context.tracing.stop(path=str(path))
+    if not reveal:
+        try:
+            await asyncio.to_thread(scrub_trace, path, set(instance.secret_texts))
+        except BaseException as exc:
+            path.unlink(missing_ok=True)  # never leave the raw trace behind
+            if not isinstance(exc, Exception):
+                raise
+            raise ToolFailure(
+                "internal_error",
+                f"The trace stopped, but it could not be scrubbed of secrets ({type(exc).__name__}: "
+                f"{first_lines(str(exc))}), so it was deleted; record it again and stop with reveal_secrets=true "
+                "to keep it raw.",
+            ) from None
     ctx.artifacts.append(str(path))
-    return TraceData(action="stop", recording=False, path=str(path), size_bytes=path.stat().st_size)
+    return TraceData(
+        action="stop", recording=False, path=str(path), size_bytes=path.stat().st_size, secrets_revealed=reveal
+    )
