@@ -189,15 +189,34 @@ class PageState:
         """The document title. On Chromium it is read from the browser process, which answers
         at once, instead of from a renderer that is still busy right after a load; the read
         starts when the document is parsed, so a navigation's load wait hides it."""
+        known = self.known_title()
+        if known is not None:
+            return known
         prefetched = self._title_prefetch
         if prefetched is not None and prefetched[0] == self.document_generation and prefetched[2] == self.page.url:
             title = await prefetched[1]
         else:
             title = await self.browser_title()
-        url = self.page.url
-        if not title or url.endswith(title) or title == "about:blank":
+        if not self._shows_title(title):
             return await self.page.title()  # the browser shows the URL when a page has no title
+        assert title is not None
         return title
+
+    def known_title(self) -> str | None:
+        """The title without waiting, when the read started at DOMContentLoaded has answered for the
+        current document (None otherwise: `title()` finds it)."""
+        prefetched = self._title_prefetch
+        if prefetched is None or prefetched[0] != self.document_generation or prefetched[2] != self.page.url:
+            return None
+        read = prefetched[1]
+        if not read.done() or read.cancelled() or read.exception() is not None:
+            return None
+        title = read.result()
+        return title if self._shows_title(title) else None
+
+    def _shows_title(self, title: str | None) -> bool:
+        """Whether the browser's title is the document's own (it shows the URL when there is none)."""
+        return bool(title) and title != "about:blank" and not self.page.url.endswith(title or "")
 
     async def browser_title(self) -> str | None:
         from playwright.async_api import Error

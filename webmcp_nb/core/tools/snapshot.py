@@ -57,8 +57,14 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     # The title travels alongside the snapshot, read from the browser process so that it
     # does not queue behind the snapshot in the renderer.
     timeout = ctx.capture_timeout_ms
-    capture = root.aria_snapshot(mode="ai", depth=depth, timeout=timeout)
-    yaml, title = await asyncio.gather(ctx.capture(capture, "the accessibility snapshot", timeout), page_state.title())
+    capture = ctx.capture(
+        root.aria_snapshot(mode="ai", depth=depth, timeout=timeout), "the accessibility snapshot", timeout
+    )
+    title = page_state.known_title()  # read at DOMContentLoaded, usually
+    if title is None:
+        yaml, title = await asyncio.gather(capture, page_state.title())
+    else:
+        yaml = await capture
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
