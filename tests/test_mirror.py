@@ -240,10 +240,17 @@ def test_a_hung_page_does_not_hold_up_the_answer_to_an_unknown_tool(session: Ses
     page's script spins, and so is a listing."""
     session.navigate(demo.url_for("webmcp.html")).raise_for_status()
     handle = session.serve_mcp()
-    session.evaluate("setTimeout(() => { while (true) {} }, 0)").raise_for_status()
 
     async def scenario() -> tuple[dict[str, types.Tool], types.CallToolResult]:
         async with agent(handle) as client:
+
+            async def mirrored() -> bool:
+                return "webmcp_add_to_cart" in {tool.name for tool in (await client.list_tools()).tools}
+
+            # The page's tools are known before its script starts to spin (on a slow machine
+            # their WebMCP event can come after the navigation's answer).
+            await wait_until_async(mirrored, 30, message="the page's tools were never mirrored")
+            session.evaluate("setTimeout(() => { while (true) {} }, 0)").raise_for_status()
             listed = await asyncio.wait_for(client.list_tools(), 60)
             unknown = await asyncio.wait_for(client.call_tool("webmcp_no_such_tool", {}), 60)
             return {tool.name: tool for tool in listed.tools}, unknown
