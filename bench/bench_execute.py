@@ -2,8 +2,13 @@
 
 Raw Playwright and `Session` each drive their own Chromium on the demo shop; the raw side awaits
 `page.title()`, the session runs the snippet `await page.title()`, alternating (which side goes
-first alternates too), in one run. Prints medians and the ratio; with --write, replaces the
-execute section of BENCHMARKS.md.
+first alternates too). Two places to call from, each against raw Playwright on the same loop:
+
+- the runtime loop, where an agent's call runs (the MCP server is on it) and where
+  `session.runtime.run(coro)` runs a notebook's batch: `await session.acall(...)`, no thread hop;
+- the main thread's own loop: `session.call(...)`, which crosses to the runtime thread and back.
+
+Prints medians and ratios; with --write, replaces the execute section of BENCHMARKS.md.
 
     python bench/bench_execute.py [--rounds 500] [--write BENCHMARKS.md]
 """
@@ -14,11 +19,13 @@ import asyncio
 import platform
 import statistics
 import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from benchmarks_md import bench_parser, publish
 from playwright.async_api import async_playwright
 
-from webmcp_nb import Session
+from webmcp_nb import Envelope, Session
 from webmcp_nb.core.chromium import launch_args
 from webmcp_nb.demo import DemoServer
 
@@ -26,66 +33,110 @@ CHROMIUM = "/usr/bin/chromium"
 BEGIN, END = "<!-- bench_execute:begin -->", "<!-- bench_execute:end -->"
 TARGET = 1.3
 SNIPPET = "await page.title()"
-WARM_UP = 5
+TITLE = "Demo Shop"
+BLOCKS = 10
+PLACES = {
+    "loop": "on the runtime loop: `await session.acall(...)` (an agent's call; `session.runtime.run(coro)`)",
+    "thread": "from the main thread: `session.call(...)` (one thread hop each way)",
+}
 
 
-def run(rounds: int) -> tuple[float, float]:
-    loop = asyncio.new_event_loop()
-    with DemoServer() as demo:
+class RawPage:
+    """Raw Playwright on the loop that starts it: a browser of its own, on the demo shop."""
 
-        async def launch():
-            playwright = await async_playwright().start()
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args("native"))
-            page = await (await browser.new_context(viewport={"width": 1280, "height": 720})).new_page()
-            await page.goto(demo.url)
-            return playwright, browser, page
+    async def start(self, url: str) -> RawPage:
+        self.playwright = await async_playwright().start()
+        self.browser = await self.playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args("native"))
+        self.page = await (await self.browser.new_context(viewport={"width": 1280, "height": 720})).new_page()
+        await self.page.goto(url)
+        return self
 
-        playwright, browser, page = loop.run_until_complete(launch())
-        session = Session()
+    async def stop(self) -> None:
+        await self.browser.close()
+        await self.playwright.stop()
+
+
+async def alternate(
+    raw: RawPage, execute: Callable[[], Awaitable[Envelope]], rounds: int
+) -> tuple[list[float], list[float]]:
+    """ms of raw Playwright's `page.title()` and of `execute()`, called alternately (which goes first
+    alternates too) from the loop `raw` was started on."""
+
+    async def raw_side() -> float:
+        started = time.perf_counter()
+        assert await raw.page.title() == TITLE
+        return (time.perf_counter() - started) * 1000
+
+    async def session_side() -> float:
+        started = time.perf_counter()
+        envelope = await execute()
+        elapsed = (time.perf_counter() - started) * 1000
+        assert envelope.ok and envelope.data["value"] == TITLE, envelope  # type: ignore[index]
+        return elapsed
+
+    times: dict[Callable[[], Awaitable[float]], list[float]] = {raw_side: [], session_side: []}
+    for index in range(rounds):
+        for side in (raw_side, session_side) if index % 2 == 0 else (session_side, raw_side):
+            times[side].append(await side())
+    return times[raw_side], times[session_side]
+
+
+def run(rounds: int) -> dict[str, tuple[float, float]]:
+    """(raw ms, session ms) per place: medians over blocks of rounds that take turns between the places
+    (after a warm-up block each), so that neither place runs on fresher browsers than the other."""
+    with DemoServer() as demo, Session() as session:
         session.navigate(demo.url).raise_for_status()
+        main_loop = asyncio.new_event_loop()
 
-        def raw() -> float:
-            started = time.perf_counter()
-            assert loop.run_until_complete(page.title()) == "Demo Shop"
-            return (time.perf_counter() - started) * 1000
+        async def in_place() -> Envelope:
+            return await session.acall("browser_execute", code=SNIPPET)
 
-        def execute() -> float:
-            started = time.perf_counter()
-            envelope = session.call("browser_execute", code=SNIPPET)
-            elapsed = (time.perf_counter() - started) * 1000
-            assert envelope.ok and envelope.data["value"] == "Demo Shop", envelope  # type: ignore[index]
-            return elapsed
+        async def across_threads() -> Envelope:
+            return session.call("browser_execute", code=SNIPPET)  # blocks this loop, as a notebook cell does
 
-        raw_times, session_times = [], []
-        for index in range(rounds + WARM_UP):
-            sides = (raw, execute) if index % 2 == 0 else (execute, raw)
-            measured = {side: side() for side in sides}
-            if index >= WARM_UP:
-                raw_times.append(measured[raw])
-                session_times.append(measured[execute])
-        session.close()
-        loop.run_until_complete(browser.close())
-        loop.run_until_complete(playwright.stop())
-    loop.close()
-    return statistics.median(raw_times), statistics.median(session_times)
+        places: dict[str, tuple[Callable[[Coroutine[Any, Any, Any]], Any], Callable[[], Awaitable[Envelope]]]] = {
+            "loop": (session.runtime.run, in_place),
+            "thread": (main_loop.run_until_complete, across_threads),
+        }
+        raws = {place: run_on(RawPage().start(demo.url)) for place, (run_on, _) in places.items()}
+        times: dict[str, tuple[list[float], list[float]]] = {place: ([], []) for place in places}
+        for block in range(BLOCKS + 1):
+            for place in list(places) if block % 2 == 0 else list(places)[::-1]:
+                run_on, execute = places[place]
+                raw_ms, session_ms = run_on(alternate(raws[place], execute, max(1, rounds // BLOCKS)))
+                if block > 0:  # block 0 warms both places up
+                    times[place][0].extend(raw_ms)
+                    times[place][1].extend(session_ms)
+        for place, (run_on, _) in places.items():
+            run_on(raws[place].stop())
+        main_loop.close()
+    return {
+        place: (statistics.median(raw_ms), statistics.median(session_ms))
+        for place, (raw_ms, session_ms) in times.items()
+    }
 
 
-def report(raw_ms: float, session_ms: float, rounds: int) -> str:
+def report(results: dict[str, tuple[float, float]], rounds: int) -> str:
+    rows = [
+        f"| {PLACES[place]} | {raw_ms:.2f} | {session_ms:.2f} | {session_ms / raw_ms:.2f} | "
+        f"{f'<= {TARGET}' if place == 'loop' else ''} |"
+        for place, (raw_ms, session_ms) in results.items()
+    ]
     return "\n".join(
         [
             BEGIN,
             (
-                f"Code execution: `browser_execute` of `{SNIPPET}` vs the same call in raw Playwright "
-                f"(median of {rounds} alternating rounds; `python bench/bench_execute.py`)."
+                f"Code execution: `browser_execute` of `{SNIPPET}` vs the same call in raw Playwright on the same "
+                f"loop (median of {rounds} alternating rounds per place, in blocks taking turns between the places; `python bench/bench_execute.py`)."
             ),
             (
                 f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
                 f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
             ),
             "",
-            "| operation | raw Playwright (ms) | Session (ms) | ratio | target |",
+            "| called | raw Playwright (ms) | `browser_execute` (ms) | ratio | target |",
             "|---|---:|---:|---:|---:|",
-            f"| `{SNIPPET}` | {raw_ms:.2f} | {session_ms:.2f} | {session_ms / raw_ms:.2f} | <= {TARGET} |",
+            *rows,
             END,
         ]
     )
@@ -94,8 +145,7 @@ def report(raw_ms: float, session_ms: float, rounds: int) -> str:
 def main() -> None:
     parser = bench_parser(__doc__, 500)
     options = parser.parse_args()
-    section = report(*run(options.rounds), options.rounds)
-    publish(section, options.write, BEGIN, END)
+    publish(report(run(options.rounds), options.rounds), options.write, BEGIN, END)
 
 
 if __name__ == "__main__":
