@@ -61,6 +61,25 @@ def test_magics_calls_and_awaits_work_after_nest_asyncio(kernel: Kernel) -> None
     assert WIDGET_MIME in panel["data"]
 
 
+def test_the_panel_drives_and_follows_the_browser(kernel: Kernel, demo: DemoServer) -> None:
+    """The panel's URL bar sends a call from the kernel thread (answered on the runtime thread),
+    its live view receives frames, and it follows a blocking call made in a later cell."""
+    evidence = demo.url_for("evidence.html")
+    kernel.run("p = nb.panel()\ndisplay(p)\nnb.navigate(DEMO).raise_for_status()")
+    kernel.run(f"p.url.value = {evidence!r}")  # what typing a URL and pressing Enter does
+    wait = (
+        "import time\n"
+        "deadline = time.monotonic() + 60\n"
+        "def by_panel():\n"
+        "    return [r for r in nb.history if r.caller == 'panel' and r.tool == 'browser_navigate']\n"
+        "while time.monotonic() < deadline and not (by_panel() and p.live.frames_shown):\n"
+        "    time.sleep(0.05)\n"
+        "print(json.dumps([[r.envelope.status, r.args['url']] for r in by_panel()] + [p.live.frames_shown > 0]))"
+    )
+    assert kernel.value(wait) == [["success", evidence], True]
+    assert kernel.value("nb.navigate(DEMO).raise_for_status()\nprint(json.dumps(p.url.value))") == demo.url
+
+
 def test_cells_sent_back_to_back_all_run_in_order(kernel: Kernel) -> None:
     kernel.run("order = []")
     codes = [
@@ -95,6 +114,16 @@ def test_the_mcp_server_answers_agents_beside_nest_asyncio(kernel: Kernel, demo:
     result = asyncio.run(agent())
     assert result.is_error is False
     assert "Add Banana" in result.structured_content["data"]["snapshot"]
+    # While a cell runs (and waits for it), the server answers: it does not need the kernel's loop.
+    busy = kernel.start(
+        "print('waiting')\nimport time\ndeadline = time.monotonic() + 60\n"
+        "while time.monotonic() < deadline and sum(r.caller.startswith('agent:') for r in nb.history) < 2:\n"
+        "    time.sleep(0.05)\n"
+        "print(json.dumps(sum(r.caller.startswith('agent:') for r in nb.history)))"
+    )
+    assert asyncio.run(agent()).is_error is False
+    printed = "".join(o["text"] for o in kernel.finish(busy) if o["type"] == "stream")
+    assert printed.splitlines()[-1] == "2"
     callers = kernel.value("print(json.dumps([r.caller for r in nb.history][-1:]))")
     assert callers[0].startswith("agent:")
     kernel.run("server.stop()")
