@@ -170,7 +170,7 @@ def test_a_browser_server_instance_works_as_a_local_one(
     assert destroyed["was"] == "live" and server.process.poll() is None  # the server lives on
 
 
-def test_a_cdp_instance_closes_only_what_it_opened(
+def test_a_cdp_instance_works_as_a_local_one_and_closes_only_what_it_opened(
     session: CheckedSession, servers: Callable[..., Server], demo: DemoServer
 ) -> None:
     server = servers("cdp")
@@ -189,6 +189,28 @@ def test_a_cdp_instance_closes_only_what_it_opened(
     ok(session.click(ref_for(ok(session.snapshot(instance="cdp"))["snapshot"], 'button "Add Apple"'), instance="cdp"))
     assert "Cart: 1 item" in ok(session.snapshot(instance="cdp"))["snapshot"]
     assert demo.url in targets().values()
+    frames: list[Any] = []
+    view = session.live_view(frames.append, instance="cdp", max_fps=10)
+    try:
+        for _ in range(200):
+            if frames:
+                break
+            time.sleep(0.05)
+        assert frames and frames[0].data[:2] == b"\xff\xd8" and view._cdp is not None  # the screencast
+    finally:
+        view.stop()
+    assert ok(session.screenshot(instance="cdp"))["image"].startswith(b"\x89PNG")
+    ok(session.navigate(demo.url_for("downloads.html"), instance="cdp"))
+    ok(
+        session.click(
+            ref_for(ok(session.snapshot(instance="cdp"))["snapshot"], 'link "Download notes"'), instance="cdp"
+        )
+    )
+    download = ok(session.call("browser_downloads", wait_s=10, instance="cdp"))["downloads"][-1]
+    assert download["state"] == "completed" and Path(download["path"]).read_text() == "Remember the bananas."
+    assert Path(download["path"]).is_relative_to(session.engine.artifacts_dir)
+    pdf = Path(ok(session.call("browser_pdf", instance="cdp"))["path"])
+    assert pdf.read_bytes().startswith(b"%PDF") and pdf.is_relative_to(session.engine.artifacts_dir)
     listed = ok(session.call("browser_list_instances"))["instances"]
     assert [(i["name"], i["backend"], i["endpoint"]) for i in listed] == [("cdp", "remote", server.url)]
     ok(session.call("browser_destroy_instance", name="cdp"))
