@@ -317,8 +317,10 @@ def test_an_unreachable_endpoint_fails_at_creation(session: CheckedSession) -> N
     message = error(hung, "binary_not_found", "not_started")
     assert "within 1 s" in message and public in message
     assert TOKEN not in hung.to_json() + everything_recorded(session) and QUERY_TOKEN not in hung.to_json()
-    failed = ok(session.call("browser_health"))["failed_launches"]
+    health = session.call("browser_health")
+    failed = ok(health)["failed_launches"]
     assert [entry["error_type"] for entry in failed] == ["binary_not_found"] * 2
+    assert public in failed[-1]["message"] and TOKEN not in health.to_json() and QUERY_TOKEN not in health.to_json()
     assert ok(session.call("browser_list_instances"))["instances"] == []
 
 
