@@ -317,6 +317,12 @@ def test_an_unreachable_endpoint_fails_at_creation(session: CheckedSession) -> N
     message = error(hung, "binary_not_found", "not_started")
     assert "within 1 s" in message and public in message
     assert TOKEN not in hung.to_json() + everything_recorded(session) and QUERY_TOKEN not in hung.to_json()
+    # A connect timeout longer than the call's time would end in operation_timeout: refused up front.
+    longer = session.call(
+        "browser_create_instance", name="x", backend="remote", endpoint=f"ws://127.0.0.1:{port}/g", connect_timeout_s=90
+    )
+    message = error(longer, "invalid_params", "not_started", "after_correction")
+    assert "connect_timeout_s=90 does not fit" in message and "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS" in message
     health = session.call("browser_health")
     failed = ok(health)["failed_launches"]
     assert [entry["error_type"] for entry in failed] == ["binary_not_found"] * 2

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, StringConstraints
 
 from .. import camoufox_backend, chromium, remote
+from ..errors import InvalidParams
 from ..grants import is_profile_name, profiles_dir
 from ..instances import Backend, InstanceState
 from ..registry import tool
@@ -177,6 +178,12 @@ def _check_launch(ctx: CallContext, p: CreateParams) -> None:
     given = p.model_dump(exclude_unset=True)
     remote.check_options(given, default_remote=default_remote)
     camoufox_backend.check_options(given, given.get("backend") or ("remote" if default_remote else "chromium"))
+    left = ctx.remaining_s()
+    if p.connect_timeout_s is not None and p.connect_timeout_s >= left:  # else: operation_timeout, not the answer
+        raise InvalidParams(
+            f"connect_timeout_s={p.connect_timeout_s:g} does not fit in this call's time ({left:.0f} s left: "
+            "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS or the call's own timeout); choose less."
+        )
 
 
 def _profile_dir(ctx: CallContext, value: str | None) -> str | None:
