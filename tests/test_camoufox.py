@@ -251,6 +251,8 @@ def test_missing_package_is_binary_not_found(fresh_session: Any) -> None:
     envelope = s.call("browser_create_instance", name="fox", backend="camoufox", os="linux", locale="fr-FR")
     message = error(envelope, "binary_not_found", "not_started", "after_correction")
     assert camoufox_backend.PIP_INSTALL in message and camoufox_backend.INSTALL_COMMAND in message
+    assert "Looked in: executable_path: not given; $CAMOUFOX_EXECUTABLE_PATH" in message
+    assert "camoufox install: the camoufox package is not installed." in message
     assert envelope.operation.duration_ms < 2000
 
 

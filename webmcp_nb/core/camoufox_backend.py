@@ -186,15 +186,19 @@ def model_problem() -> str | None:
     return None
 
 
+def looked_in(tried: list[Candidate]) -> str:
+    """Where a binary was looked for, as a sentence ('' when nowhere)."""
+    places = "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried)
+    return f" Looked in: {places}." if places else ""
+
+
 def missing(what: str, tried: list[Candidate] | None = None) -> ToolFailure:
     """``binary_not_found`` for something not installed, naming where it was looked for and the fix."""
-    places = "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried or ())
-    looked = f" Looked in: {places}." if places else ""
     return ToolFailure(
         "binary_not_found",
-        f"{what}.{looked} Install it with `{INSTALL_COMMAND}` (it downloads the browser, its fingerprint model "
-        "and add-on; tool calls never download), or point executable_path / $CAMOUFOX_EXECUTABLE_PATH at a "
-        "Camoufox binary.",
+        f"{what}.{looked_in(tried or [])} Install it with `{INSTALL_COMMAND}` (it downloads the browser, its "
+        "fingerprint model and add-on; tool calls never download), or point executable_path / "
+        "$CAMOUFOX_EXECUTABLE_PATH at a Camoufox binary.",
         started=False,
     )
 
@@ -206,7 +210,7 @@ def resolve(explicit: str | None) -> str:
         raise ToolFailure(
             "binary_not_found",
             f"backend='camoufox' needs the camoufox package, which is not installed: `{PIP_INSTALL}`, then "
-            f"`{INSTALL_COMMAND}` for the browser.",
+            f"`{INSTALL_COMMAND}` for the browser.{looked_in(candidates(explicit))}",
             started=False,
         )
     executable, tried = locate(explicit)
