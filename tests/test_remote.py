@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -328,6 +329,43 @@ def test_an_unreachable_endpoint_fails_at_creation(session: CheckedSession) -> N
     assert [entry["error_type"] for entry in failed] == ["binary_not_found"] * 2
     assert public in failed[-1]["message"] and TOKEN not in health.to_json() and QUERY_TOKEN not in health.to_json()
     assert ok(session.call("browser_list_instances"))["instances"] == []
+
+
+@pytest.mark.parametrize("endpoint", ["endpoint", "cdp_endpoint"])
+def test_headers_reach_the_endpoint(session: CheckedSession, endpoint: str) -> None:
+    """A grid's token travels in the connect request's headers (a loopback listener records the
+    request, then hangs up): over the browser-server protocol's WebSocket upgrade and CDP's
+    /json/version."""
+    requests: list[bytes] = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(60)
+        port = listener.getsockname()[1]
+
+        def record() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                received = b""
+                while b"\r\n\r\n" not in received:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        break
+                    received += chunk
+                requests.append(received)
+
+        recorder = threading.Thread(target=record)
+        recorder.start()
+        url = f"ws://127.0.0.1:{port}/grid" if endpoint == "endpoint" else f"http://127.0.0.1:{port}"
+        refused = session.call(
+            "browser_create_instance", name="h", backend="remote", headers={"X-Token": TOKEN}, **{endpoint: url}
+        )
+        recorder.join(60)
+    error(refused, "binary_not_found", "not_started")
+    assert TOKEN not in refused.to_json()
+    head = requests[0].decode("latin-1").lower()
+    assert f"x-token: {TOKEN.lower()}\r\n" in head
+    assert head.startswith("get /grid ") if endpoint == "endpoint" else head.startswith("get /json/version")
 
 
 @pytest.mark.parametrize(
