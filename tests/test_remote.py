@@ -332,10 +332,11 @@ def test_an_unreachable_endpoint_fails_at_creation(session: CheckedSession) -> N
 
 
 @pytest.mark.parametrize("endpoint", ["endpoint", "cdp_endpoint"])
-def test_headers_reach_the_endpoint(session: CheckedSession, endpoint: str) -> None:
+@pytest.mark.parametrize("given", ["in the call", "as the session's default"])
+def test_headers_reach_the_endpoint(fresh_session: Callable[..., CheckedSession], endpoint: str, given: str) -> None:
     """A grid's token travels in the connect request's headers (a loopback listener records the
     request, then hangs up): over the browser-server protocol's WebSocket upgrade and CDP's
-    /json/version."""
+    /json/version, given in the call or as the session's remote default (serve --remote, %config)."""
     requests: list[bytes] = []
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -357,9 +358,14 @@ def test_headers_reach_the_endpoint(session: CheckedSession, endpoint: str) -> N
         recorder = threading.Thread(target=record)
         recorder.start()
         url = f"ws://127.0.0.1:{port}/grid" if endpoint == "endpoint" else f"http://127.0.0.1:{port}"
-        refused = session.call(
-            "browser_create_instance", name="h", backend="remote", headers={"X-Token": TOKEN}, **{endpoint: url}
-        )
+        if given == "in the call":
+            refused = fresh_session().call(
+                "browser_create_instance", name="h", backend="remote", headers={"X-Token": TOKEN}, **{endpoint: url}
+            )
+        else:
+            refused = fresh_session(remote_endpoint=url, remote_headers={"X-Token": TOKEN}).call(
+                "browser_create_instance", name="h"
+            )
         recorder.join(60)
     error(refused, "binary_not_found", "not_started")
     assert TOKEN not in refused.to_json()
