@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -329,6 +330,29 @@ def test_an_unreachable_endpoint_fails_at_creation(session: CheckedSession) -> N
     assert [entry["error_type"] for entry in failed] == ["binary_not_found"] * 2
     assert public in failed[-1]["message"] and TOKEN not in health.to_json() and QUERY_TOKEN not in health.to_json()
     assert ok(session.call("browser_list_instances"))["instances"] == []
+
+
+@pytest.mark.parametrize("launch", ["browser_create_instance", "a call on the default instance"])
+def test_a_silent_endpoint_is_binary_not_found_within_a_short_call(
+    fresh_session: Callable[..., CheckedSession], launch: str
+) -> None:
+    """Without a connect timeout of its own, a call with less time than the default 10 s tries to
+    connect for four fifths of it: a server that never answers is `binary_not_found`, not the
+    call's `operation_timeout` (an explicit create, and the implicit launch of a remote default)."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"ws://127.0.0.1:{silent.getsockname()[1]}/grid"
+        if launch == "browser_create_instance":
+            hung = fresh_session().call(
+                "browser_create_instance", name="x", backend="remote", endpoint=url, call_timeout_s=3
+            )
+        else:
+            hung = fresh_session(remote_endpoint=url).call("browser_tabs", call_timeout_s=3)
+    message = error(hung, "binary_not_found", "not_started", "after_correction")
+    tried = re.search(r"ws://127\.0\.0\.1:\d+/grid within ([\d.]+) s: ", message)
+    assert tried is not None and tried.group(0).startswith(url), message
+    assert 0 < float(tried.group(1)) <= 2.4  # four fifths of 3 s, less the driver's start
 
 
 @pytest.mark.parametrize("endpoint", ["endpoint", "cdp_endpoint"])

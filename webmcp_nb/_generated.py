@@ -237,7 +237,8 @@ class ToolMethods:
                 of endpoint. Agents: `browser` capability.
             headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
                 shown: recorded as [redacted].
-            connect_timeout_s: backend='remote': how long to try to connect (default 10 s). (> 0, <= 120.0)
+            connect_timeout_s: backend='remote': how long to try to connect (default 10 s; at most 80% of the call's
+                time left). (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
 
@@ -299,7 +300,8 @@ class ToolMethods:
                 of endpoint. Agents: `browser` capability.
             headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
                 shown: recorded as [redacted].
-            connect_timeout_s: backend='remote': how long to try to connect (default 10 s). (> 0, <= 120.0)
+            connect_timeout_s: backend='remote': how long to try to connect (default 10 s; at most 80% of the call's
+                time left). (> 0, <= 120.0)
         """
         return await self.acall("browser_create_instance", **given(locals()))
 

@@ -356,7 +356,7 @@ class Engine:
             ctx.phase = "running"
             return await spec.handler(ctx, params)
         ctx.phase = "launching"
-        instance = await self._resolve_instance(getattr(params, "instance", None), ctx.grant)
+        instance = await self._resolve_instance(getattr(params, "instance", None), ctx.grant, ctx.remaining_s())
         ctx.instance = instance
         await self._await_approval(ctx, params, instance)
         ctx.phase = "queued"
@@ -441,7 +441,9 @@ class Engine:
         data = work.result().model_dump() if finished else {"url": page_state.page.url}
         return spec.data.model_validate({**data, "modal_state": modal.describe()})
 
-    async def _resolve_instance(self, name: str | None, grant: Grant | None = None) -> Instance:
+    async def _resolve_instance(
+        self, name: str | None, grant: Grant | None = None, time_left_s: float | None = None
+    ) -> Instance:
         self.manager.check_driver()
         explicit = name is not None
         name = name or self.current_instance
@@ -456,7 +458,7 @@ class Engine:
             failure = self.manager.missing(name)
             del self.manager.crashes[name]  # reported once; the next implicit call starts afresh
             raise failure
-        return await self.manager.launch(self.launch_options(name, grant))
+        return await self.manager.launch(self.launch_options(name, grant), time_left_s)
 
     # envelopes --------------------------------------------------------------
     def _envelope(

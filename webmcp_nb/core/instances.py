@@ -364,17 +364,19 @@ class InstanceManager:
                 started=False,
             )
 
-    async def launch(self, options: LaunchOptions) -> Instance:
-        """Launch an instance. A caller that stops waiting (a timeout) does not abort the
-        launch half-way: it runs to the end, so no browser is left behind untracked."""
+    async def launch(self, options: LaunchOptions, time_left_s: float | None = None) -> Instance:
+        """Launch an instance, for a call with `time_left_s` left (a remote connection gives up in
+        time to say why: `remote.connect_deadline`). A caller that stops waiting (a timeout) does not
+        abort the launch half-way: it runs to the end, so no browser is left behind untracked."""
         instance = self.reserve(options)
-        await asyncio.shield(asyncio.ensure_future(self._launch(instance)))
+        deadline = remote.connect_deadline(time_left_s) if time_left_s is not None else None
+        await asyncio.shield(asyncio.ensure_future(self._launch(instance, deadline)))
         return instance
 
-    async def _launch(self, instance: Instance) -> None:
+    async def _launch(self, instance: Instance, connect_by: float | None) -> None:
         options = instance.options
         try:
-            await self._start(instance)
+            await self._start(instance, connect_by)
         except BaseException as exc:
             self.instances.pop(options.name, None)
             if instance.browser is not None or instance.context is not None:  # launched, then failed
@@ -389,10 +391,10 @@ class InstanceManager:
         instance.state = "live"
         instance.ready.set_result(None)
 
-    async def _start(self, instance: Instance) -> None:
+    async def _start(self, instance: Instance, connect_by: float | None) -> None:
         options = instance.options
         if options.backend == "remote":
-            connected = await remote.connect(await self.playwright(), options)
+            connected = await remote.connect(await self.playwright(), options, connect_by)
             instance.browser = connected
             await self._open_context(instance, connected, await connected.new_context(**_context_kwargs(options)))
             return

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -35,6 +36,8 @@ MAX_HEADER_CHARS = 8192
 MAX_HEADERS = 32
 HEADER_NAME = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$"  # an HTTP token (RFC 9110)
 CONNECT_TIMEOUT_S = 10.0
+CONNECT_SHARE = 0.8
+"""A connection attempt gives up by this share of its call's time left (the rest: the context and page)."""
 MAX_CONNECT_TIMEOUT_S = 120.0
 ENDPOINT_SCHEMES = ("ws", "wss")
 CDP_SCHEMES = ("http", "https", "ws", "wss")
@@ -189,13 +192,23 @@ def lost_detail(options: LaunchOptions) -> str:
     return f"the connection to the remote browser at {public_endpoint(options)} was lost"
 
 
-async def connect(playwright: Playwright, options: LaunchOptions) -> Browser:
-    """Connect to the remote browser `options` name, within `options.connect_timeout_s`."""
+def connect_deadline(time_left_s: float) -> float:
+    """When a connection attempt for a call with `time_left_s` left gives up (`time.monotonic()`), so an
+    endpoint that never answers is `binary_not_found`, not the call's `operation_timeout`."""
+    return time.monotonic() + time_left_s * CONNECT_SHARE
+
+
+async def connect(playwright: Playwright, options: LaunchOptions, deadline: float | None = None) -> Browser:
+    """Connect to the remote browser `options` name, within `options.connect_timeout_s` and by
+    `deadline` (see `connect_deadline`)."""
     from playwright.async_api import Error as PlaywrightError
 
     headers = dict(options.headers)
     sent = headers or None  # Playwright 1.62 sends an empty dict unserialized, which its driver refuses
-    timeout_ms = options.connect_timeout_s * 1000
+    timeout_s = options.connect_timeout_s
+    if deadline is not None:  # to a tenth of a second, never 0 (Playwright's "no timeout")
+        timeout_s = max(0.1, round(min(timeout_s, deadline - time.monotonic()), 1))
+    timeout_ms = timeout_s * 1000
     url = options.endpoint or options.cdp_endpoint
     assert url is not None
     try:
@@ -211,7 +224,7 @@ async def connect(playwright: Playwright, options: LaunchOptions) -> Browser:
         raise ToolFailure(
             "binary_not_found",
             f"No browser could be reached at the {protocol} {public_url(url)} within "
-            f"{options.connect_timeout_s:g} s: {reason}. Start the server (for example `python -m playwright "
+            f"{timeout_s:g} s: {reason}. Start the server (for example `python -m playwright "
             "launch-server --browser chromium --config cfg.json`), check the address and token, or raise "
             "connect_timeout_s.",
             started=False,

@@ -107,7 +107,8 @@ class CreateParams(Params):
         None,
         gt=0,
         le=remote.MAX_CONNECT_TIMEOUT_S,
-        description=f"backend='remote': how long to try to connect (default {remote.CONNECT_TIMEOUT_S:g} s).",
+        description=f"backend='remote': how long to try to connect (default {remote.CONNECT_TIMEOUT_S:g} s; at "
+        f"most {remote.CONNECT_SHARE:.0%} of the call's time left).",
     )
 
 
@@ -165,7 +166,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         block_webrtc=p.block_webrtc,
     )
     ctx.instance_name = p.name
-    instance = await ctx.engine.manager.launch(options)
+    instance = await ctx.engine.manager.launch(options, ctx.remaining_s())
     ctx.instance_id = instance.instance_id
     ctx.engine.current_instance = p.name
     return CreateData(instance=InstanceInfo(**instance.describe()))
