@@ -172,15 +172,20 @@ def test_agents_read_the_same_context_and_a_huge_error_keeps_its_type(demo: Demo
     with CheckedSession() as s:
         server = s.serve_mcp(caps=["js"])
 
-        async def agent() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async def agent() -> tuple[types.CallToolResult, ...]:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
             async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                await client.call_tool("browser_snapshot", {})
+                empty = await client.call_tool("browser_click", {"ref": "e1"})  # about:blank, nothing in it
                 await client.call_tool("browser_navigate", {"url": demo.url})
                 busy = await client.call_tool("browser_evaluate", {"expression": BUSY_FAILURE})
                 huge = await client.call_tool("browser_evaluate", {"expression": HUGE_FAILURE})
-                return busy, huge
+                return empty, busy, huge
 
-        busy, huge = asyncio.run(agent())
+        empty, busy, huge = asyncio.run(agent())
+    assert empty.is_error is True and empty.structured_content["context"] == {"warnings": [EMPTY_PAGE_WARNING]}
+    (text,) = [block.text for block in empty.content if isinstance(block, types.TextContent)]
+    assert text.splitlines()[2:4] == ["Warnings:", f"- {EMPTY_PAGE_WARNING}"]
     assert busy.is_error is True and busy.structured_content["context"]["console"] == [
         "error: first problem",
         "log: hello",
@@ -189,7 +194,7 @@ def test_agents_read_the_same_context_and_a_huge_error_keeps_its_type(demo: Demo
     assert "Page: moved from" in text and "  error: first problem" in text
     assert huge.is_error is True and huge.structured_content["error_type"] == "evaluation_failed"
     (text,) = [block.text for block in huge.content if isinstance(block, types.TextContent)]
-    assert len(text) < 8000 and "TAIL-END" in text
+    assert len(text) < 8000 and "TAIL-END" in text and text.startswith("browser_evaluate: error evaluation_failed")
 
 
 def test_a_pending_dialog_is_the_diagnostic(session: Any, demo: DemoServer) -> None:
