@@ -76,9 +76,7 @@ def test_a_page_made_with_set_content_is_not_empty(fresh_session: Any) -> None:
         assert ("\nWarnings:\n" in str(envelope)) is warned
 
 
-def test_an_action_that_times_out_says_why_the_element_was_not_actionable(
-    fresh_session: Any, demo: DemoServer
-) -> None:
+def test_an_action_that_times_out_says_why_the_element_was_not_actionable(fresh_session: Any, demo: DemoServer) -> None:
     s = fresh_session(action_timeout_s=1)
     ok(s.navigate(demo.url))
     covered = "<div style='position:relative'><button>Under</button><div style='position:absolute;inset:0'>cover</div>"
