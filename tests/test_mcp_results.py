@@ -142,6 +142,33 @@ def test_listed_schemas_are_portable(served: Served, mode: str) -> None:
         assert schema_problems(tool.output_schema or {"type": "object"}) == [], tool.name
 
 
+NULLABLE_TOOL = """() => document.modelContext.registerTool({
+  name: "note_maybe",
+  description: "Echo a note that may be null, and tags of two types (its schema uses type arrays).",
+  inputSchema: {type: "object", properties: {
+    note: {type: ["string", "null"], maxLength: 20},
+    tags: {type: "array", items: {type: ["string", "integer"]}},
+  }},
+  execute: (input) => JSON.stringify(input),
+})"""
+
+
+def test_a_page_tools_type_arrays_are_listed_as_any_of(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    s.navigate(demo.url_for("webmcp-results.html")).raise_for_status()
+    ok(s.evaluate(NULLABLE_TOOL))
+    assert "note_maybe" in [tool["name"] for tool in ok(s.call("browser_webmcp_list"))["tools"]]
+    served = Served(s, demo)
+    tools, (called,) = served.calls("auto", ("webmcp_note_maybe", {"note": None, "tags": ["a", 1]}))
+    schema = {tool.name: tool for tool in tools}["webmcp_note_maybe"].input_schema
+    assert schema_problems(schema) == []
+    assert schema["properties"] == {
+        "note": {"maxLength": 20, "anyOf": [{"type": "string"}, {"type": "null"}]},
+        "tags": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+    }
+    assert validated(tools, "webmcp_note_maybe", called)["data"]["structured"] == {"note": None, "tags": ["a", 1]}
+
+
 # --------------------------------------------------------------------------- #
 # Limits that fit big pages
 # --------------------------------------------------------------------------- #
