@@ -212,6 +212,18 @@ def test_the_limit_bounds_the_envelope_not_the_result_that_carries_it_twice(demo
     assert f"limit of {size // 2} bytes" in envelope["message"]
 
 
+def test_a_script_result_over_the_limit_names_its_ways_out(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session(max_result_bytes=4096)
+    s.navigate(demo.url_for("table.html")).raise_for_status()
+    message = error(s.evaluate("document.body.innerHTML"), "result_too_large", "completed", "inspect_state")
+    assert "over the limit of 4096 bytes" in message and "ref=" in message and "save=true" in message
+    # The way out fits the smallest limit: the head is cut to an eighth of it.
+    saved = ok(s.evaluate("document.body.innerHTML", save=True))["saved"]
+    assert saved["size_bytes"] > 100_000 and Path(saved["path"]).parent == s.engine.artifacts_dir
+    assert "Item 2000" in Path(saved["path"]).read_text() and len(saved["head"]) == 4096 // 8
+    assert ok(s.snapshot(save=True))["saved"]["head"].startswith("- generic")
+
+
 def test_an_unknown_tool_gives_an_envelope_within_the_limit() -> None:
     # call_result with no spec (the tool does not exist): the envelope is held to the limit, and
     # the advice is that of a call that did not start.
