@@ -104,6 +104,20 @@ def test_a_navigation_during_a_failing_call_is_on_the_page_line(fresh_session: A
     assert f"\nPage: moved from {demo.url} to {demo.url_for('help.html')}; 1 navigation\n" in str(envelope)
 
 
+def test_a_navigation_in_flight_is_the_diagnostic(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    code = (
+        "async with page.expect_request(lambda request: '/slow' in request.url):\n"
+        "    await page.evaluate(\"location.href = '/slow?ms=3000'\")\n"
+        "raise ValueError('while it loads')"
+    )
+    envelope = s.call("browser_execute", code=code)
+    error(envelope, "evaluation_failed", "unknown", "inspect_state")
+    assert envelope.context == {"diagnostic": "a navigation is in flight"}
+    assert "\nDiagnostic: a navigation is in flight\n" in str(envelope)
+
+
 def test_every_part_is_bounded_so_the_whole_text_stays_under_8000(fresh_session: Any, demo: DemoServer) -> None:
     s = fresh_session()
     ok(s.navigate(demo.url))
