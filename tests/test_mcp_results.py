@@ -159,14 +159,14 @@ def test_a_page_tools_type_arrays_are_listed_as_any_of(fresh_session: Any, demo:
     ok(s.evaluate(NULLABLE_TOOL))
     assert "note_maybe" in [tool["name"] for tool in ok(s.call("browser_webmcp_list"))["tools"]]
     served = Served(s, demo)
-    tools, (called,) = served.calls("auto", ("webmcp_note_maybe", {"note": None, "tags": ["a", 1]}))
+    tools, (called,) = served.calls("auto", ("webmcp_note_maybe", {"note": "hi", "tags": ["a", 1]}))
     schema = {tool.name: tool for tool in tools}["webmcp_note_maybe"].input_schema
     assert schema_problems(schema) == []
     assert schema["properties"] == {
         "note": {"maxLength": 20, "anyOf": [{"type": "string"}, {"type": "null"}]},
         "tags": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
     }
-    assert validated(tools, "webmcp_note_maybe", called)["data"]["structured"] == {"note": None, "tags": ["a", 1]}
+    assert validated(tools, "webmcp_note_maybe", called)["data"]["structured"] == {"note": "hi", "tags": ["a", 1]}
 
 
 # --------------------------------------------------------------------------- #
