@@ -95,7 +95,8 @@ class Mirror:
     @property
     def input_schema(self) -> dict[str, Any]:
         # An unconstrained root says it takes an object; the page's type arrays become anyOf.
-        return portable({"type": "object", **self.tool.input_schema})
+        schema: dict[str, Any] = portable({"type": "object", **self.tool.input_schema})
+        return schema
 
     def call_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
         return {
