@@ -165,7 +165,7 @@ def _diagnostic(page_state: PageState) -> str:
         found.append(f"the tab is {page_state.condition}")
     if page_state.navigating:
         found.append("a navigation is in flight")
-    return clip("; ".join(found), MAX_DIAGNOSTIC_CHARS)
+    return "; ".join(found)
 
 
 def _page_changes(instance: Instance, page_state: PageState, marks: CallMarks) -> dict[str, Any]:
