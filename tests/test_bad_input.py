@@ -667,8 +667,11 @@ def test_a_non_string_tool_name_over_mcp_is_an_invalid_params_result(session, kn
     assert observe(session) == known_state
 
 
-def test_a_huge_tool_name_over_mcp_gives_a_small_result(session, known_state, mcp_server):
-    status, response = RawMCP(mcp_server, "2025-11-25").call('{"name":"' + "x" * 2_000_000 + '","arguments":{}}')
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_huge_tool_name_over_mcp_gives_a_small_result(session, known_state, mcp_server, protocol):
+    name = "x" * 2_000_000  # 2026-07-28 repeats it in the Mcp-Name header
+    header = name if protocol == "2026-07-28" else None
+    status, response = RawMCP(mcp_server, protocol).call('{"name":"' + name + '","arguments":{}}', name_header=header)
     assert status == 200
     refused_result(response, INVALID_TOOL_NAME, "2,000,000 characters long")
     assert len(json.dumps(response)) < 5_000

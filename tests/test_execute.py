@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs 
 BROWSER_FIXTURES = {"served"}  # a session and its MCP server, on Chromium (see conftest.py)
 
 PNG = b"\x89PNG\r\n\x1a\n"
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
 CART = "await page.locator('#cart').text_content()"
 
 
@@ -244,9 +246,9 @@ def test_the_operation_timeout_stops_a_snippet_without_timeout_s(fresh_session: 
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
 
 
-def agent(server: Any) -> Client:
+def agent(server: Any, mode: str = "auto") -> Client:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
-    return Client(streamable_http_client(server.url, http_client=http), client_info=AGENT)
+    return Client(streamable_http_client(server.url, http_client=http), client_info=AGENT, mode=mode)
 
 
 def only_text(result: types.CallToolResult) -> str:
@@ -279,9 +281,13 @@ def test_browser_execute_is_not_listed_without_the_code_grant(demo: DemoServer) 
     assert "capability group 'code' was not granted" in result.structured_content["message"]  # type: ignore[index]
 
 
-def test_over_mcp_a_success_is_structured_an_image_is_an_image_a_failure_is_text(served: tuple[Session, Any]) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # protocol 2026-07-28, and 2025-11-25
+def test_over_mcp_a_success_is_structured_an_image_is_an_image_a_failure_is_text(
+    served: tuple[Session, Any], mode: str
+) -> None:
     async def scenario(server: Any) -> tuple[types.Tool, list[types.CallToolResult]]:
-        async with agent(server) as client:
+        async with agent(server, mode) as client:
+            assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
             tool = next(t for t in (await client.list_tools()).tools if t.name == "browser_execute")
             results = [
                 await client.call_tool("browser_execute", {"code": "print('hi')\nawait page.title()"}),
@@ -341,7 +347,10 @@ def test_approval_applies_to_browser_execute(demo: DemoServer) -> None:
 
 
 @pytest.mark.usefixtures("ts_client")
-def test_the_typescript_client_receives_an_image_result_without_structured_content(served: tuple[Session, Any]) -> None:
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_the_typescript_client_receives_an_image_result_without_structured_content(
+    served: tuple[Session, Any], era: str
+) -> None:
     calls = [
         ["browser_execute", {"code": "await page.screenshot()"}],
         ["browser_execute", {"code": "await page.title()"}],
@@ -349,7 +358,7 @@ def test_the_typescript_client_receives_an_image_result_without_structured_conte
     ]
     server = served[1]
     completed = subprocess.run(
-        ["node", str(TS_CLIENT / "call.mjs"), server.url, server.token, json.dumps(calls)],
+        ["node", str(TS_CLIENT / "call.mjs"), server.url, server.token, json.dumps(calls), era],
         check=False,
         capture_output=True,
         text=True,
@@ -358,13 +367,15 @@ def test_the_typescript_client_receives_an_image_result_without_structured_conte
     )
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout)
+    assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
     assert report["tools"]["browser_execute"] == {"hasOutputSchema": False}
     image, value, failure = report["calls"]
     assert "thrown" not in image, image
     assert image["contentTypes"] == ["image", "text"] and image["hasStructuredContent"] is False
     assert image["imageMime"] == "image/png" and base64.b64decode(image["imageBase64"]).startswith(PNG)
     assert value["contentTypes"] == ["text"] and value["hasStructuredContent"] is True and not value["isError"]
-    assert "value: Demo Shop" in value["text"]
+    assert value["structured"]["data"]["value"] == "Demo Shop" and "value: Demo Shop" in value["text"]
+    assert not BASE64_RUN.search(image["text"]) and image["imageBase64"][:100] not in image["text"]
     assert failure["isError"] is True and failure["hasStructuredContent"] is False
     assert "RuntimeError: nope" in failure["text"] and "<execute>:1:1" in failure["text"]
 

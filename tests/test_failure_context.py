@@ -15,10 +15,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb.core.envelope import RETRY_ADVICE
-from webmcp_nb.core.failure import EMPTY_PAGE_WARNING, MAX_MESSAGE_CHARS, MESSAGE_TAIL_CHARS, context_lines
+from webmcp_nb.core.failure import (
+    EMPTY_PAGE_WARNING,
+    MAX_CONSOLE_CHARS,
+    MAX_CONSOLE_ENTRIES,
+    MAX_DIAGNOSTIC_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_TEXT_CHARS,
+    MESSAGE_TAIL_CHARS,
+    context_lines,
+)
 from webmcp_nb.demo import DemoServer
 
-from .helpers import error, ok
+from .helpers import error, ok, ref_for
 from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
 
 BUSY_FAILURE = """async () => {
@@ -29,6 +38,15 @@ BUSY_FAILURE = """async () => {
 }"""
 HUGE_FAILURE = "() => { throw new Error('x'.repeat(100000) + 'TAIL-END') }"
 LATER_ALERT = "() => { setTimeout(() => alert('hi'), 0); return 1 }"
+# Everything at once, each part as big as it gets: a 6,000-character URL, six tabs, thirty long
+# console errors and a 100,000-character error.
+WORST_FAILURE = """async () => {
+  for (let i = 0; i < 30; i++) console.error(`line ${i} ` + 'c'.repeat(300));
+  for (let i = 0; i < 6; i++) window.open('/help.html');
+  history.pushState({}, '', '/' + 'p'.repeat(6000));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  throw new Error('x'.repeat(100000) + 'TAIL-END');
+}"""
 
 
 def test_a_locator_on_an_empty_page_warns_to_navigate_first(fresh_session: Any) -> None:
@@ -44,6 +62,86 @@ def test_a_locator_on_an_empty_page_warns_to_navigate_first(fresh_session: Any) 
     later = s.click("e1")
     error(later, "element_not_found", "not_started")
     assert later.context is None and "Warnings:" not in str(later)
+
+
+def test_a_page_made_with_set_content_is_not_empty(fresh_session: Any) -> None:
+    # The URL stays about:blank: the DOM decides, text without elements included.
+    s = fresh_session()
+    for content, warned in (("just some text", False), ("<p>an element</p>", False), ("", True)):
+        ok(s.call("browser_execute", code=f"await page.set_content({content!r})\npage.url"))
+        ok(s.snapshot())
+        envelope = s.click("e99")
+        error(envelope, "element_not_found", "not_started")
+        assert envelope.context == ({"warnings": [EMPTY_PAGE_WARNING]} if warned else None), content
+        assert ("\nWarnings:\n" in str(envelope)) is warned
+
+
+def test_an_action_that_times_out_says_why_the_element_was_not_actionable(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session(action_timeout_s=1)
+    ok(s.navigate(demo.url))
+    covered = "<div style='position:relative'><button>Under</button><div style='position:absolute;inset:0'>cover</div>"
+    ok(s.evaluate(f"document.body.innerHTML = `<button disabled>Go</button>{covered}</div>`"))
+    snapshot = ok(s.snapshot())["snapshot"]
+    for button, diagnostic in (
+        ('button "Go"', "the element is not enabled (Playwright's last actionability check)"),
+        ('button "Under"', "<div>cover</div> intercepts pointer events (Playwright's last actionability check)"),
+    ):
+        envelope = s.click(ref_for(snapshot, button))
+        error(envelope, "wait_timeout", "unknown", "inspect_state")
+        assert envelope.context == {"diagnostic": diagnostic}
+        assert f"\nDiagnostic: {diagnostic}\n" in str(envelope)
+
+
+def test_a_navigation_during_a_failing_call_is_on_the_page_line(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    code = f"await page.goto({demo.url_for('help.html')!r})\nraise ValueError('after the navigation')"
+    envelope = s.call("browser_execute", code=code)
+    error(envelope, "evaluation_failed", "unknown", "inspect_state")
+    assert envelope.context == {
+        "page": {"moved_from": demo.url, "moved_to": demo.url_for("help.html"), "navigations": 1}
+    }
+    assert f"\nPage: moved from {demo.url} to {demo.url_for('help.html')}; 1 navigation\n" in str(envelope)
+
+
+def test_a_navigation_in_flight_is_the_diagnostic(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    code = (
+        "async with page.expect_request(lambda request: '/slow' in request.url):\n"
+        "    await page.evaluate(\"location.href = '/slow?ms=3000'\")\n"
+        "raise ValueError('while it loads')"
+    )
+    envelope = s.call("browser_execute", code=code)
+    error(envelope, "evaluation_failed", "unknown", "inspect_state")
+    assert envelope.context == {"diagnostic": "a navigation is in flight"}
+    assert "\nDiagnostic: a navigation is in flight\n" in str(envelope)
+
+
+def test_every_part_is_bounded_so_the_whole_text_stays_under_8000(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    envelope = s.evaluate(WORST_FAILURE)
+    error(envelope, "evaluation_failed", "unknown", "inspect_state")
+    context, text = envelope.context, str(envelope)
+    assert len(text) < MAX_TEXT_CHARS and "TAIL-END" in text
+    # The structured context keeps the facts whole; the text names them within its budget.
+    assert len(context["page"]["moved_to"]) > 6000 and len(context["page"]["opened_tabs"]) == 6
+    assert "characters]; 30 console errors; opened tab " in text and "; 3 more tabs opened (browser_tabs" in text
+    console = context["console"]
+    assert len(console) <= MAX_CONSOLE_ENTRIES and sum(map(len, console)) <= MAX_CONSOLE_CHARS
+    assert console[-1].startswith("error: line 29 ") and len(console) < 20  # the latest, within 2,500 characters
+    many = s.evaluate("() => { for (let i = 0; i < 30; i++) console.log(`n${i}`); throw new Error('many') }")
+    assert many.context == {"console": [f"log: n{i}" for i in range(10, 30)]}  # the latest 20
+    # A pending dialog with a huge message: the diagnostic is bounded too.
+    ok(s.navigate(demo.url))
+    ok(s.evaluate("() => { setTimeout(() => alert('d'.repeat(20000)), 0); return 1 }"))
+    s.call("browser_wait_for", time_s=1)  # blocked already, or the alert opens meanwhile
+    blocked = s.snapshot()
+    error(blocked, "modal_state_blocked", "not_started")
+    assert len(blocked.context["diagnostic"]) <= MAX_DIAGNOSTIC_CHARS and len(str(blocked)) < MAX_TEXT_CHARS
+    assert blocked.context["diagnostic"].startswith("the page shows an alert dialog ('ddd")
+    ok(s.handle_dialog(accept=True))
 
 
 def test_a_failure_says_what_the_page_did_during_the_call(session: Any, demo: DemoServer) -> None:
@@ -86,15 +184,20 @@ def test_agents_read_the_same_context_and_a_huge_error_keeps_its_type(demo: Demo
     with CheckedSession() as s:
         server = s.serve_mcp(caps=["js"])
 
-        async def agent() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async def agent() -> tuple[types.CallToolResult, ...]:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
             async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                await client.call_tool("browser_snapshot", {})
+                empty = await client.call_tool("browser_click", {"ref": "e1"})  # about:blank, nothing in it
                 await client.call_tool("browser_navigate", {"url": demo.url})
                 busy = await client.call_tool("browser_evaluate", {"expression": BUSY_FAILURE})
                 huge = await client.call_tool("browser_evaluate", {"expression": HUGE_FAILURE})
-                return busy, huge
+                return empty, busy, huge
 
-        busy, huge = asyncio.run(agent())
+        empty, busy, huge = asyncio.run(agent())
+    assert empty.is_error is True and empty.structured_content["context"] == {"warnings": [EMPTY_PAGE_WARNING]}
+    (text,) = [block.text for block in empty.content if isinstance(block, types.TextContent)]
+    assert text.splitlines()[2:4] == ["Warnings:", f"- {EMPTY_PAGE_WARNING}"]
     assert busy.is_error is True and busy.structured_content["context"]["console"] == [
         "error: first problem",
         "log: hello",
@@ -103,7 +206,7 @@ def test_agents_read_the_same_context_and_a_huge_error_keeps_its_type(demo: Demo
     assert "Page: moved from" in text and "  error: first problem" in text
     assert huge.is_error is True and huge.structured_content["error_type"] == "evaluation_failed"
     (text,) = [block.text for block in huge.content if isinstance(block, types.TextContent)]
-    assert len(text) < 8000 and "TAIL-END" in text
+    assert len(text) < 8000 and "TAIL-END" in text and text.startswith("browser_evaluate: error evaluation_failed")
 
 
 def test_a_pending_dialog_is_the_diagnostic(session: Any, demo: DemoServer) -> None:

@@ -142,6 +142,33 @@ def test_listed_schemas_are_portable(served: Served, mode: str) -> None:
         assert schema_problems(tool.output_schema or {"type": "object"}) == [], tool.name
 
 
+NULLABLE_TOOL = """() => document.modelContext.registerTool({
+  name: "note_maybe",
+  description: "Echo a note that may be null, and tags of two types (its schema uses type arrays).",
+  inputSchema: {type: "object", properties: {
+    note: {type: ["string", "null"], maxLength: 20},
+    tags: {type: "array", items: {type: ["string", "integer"]}},
+  }},
+  execute: (input) => JSON.stringify(input),
+})"""
+
+
+def test_a_page_tools_type_arrays_are_listed_as_any_of(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session()
+    s.navigate(demo.url_for("webmcp-results.html")).raise_for_status()
+    ok(s.evaluate(NULLABLE_TOOL))
+    assert "note_maybe" in [tool["name"] for tool in ok(s.call("browser_webmcp_list"))["tools"]]
+    served = Served(s, demo)
+    tools, (called,) = served.calls("auto", ("webmcp_note_maybe", {"note": "hi", "tags": ["a", 1]}))
+    schema = {tool.name: tool for tool in tools}["webmcp_note_maybe"].input_schema
+    assert schema_problems(schema) == []
+    assert schema["properties"] == {
+        "note": {"maxLength": 20, "anyOf": [{"type": "string"}, {"type": "null"}]},
+        "tags": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+    }
+    assert validated(tools, "webmcp_note_maybe", called)["data"]["structured"] == {"note": "hi", "tags": ["a", 1]}
+
+
 # --------------------------------------------------------------------------- #
 # Limits that fit big pages
 # --------------------------------------------------------------------------- #
@@ -183,6 +210,18 @@ def test_the_limit_bounds_the_envelope_not_the_result_that_carries_it_twice(demo
     for way_out in ("ref=", "depth=", "save=true"):
         assert way_out in message and way_out in envelope["message"]
     assert f"limit of {size // 2} bytes" in envelope["message"]
+
+
+def test_a_script_result_over_the_limit_names_its_ways_out(fresh_session: Any, demo: DemoServer) -> None:
+    s = fresh_session(max_result_bytes=4096)
+    s.navigate(demo.url_for("table.html")).raise_for_status()
+    message = error(s.evaluate("document.body.innerHTML"), "result_too_large", "completed", "inspect_state")
+    assert "over the limit of 4096 bytes" in message and "ref=" in message and "save=true" in message
+    # The way out fits the smallest limit: the head is cut to an eighth of it.
+    saved = ok(s.evaluate("document.body.innerHTML", save=True))["saved"]
+    assert saved["size_bytes"] > 100_000 and Path(saved["path"]).parent == s.engine.artifacts_dir
+    assert "Item 2000" in Path(saved["path"]).read_text() and len(saved["head"]) == 4096 // 8
+    assert ok(s.snapshot(save=True))["saved"]["head"].startswith("- generic")
 
 
 def test_an_unknown_tool_gives_an_envelope_within_the_limit() -> None:

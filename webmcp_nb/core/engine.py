@@ -220,9 +220,9 @@ class Engine:
             if failure.context:
                 envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         if not envelope.ok and ctx is not None:
-            context = await failure_context(ctx, envelope.error_type)
+            context = await failure_context(ctx, envelope.error_type, envelope.context)
             if context is not None:
-                envelope = dataclasses.replace(envelope, context={**(envelope.context or {}), **context}, _json=None)
+                envelope = dataclasses.replace(envelope, context=context, _json=None)
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,

@@ -4,21 +4,25 @@ An error envelope may carry an additive ``context`` object; the text rendering s
 the message, in this order:
 
 - ``warnings``: concrete hints (a locator that failed on a page with nothing in it);
-- ``diagnostic``: what the browser was doing (a pending dialog, a tab that stopped answering,
-  a navigation in flight);
+- ``diagnostic``: what the browser was doing (a pending dialog, the element's actionability
+  state, a tab that stopped answering, a navigation in flight);
 - ``page``: only when the page moved, navigated, logged errors or opened a tab during the call;
 - ``console``: the call's latest console messages (at most 20 entries and 2,500 characters);
 - ``partial``: what a collecting tool had when it failed (browser_http's SSE events, with
   ``reconnects``); the text names it and its size, the structured envelope holds it.
 
 A failure with none of these has no context. Messages are capped too (`cap_message`), keeping
-their head and tail, so an error's type and its last lines always arrive.
+their head and tail, so an error's type and its last lines always arrive. Every part of the text
+is bounded so that the whole error text stays under `MAX_TEXT_CHARS`: the message 3,000, the
+diagnostic `MAX_DIAGNOSTIC_CHARS`, the page line's URLs `MAX_URL_CHARS` each and its tabs
+`MAX_TABS_LISTED` (the structured context keeps them all), the console 2,500.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +32,8 @@ if TYPE_CHECKING:
     from .instances import Instance
     from .pages import PageState
 
+MAX_TEXT_CHARS = 8000
+"""An error's whole text stays under this: some clients cut error text at 10,000 characters."""
 CONTEXT_KEYS = (
     "warnings",
     "diagnostic",
@@ -43,6 +49,9 @@ MAX_MESSAGE_CHARS = 3000
 MESSAGE_TAIL_CHARS = 1000
 MAX_CONSOLE_ENTRIES = 20
 MAX_CONSOLE_CHARS = 2500
+MAX_DIAGNOSTIC_CHARS = 400
+MAX_URL_CHARS = 160
+MAX_TABS_LISTED = 3
 CHECK_TIMEOUT_S = 0.5  # reading the page for a hint never holds a failure up longer
 # Failures that mean "the element was not there": an empty page deserves a warning.
 LOCATOR_FAILURES: frozenset[ErrorType] = frozenset(
@@ -61,6 +70,32 @@ def cap_message(message: str) -> str:
     marker = f"\n[... {len(message):,} characters, cut to {MAX_MESSAGE_CHARS:,}: head and tail kept ...]\n"
     head = MAX_MESSAGE_CHARS - MESSAGE_TAIL_CHARS - len(marker)
     return message[:head] + marker + message[-MESSAGE_TAIL_CHARS:]
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    marker = f"... [{len(text):,} characters]"
+    return text[: limit - len(marker)] + marker
+
+
+# The lines of Playwright's call log that say why an element was not actionable.
+_ACTIONABILITY = re.compile(
+    r"^\s*- (element is not \w.*|element is outside of the viewport|element was detached.*|.+ intercepts pointer events)$",
+    re.MULTILINE,
+)
+
+
+def actionability(playwright_message: str, *, secret: bool = False) -> dict[str, Any] | None:
+    """The context of an action that timed out: the element's state at Playwright's last
+    actionability check (from its call log), or None when the log does not say. On a `secret`
+    field only the state is told, never an element's HTML."""
+    found = [line for line in _ACTIONABILITY.findall(playwright_message) if not secret or line.startswith("element ")]
+    if not found:
+        return None
+    state = f"the {found[-1]}" if found[-1].startswith("element ") else found[-1]
+    return {"diagnostic": clip(f"{state} (Playwright's last actionability check)", MAX_DIAGNOSTIC_CHARS)}
 
 
 @dataclass(frozen=True)
@@ -82,17 +117,19 @@ def mark(instance: Instance, page_state: PageState) -> CallMarks:
     )
 
 
-async def failure_context(ctx: CallContext, error_type: ErrorType | None) -> dict[str, Any] | None:
-    """The context of a failed call, or None when there is nothing to add."""
+async def failure_context(
+    ctx: CallContext, error_type: ErrorType | None, known: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The context of a failed call (joined to what the tool `known`), or None when there is none."""
     instance, page_state, marks = ctx.instance, ctx.page_state, ctx.marks
+    context: dict[str, Any] = dict(known or {})
     if instance is None or page_state is None:
-        return None
-    context: dict[str, Any] = {}
+        return context or None
     if error_type in LOCATOR_FAILURES and await _empty_page(page_state):
         context["warnings"] = [EMPTY_PAGE_WARNING]
-    diagnostic = _diagnostic(page_state)
+    diagnostic = "; ".join(filter(None, (context.get("diagnostic"), _diagnostic(page_state))))
     if diagnostic:
-        context["diagnostic"] = diagnostic
+        context["diagnostic"] = clip(diagnostic, MAX_DIAGNOSTIC_CHARS)
     if marks is not None:
         page = _page_changes(instance, page_state, marks)
         if page:
@@ -111,7 +148,9 @@ async def _empty_page(page_state: PageState) -> bool:
     with contextlib.suppress(Exception):
         return bool(
             await asyncio.wait_for(
-                page_state.page.evaluate("() => !document.body || document.body.childElementCount === 0"),
+                page_state.page.evaluate(
+                    "() => !document.body || (document.body.childElementCount === 0 && !document.body.textContent.trim())"
+                ),
                 CHECK_TIMEOUT_S,
             )
         )
@@ -179,14 +218,18 @@ def context_lines(context: dict[str, Any]) -> list[str]:
     if page:
         said = []
         if "moved_to" in page:
-            said.append(f"moved from {page['moved_from']} to {page['moved_to']}")
+            moved_from, moved_to = clip(page["moved_from"], MAX_URL_CHARS), clip(page["moved_to"], MAX_URL_CHARS)
+            said.append(f"moved from {moved_from} to {moved_to}")
         if page.get("navigations"):
             count = page["navigations"]
             said.append(f"{count} navigation{'s' if count != 1 else ''}")
         if page.get("console_errors"):
             count = page["console_errors"]
             said.append(f"{count} console error{'s' if count != 1 else ''}")
-        said += [f"opened tab {page_id}" for page_id in page.get("opened_tabs", [])]
+        opened = page.get("opened_tabs", [])
+        said += [f"opened tab {page_id}" for page_id in opened[:MAX_TABS_LISTED]]
+        if len(opened) > MAX_TABS_LISTED:
+            said.append(f"{len(opened) - MAX_TABS_LISTED} more tabs opened (browser_tabs lists them)")
         lines.append("Page: " + "; ".join(said))
     if context.get("console"):
         lines.append("Console (latest of the call):")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from ..errors import ToolFailure
+from ..failure import actionability
 from ..grants import profiles_dir
 from ..observe import Observe, ObserveField
 from ..pages import COUNTS_FILE_CHOOSER
@@ -62,6 +63,7 @@ async def perform(ctx: CallContext, action: Awaitable[object], what: str, *, sec
             "wait_timeout",
             f"{what} timed out after {ctx.engine.limits.action_timeout_s:g} s waiting for the element to "
             f"become actionable (visible, enabled, not covered).{said}",
+            context=actionability(exc.message, secret=secret),
         ) from None
     except Error as exc:
         for fragment, error_type, reason in _REFUSALS:

@@ -30,7 +30,10 @@ class SavedFile(Data):
     path: str
     size_bytes: int
     lines: int = Field(description="How many lines the file has.")
-    head: str = Field(description=f"The first {HEAD_LINES} lines of the file (cut at {HEAD_MAX_CHARS:,} characters).")
+    head: str = Field(
+        description=f"The first {HEAD_LINES} lines of the file, cut at {HEAD_MAX_CHARS:,} characters (at an eighth "
+        "of BROWSER_MCP_MAX_RESULT_BYTES when that is less, so that the saved result always fits)."
+    )
 
 
 async def save_text(ctx: CallContext, kind: str, ending: str, text: str) -> SavedFile:
@@ -40,5 +43,5 @@ async def save_text(ctx: CallContext, kind: str, ending: str, text: str) -> Save
     await asyncio.to_thread(path.write_bytes, encoded)  # off the loop that serves every instance
     ctx.artifacts.append(str(path))
     lines = text.splitlines()
-    head = "\n".join(lines[:HEAD_LINES])[:HEAD_MAX_CHARS]
+    head = "\n".join(lines[:HEAD_LINES])[: min(HEAD_MAX_CHARS, ctx.engine.limits.max_result_bytes // 8)]
     return SavedFile(path=str(path), size_bytes=len(encoded), lines=len(lines), head=head)
