@@ -8,6 +8,7 @@ har-validator JSON Schema (Node), the trace as the zip Playwright's viewer opens
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import shutil
 import subprocess
@@ -17,13 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import jsonschema
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb.core.aria import find_ref
-from webmcp_nb.demo import DemoServer
+from webmcp_nb.core.render import render_text
+from webmcp_nb.demo import PNG, DemoServer
 
 from .conftest import CheckedSession, error, ok
 from .helpers import wait_until
@@ -232,6 +235,37 @@ def test_bodies_as_text_saved_or_refused_when_too_large(demo: DemoServer, tmp_pa
         gone = s.call("browser_network_body", request_id=unread["request_id"])  # its page navigated away
         assert "no longer available" in error(gone, "stale_ref", "unknown", "read_only")
         error(s.call("browser_network_body", request_id="r999999"), "invalid_params", "not_started")
+
+
+def test_an_image_body_is_bytes_in_python_and_an_image_block_over_mcp(demo: DemoServer) -> None:
+    """An image body is never base64 in text or structured content: Python gets its bytes, JSON
+    base64, an agent an image block (structured content notes where the bytes went)."""
+    with CheckedSession() as s:
+        ok(s.navigate(demo.url_for("api/image.png")))
+        [image] = entries(s, "browser_network", url="api/image.png")
+        envelope = s.call("browser_network_body", request_id=image["request_id"])
+        body = ok(envelope)
+        assert body["encoding"] == "image" and body["body"] is None and body["mime_type"] == "image/png"
+        assert body["image"] == {"data": PNG, "mime_type": "image/png"}
+        assert json.loads(envelope.to_json())["data"]["image"]["data"] == base64.b64encode(PNG).decode()
+        assert base64.b64encode(PNG).decode() not in render_text(envelope)
+        server = s.serve_mcp()
+
+        async def agent() -> tuple[types.CallToolResult, dict[str, Any] | None]:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+            async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+                result = await client.call_tool("browser_network_body", {"request_id": image["request_id"]})
+                return result, listed["browser_network_body"].output_schema
+
+        result, schema = asyncio.run(agent())
+    assert result.is_error is False and schema is not None
+    jsonschema.validate(result.structured_content, schema)
+    [block] = [block for block in result.content if isinstance(block, types.ImageContent)]
+    assert base64.b64decode(block.data) == PNG and block.mime_type == "image/png"
+    assert result.structured_content["data"]["image"]["data"] == f"<{len(PNG)} bytes: sent as an image block>"
+    texts = "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    assert base64.b64encode(PNG).decode() not in texts + json.dumps(result.structured_content)
 
 
 def test_har_export_is_valid_har_with_every_request(evidence_session: CheckedSession, tmp_path: Path) -> None:

@@ -1233,8 +1233,9 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or of its response, as text (text, JSON, XML...) or base64. A body larger than
-        the result limit fails with result_too_large; save=true writes it to a file instead.
+        """The body of a recorded request or of its response, as text (text, JSON, XML...), an image (an image block
+        over MCP) or base64. A body larger than the result limit fails with result_too_large; save=true writes it to
+        a file instead.
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable form is ``anetwork_body``.
 
@@ -1254,8 +1255,9 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or of its response, as text (text, JSON, XML...) or base64. A body larger than
-        the result limit fails with result_too_large; save=true writes it to a file instead.
+        """The body of a recorded request or of its response, as text (text, JSON, XML...), an image (an image block
+        over MCP) or base64. A body larger than the result limit fails with result_too_large; save=true writes it to
+        a file instead.
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the blocking form is ``network_body``.
 

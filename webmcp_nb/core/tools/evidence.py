@@ -213,13 +213,21 @@ class BodyParams(InstanceParams):
     save: bool = Field(False, description="Write the body to a file under the session's artifacts directory.")
 
 
+class BodyImage(Data):
+    data: bytes = Field(description="The image's bytes (base64 in JSON; an image block over MCP).")
+    mime_type: str
+
+
 class BodyData(Data):
     request_id: str
     part: Literal["response", "request"]
     mime_type: str | None
     size_bytes: int
-    encoding: Literal["text", "base64", "none"] = Field(description="How `body` holds the bytes ('none': saved).")
+    encoding: Literal["text", "base64", "image", "none"] = Field(
+        description="How the bytes are held: 'text' or 'base64' in `body`, 'image' in `image`, 'none': saved."
+    )
     body: str | None
+    image: BodyImage | None = None
     path: str | None
     blocked_fields: list[str] | None = Field(
         None, description="Secret JSON fields replaced by [blocked] (in the text or the saved file)."
@@ -229,7 +237,8 @@ class BodyData(Data):
 @tool(
     name="browser_network_body",
     title="Network body",
-    description="The body of a recorded request or of its response, as text (text, JSON, XML...) or base64. "
+    description="The body of a recorded request or of its response, as text (text, JSON, XML...), an image "
+    "(an image block over MCP) or base64. "
     "A body larger than the result limit fails with result_too_large; save=true writes it to a file instead.",
     params=BodyParams,
     data=BodyData,
@@ -289,7 +298,8 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
             blocked_fields=blocked or None,
         )
     budget = ctx.engine.limits.max_result_bytes - _BODY_MARGIN
-    encoding: Literal["text", "base64"] = "text" if text is not None else "base64"
+    image_type = mime_type if text is None and mime_type and mime_type.startswith("image/") else None
+    encoding: Literal["text", "base64", "image"] = "text" if text is not None else "image" if image_type else "base64"
     value = text if text is not None else base64.b64encode(body).decode("ascii")
     if len(value.encode()) > budget:
         raise ToolFailure(
@@ -305,7 +315,8 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
         mime_type=mime_type,
         size_bytes=len(body),
         encoding=encoding,
-        body=value,
+        body=None if image_type else value,
+        image=BodyImage(data=body, mime_type=image_type) if image_type else None,
         path=None,
         blocked_fields=blocked or None,
     )
