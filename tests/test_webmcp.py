@@ -180,6 +180,22 @@ def test_results_map_to_structured_text_and_mcp_content(session, demo):
     assert data["structured"] == {"n": 1} and data["is_error"] is False and data["text"] is None
 
 
+def test_nulls_in_the_input_reach_the_page(session, demo):
+    """A null inside the input arrives as null (Playwright 1.62's client dropped nulls from nested
+    objects on their way to DevTools: the tool saw {} for {"note": null})."""
+    shop(session, demo)
+    register_in_page(
+        session,
+        """{name: "show_input", description: "Echo the input as the page got it",
+        inputSchema: {type: "object", properties: {note: {anyOf: [{type: "string"}, {type: "null"}]},
+                                                   nested: {type: "object"}}},
+        execute: (input) => JSON.stringify(typeof input === "string" ? JSON.parse(input) : input)}""",
+    )
+    sent = {"note": None, "nested": {"inner": None, "list": [None, 1]}}
+    assert ok(session.webmcp_list())["mode"] == "native"
+    assert ok(session.webmcp_call("show_input", sent))["structured"] == sent
+
+
 def test_invalid_input_is_refused_and_leaves_the_page_untouched(session, demo, events):
     shop(session, demo)
     before = (page_text(session, "last-call"), page_text(session, "webmcp-cart"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -278,8 +279,8 @@ class NativeTools(PageTools):
         invocation = None
         try:
             try:
-                sent = await self._cdp.send(
-                    "WebMCP.invokeTool", {"frameId": cdp_frame, "toolName": tool.name, "input": arguments}
+                sent = await send_keeping_nulls(
+                    self._cdp, "WebMCP.invokeTool", {"frameId": cdp_frame, "toolName": tool.name, "input": arguments}
                 )
             except Error as exc:
                 if expected in self._expected:
@@ -323,3 +324,24 @@ def error_text(answer: dict[str, Any]) -> str:
         or str(exception.get("value", ""))
         or ("the tool failed without a message")
     )
+
+
+# Playwright 1.62's client drops every null inside a nested object of a message's parameters
+# (`_filter_none`, and `locals_to_params` in `CDPSession.send`): a page tool called with
+# {"note": null} would get {}. 1.65 sends them as given. (1.62 names its modules `_cdp_session`...)
+_DROPS_NESTED_NULLS = importlib.util.find_spec("playwright._impl._cdp_session") is not None
+
+
+async def send_keeping_nulls(cdp: CDPSession, method: str, params: dict[str, Any]) -> Any:
+    """`cdp.send(method, params)`, with the nulls inside `params` delivered as given."""
+    if not _DROPS_NESTED_NULLS:
+        return await cdp.send(method, params)
+    # 1.62: its public send, minus the filters (private API, checked by tests on 1.62 in CI).
+    session: Any = cdp._impl_obj
+    connection = session._connection
+
+    async def send() -> Any:
+        callback = connection._send_message_to_server(session, "send", {"method": method, "params": params}, 0)
+        return (await callback.future)["result"]
+
+    return await connection.wrap_api_call(send, True)
