@@ -144,6 +144,27 @@ def test_every_part_is_bounded_so_the_whole_text_stays_under_8000(fresh_session:
     ok(s.handle_dialog(accept=True))
 
 
+def test_console_errors_are_counted_for_the_page_of_the_call(fresh_session: Any, demo: DemoServer) -> None:
+    """Another tab's errors are not the page's: the Page: count matches the console lines."""
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    envelope = s.evaluate(
+        """async () => {
+      const other = window.open('/help.html');
+      await new Promise((resolve) => other.addEventListener('load', resolve));
+      other.eval("console.error('in the other tab')");
+      console.error('in this tab');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      throw new Error('boom');
+    }"""
+    )
+    error(envelope, "evaluation_failed", "unknown", "inspect_state")
+    assert envelope.context["page"]["console_errors"] == 1
+    assert envelope.context["console"] == ["error: in this tab"]
+    others = [entry for entry in ok(s.console())["entries"] if entry["text"] == "in the other tab"]
+    assert len(others) == 1 and others[0]["page_id"] != envelope.operation.page_id  # recorded, for its own tab
+
+
 def test_a_failure_says_what_the_page_did_during_the_call(session: Any, demo: DemoServer) -> None:
     ok(session.navigate(demo.url))
     envelope = session.evaluate(BUSY_FAILURE)

@@ -179,7 +179,9 @@ def _page_changes(instance: Instance, page_state: PageState, marks: CallMarks) -
     errors = sum(
         1
         for record in instance.evidence.console.records
-        if record.seq > marks.console_seq and record.fields["level"] == "error"
+        if record.seq > marks.console_seq
+        and record.fields["level"] == "error"
+        and record.fields["page_id"] == page_state.page_id  # the tab's own, as in the console lines
     )
     if errors:
         changes["console_errors"] = errors
