@@ -28,7 +28,7 @@ from webmcp_nb.core.grants import Grant
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession
-from .helpers import Kernel, error, ok, ref_for
+from .helpers import Kernel, error, ok, ref_for, wait_until
 
 pytestmark = pytest.mark.browser  # the servers run Chromium
 
@@ -137,11 +137,8 @@ def test_a_browser_server_instance_works_as_a_local_one(
     frames: list[Any] = []
     view = session.live_view(frames.append, instance="grid", max_fps=10)
     try:
-        for _ in range(200):
-            if frames:
-                break
-            time.sleep(0.05)
-        assert frames and frames[0].data[:2] == b"\xff\xd8"  # JPEG from the screencast over the same connection
+        wait_until(lambda: frames, 30, message="no live-view frame")
+        assert frames[0].data[:2] == b"\xff\xd8"  # JPEG from the screencast over the same connection
         assert view._cdp is not None  # a DevTools screencast, not screenshot polling
     finally:
         view.stop()
@@ -194,11 +191,8 @@ def test_a_cdp_instance_works_as_a_local_one_and_closes_only_what_it_opened(
     frames: list[Any] = []
     view = session.live_view(frames.append, instance="cdp", max_fps=10)
     try:
-        for _ in range(200):
-            if frames:
-                break
-            time.sleep(0.05)
-        assert frames and frames[0].data[:2] == b"\xff\xd8" and view._cdp is not None  # the screencast
+        wait_until(lambda: frames, 30, message="no live-view frame")
+        assert frames[0].data[:2] == b"\xff\xd8" and view._cdp is not None  # the screencast
     finally:
         view.stop()
     assert ok(session.screenshot(instance="cdp"))["image"].startswith(b"\x89PNG")
