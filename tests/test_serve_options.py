@@ -10,7 +10,7 @@ import pytest
 
 from webmcp_nb.cli import build_parser
 from webmcp_nb.client import Session
-from webmcp_nb.notebook.magics import _serve_parser, parse_serve
+from webmcp_nb.notebook.magics import parse_serve, serve_parser
 from webmcp_nb.serve_options import ServeOptions
 
 FIELDS = [option.name for option in dataclasses.fields(ServeOptions)]
@@ -35,7 +35,7 @@ def test_session_serve_mcp_takes_exactly_the_serve_options() -> None:
 
 
 def test_the_notebook_and_the_command_line_flags_are_the_same_declaration() -> None:
-    notebook, command_line = flags(_serve_parser()), flags(cli_serve_parser())
+    notebook, command_line = flags(serve_parser()), flags(cli_serve_parser())
     declared = {f.name: (f.metadata["flag"], f.metadata["help"]) for f in dataclasses.fields(ServeOptions)}
     assert {k: v for k, v in notebook.items() if k in declared} == {k: v for k, v in declared.items() if k != "token"}
     assert {k: v for k, v in command_line.items() if k in declared} == {

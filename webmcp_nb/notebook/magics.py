@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import shlex
 import textwrap
@@ -334,7 +333,7 @@ class BrowserMagics(Magics, NotebookOptions):
         _display(Image(data=data["image"], format=fmt, width=width))
 
 
-def _serve_parser() -> argparse.ArgumentParser:
+def serve_parser() -> CommandParser:
     parser = CommandParser(
         prog="%browser serve",
         description="Serve the notebook's shared session to agents over MCP (streamable HTTP on the runtime "
@@ -350,7 +349,7 @@ def _serve_parser() -> argparse.ArgumentParser:
 
 def parse_serve(words: Sequence[str]) -> dict[str, Any] | None:
     """The options of ``%browser serve``; None after --help."""
-    parser = _serve_parser()
+    parser = serve_parser()
     if any(word in HELP_WORDS for word in words):
         print(parser.format_help().rstrip())
         return None
@@ -376,15 +375,7 @@ def serve(session: NotebookSession, options: dict[str, Any]) -> None:
 
 def parse_export(words: Sequence[str]) -> dict[str, Any] | None:
     """The options of ``%browser export``; None after --help."""
-    parser = CommandParser(prog="%browser export", description=EXTRAS["export"], formatter_class=formatter)
-    parser.add_argument("path", help="where to write: .ipynb (a notebook) or .py (a script)")
-    parser.add_argument(
-        "--callers",
-        nargs="+",
-        default=None,
-        metavar="PATTERN",
-        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)",
-    )
+    parser = export_parser()
     if any(word in HELP_WORDS for word in words):
         print(parser.format_help().rstrip())
         return None
@@ -395,6 +386,19 @@ def parse_export(words: Sequence[str]) -> dict[str, Any] | None:
     if not options["path"].endswith((".ipynb", ".py")):
         raise UsageError(f"%browser export: {options['path']!r} must end in .ipynb (a notebook) or .py (a script)")
     return options
+
+
+def export_parser() -> CommandParser:
+    parser = CommandParser(prog="%browser export", description=EXTRAS["export"], formatter_class=formatter)
+    parser.add_argument("path", help="where to write: .ipynb (a notebook) or .py (a script)")
+    parser.add_argument(
+        "--callers",
+        nargs="+",
+        default=None,
+        metavar="PATTERN",
+        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)",
+    )
+    return parser
 
 
 def export(session: NotebookSession, path: str, callers: list[str] | None) -> None:
