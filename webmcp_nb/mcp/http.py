@@ -265,7 +265,7 @@ class ServerHandle:
                 f"caps:       {grant}; approval: {self.approve}",
                 f"grants:     {self.grants}",
                 "",
-                "Claude Code:",
+                "Claude Code (to replace an entry added for another URL or token: `claude mcp remove webmcp-nb` first):",
                 f"  {configs['claude_code']}",
                 "MCP client configuration (HTTP):",
                 "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),

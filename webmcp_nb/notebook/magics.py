@@ -337,12 +337,13 @@ def serve_parser() -> CommandParser:
     parser = CommandParser(
         prog="%browser serve",
         description="Serve the notebook's shared session to agents over MCP (streamable HTTP on the runtime "
-        "thread). Prints the URL, a fresh bearer token and client configurations; approval prompts appear "
-        "below.",
+        "thread). Prints the URL, the bearer token and client configurations; approval prompts appear below. "
+        "Serving again in this kernel keeps the last URL and token, so configured clients keep working.",
         formatter_class=formatter,
         add_help=True,
     )
-    add_arguments(parser, exclude={"token"}, defaults={"approve": "consequential"})
+    add_arguments(parser, defaults={"approve": "consequential", "token": None})
+    parser.add_argument("--new", action="store_true", help="a fresh port and token instead of the last ones")
     parser.add_argument("--stop", action="store_true", help="stop the session's MCP servers")
     return parser
 
@@ -368,7 +369,9 @@ def serve(session: NotebookSession, options: dict[str, Any]) -> None:
         return
     try:
         handle = session.serve_mcp(**options)
-    except (ValueError, OSError) as exc:
+    except OSError as exc:
+        raise UsageError(f"%browser serve: {exc}; `%browser serve --new` serves on a fresh port and token") from None
+    except ValueError as exc:
         raise UsageError(f"%browser serve: {exc}") from None
     print(handle.describe())
 
