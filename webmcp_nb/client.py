@@ -91,6 +91,7 @@ class Session(ToolMethods):
         self._servers: set[ServerHandle] = set()
         self._engine_lock = threading.Lock()
         self._closed = False
+        self._close_listeners: list[Callable[[], None]] = []
         self._binary_renderer: BinaryRenderer | None = None
 
     @property
@@ -360,6 +361,14 @@ class Session(ToolMethods):
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
         return self.engine.listeners.add(listener)
 
+    def add_close_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` once this session has closed (at once if it already has); returns a remover."""
+        if self._closed:
+            listener()
+            return lambda: None
+        self._close_listeners.append(listener)
+        return lambda: self._close_listeners.remove(listener) if listener in self._close_listeners else None
+
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every console message and network request of
         every instance as it is recorded or progresses (`EvidenceEvent.notable`: errors and failures);
@@ -473,6 +482,12 @@ class Session(ToolMethods):
             try:
                 future.result(timeout=30)
             except Exception:  # noqa: BLE001 - closing must not raise; the driver exits with us
+                pass
+        listeners, self._close_listeners = self._close_listeners, []
+        for listener in listeners:  # while the runtime still runs: a live view stops through it
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - closing must not raise
                 pass
         self._runtime.stop()
         _LIVE_SESSIONS.discard(self)
