@@ -281,11 +281,13 @@ class Session(ToolMethods):
         args: dict[str, Any],
         *,
         approval: Approval | None = None,
+        approve: ApprovePolicy = "all",
         grant: Grant | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
-        """`acall` on behalf of another front end: `approval` gates calls that change
-        things; `grant` limits what it may call and pass (see `Engine.execute`)."""
+        """`acall` on behalf of another front end: `approval` decides the calls policy `approve`
+        asks about (default: every call that is not read-only); `grant` limits what it may call
+        and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
             self._execute(
                 tool,
@@ -294,6 +296,7 @@ class Session(ToolMethods):
                 utc_now(),
                 caller,
                 approval=approval,
+                approve=approve,
                 grant=grant,
                 on_progress=on_progress,
             )
@@ -384,6 +387,7 @@ class Session(ToolMethods):
         name: str | None = None,
         description: str | None = None,
         read_only: bool = False,
+        consequential: bool = False,
         instance: str | None = None,
         page_id: str | None = None,
         exposed_to: list[str] | None = None,
@@ -396,12 +400,15 @@ class Session(ToolMethods):
         the current document of the page (default: the current tab); a navigation ends it. Only
         frames of the page's origin may call it, and those of the origins in `exposed_to`
         (``["http://localhost:8000"]``); other calls are refused and logged as WebMCP events.
+        ``consequential=True`` gives it ``consequentialHint``: an agent's call waits for approval.
         """
 
         def register(target: Callable[..., Any]) -> PageToolHandle:
             from .core.page_tools import PythonTool
 
-            tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
+            tool = PythonTool.from_function(
+                target, name=name, description=description, read_only=read_only, consequential=consequential
+            )
             engine = self.engine
             registration = self._runtime.run(
                 engine.register_page_tool(tool, instance=instance, page_id=page_id, exposed_to=exposed_to or ())
