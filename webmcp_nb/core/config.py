@@ -35,8 +35,8 @@ class Limits:
     event_buffer_size: int = 1000  # console and network entries kept per instance and stream
     # A screenshot's budget in device pixels, checked before capture: a larger one can take the
     # renderer (and with it the instance) down.
-    max_capture_pixels: int = 40_000_000
-    max_capture_side: int = 32_768
+    max_capture_pixels: int = 67_108_864
+    max_capture_side: int = 65_536
 
     def __post_init__(self) -> None:
         if self.max_result_bytes < MIN_RESULT_BYTES:
