@@ -60,6 +60,7 @@ class Session(ToolMethods):
         action_timeout_s: float | None = None,
         event_buffer_size: int | None = None,
         artifacts_dir: str | None = None,
+        keep_artifacts: bool = False,
         caller: str = "python",
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
@@ -84,6 +85,7 @@ class Session(ToolMethods):
         )
         self.default_instance = default_instance
         self.artifacts_dir = artifacts_dir
+        self.keep_artifacts = keep_artifacts
         self.caller = caller
         self._runtime = Runtime()
         self._engine: Engine | None = None
@@ -348,6 +350,7 @@ class Session(ToolMethods):
                     registry=published.tools,
                     default_instance=self.default_instance,
                     artifacts_dir=self.artifacts_dir,
+                    keep_artifacts=self.keep_artifacts,
                 )
                 self._engine.binary_renderer = self._binary_renderer
                 _LIVE_SESSIONS.add(self)
@@ -464,7 +467,9 @@ class Session(ToolMethods):
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:
-        """Stop MCP servers, close every browser and stop the runtime thread. Idempotent."""
+        """Stop MCP servers, close every browser, remove the temporary artifacts directory (unless
+        `keep_artifacts` or an explicit `artifacts_dir`) and stop the runtime thread. Idempotent;
+        also run at interpreter exit (a kernel's shutdown included)."""
         with self._engine_lock:
             if self._closed:
                 return
@@ -481,6 +486,8 @@ class Session(ToolMethods):
                 future.result(timeout=30)
             except Exception:  # noqa: BLE001 - closing must not raise; the driver exits with us
                 pass
+        if engine is not None:
+            engine.discard_artifacts()  # also when closing the browsers failed or timed out
         self._runtime.stop()
         _LIVE_SESSIONS.discard(self)
 

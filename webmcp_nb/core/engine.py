@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import math
+import shutil
 import tempfile
 import time
 import uuid
@@ -86,7 +87,10 @@ class Engine:
         registry: Registry = REGISTRY,
         default_instance: str = DEFAULT_INSTANCE,
         artifacts_dir: str | None = None,
+        keep_artifacts: bool = False,
     ) -> None:
+        """Without `artifacts_dir`, the artifacts go to a new temporary directory that `close()`
+        removes (browser profiles with their cookies included) unless `keep_artifacts`."""
         self.limits = limits
         self.launch_defaults = launch_defaults
         self.registry = registry
@@ -98,6 +102,7 @@ class Engine:
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
+        self._discard_artifacts = artifacts_dir is None and not keep_artifacts
         self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
 
     # public -----------------------------------------------------------------
@@ -232,6 +237,12 @@ class Engine:
 
     async def close(self) -> None:
         await self.manager.close_all()
+        await asyncio.to_thread(self.discard_artifacts)
+
+    def discard_artifacts(self) -> None:
+        """Remove the temporary artifacts directory (see `__init__`; idempotent)."""
+        if self._discard_artifacts and self._artifacts_dir is not None:
+            shutil.rmtree(self._artifacts_dir, ignore_errors=True)
 
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every console message and for every network
