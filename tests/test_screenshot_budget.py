@@ -86,6 +86,9 @@ def test_a_full_page_screenshot_of_a_huge_page_is_refused_and_the_instance_lives
     shot = ok(session.call("browser_screenshot"))
     assert (shot["source_width"], shot["source_height"]) == (1280, 720)
     assert ok(session.evaluate("document.cookie"))["result"] == "kept=1"
+    # Printing the same page is no capture of its pixels: it works, and the instance lives on.
+    assert ok(session.call("browser_pdf"))["size_bytes"] > 0
+    assert ok(session.call("browser_tabs")).get("tabs") == ok(before)["tabs"]
 
 
 @pytest.mark.browser

@@ -126,9 +126,9 @@ class Engine:
         `grant` limits what the caller may call and pass (an agent's; None: everything).
         With `approval`, a call that policy `approve` asks about (by what the call will do:
         `webmcp_nb.core.approval`) waits for that decision after validation and before
-        queueing on its instance. `timeout_s`
-        shortens the operation timeout for this call. If the caller cancels (or goes
-        away), the call is recorded as `cancelled` and a call still queued never runs.
+        queueing on its instance. `timeout_s` shortens the operation timeout for this call.
+        If the caller cancels (or goes away), the call is recorded as `cancelled` and a call
+        still queued never runs.
         """
         submitted = time.monotonic() if submitted is None else submitted
         started_at = started_at or utc_now()
