@@ -210,7 +210,8 @@ def test_a_deny_all_approver_refuses_every_route_to_an_order(shop: Shop) -> None
     with Session() as session:
         counted = open_shop(session, shop)
         handle = serve(session, "the operator refuses everything", asked)
-        results = call_all(handle, ORDERS + READS)
+        unknown = ("browser_webmcp_call", {"name": "no_such_tool", "input": {}})
+        *results, missing = call_all(handle, [*ORDERS, *READS, unknown])
         handle.stop()
         for (name, args), result in zip(ORDERS, results, strict=False):
             where = f"{name} {args}"
@@ -226,6 +227,8 @@ def test_a_deny_all_approver_refuses_every_route_to_an_order(shop: Shop) -> None
     assert [request.tool for request in asked] == expected
     assert [request.args.get("name") for request in asked[:4]] == ["place_order"] * 2 + ["python_order"] * 2
     assert all(request.url == shop.url for request in asked if request.tool != "published_order")
+    # A page tool that is not there is reported as such (nothing to approve), not as a denial.
+    assert (missing["error_type"], missing["operation"]["outcome"]) == ("element_not_found", "not_started")
     reads = results[len(ORDERS) :]
     assert [read["status"] for read in reads] == ["success"] * len(READS), reads
     assert reads[0]["data"]["structured"] == {"orders": 0}
