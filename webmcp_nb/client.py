@@ -60,6 +60,7 @@ class Session(ToolMethods):
         action_timeout_s: float | None = None,
         event_buffer_size: int | None = None,
         artifacts_dir: str | None = None,
+        keep_artifacts: bool = False,
         caller: str = "python",
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
@@ -84,6 +85,7 @@ class Session(ToolMethods):
         )
         self.default_instance = default_instance
         self.artifacts_dir = artifacts_dir
+        self.keep_artifacts = keep_artifacts
         self.caller = caller
         self._runtime = Runtime()
         self._engine: Engine | None = None
@@ -282,11 +284,13 @@ class Session(ToolMethods):
         args: dict[str, Any],
         *,
         approval: Approval | None = None,
+        approve: ApprovePolicy = "all",
         grant: Grant | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
-        """`acall` on behalf of another front end: `approval` gates calls that change
-        things; `grant` limits what it may call and pass (see `Engine.execute`)."""
+        """`acall` on behalf of another front end: `approval` decides the calls policy `approve`
+        asks about (default: every call that is not read-only); `grant` limits what it may call
+        and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
             self._execute(
                 tool,
@@ -295,6 +299,7 @@ class Session(ToolMethods):
                 utc_now(),
                 caller,
                 approval=approval,
+                approve=approve,
                 grant=grant,
                 on_progress=on_progress,
             )
@@ -346,6 +351,7 @@ class Session(ToolMethods):
                     registry=published.tools,
                     default_instance=self.default_instance,
                     artifacts_dir=self.artifacts_dir,
+                    keep_artifacts=self.keep_artifacts,
                 )
                 self._engine.binary_renderer = self._binary_renderer
                 _LIVE_SESSIONS.add(self)
@@ -393,6 +399,7 @@ class Session(ToolMethods):
         name: str | None = None,
         description: str | None = None,
         read_only: bool = False,
+        consequential: bool = False,
         instance: str | None = None,
         page_id: str | None = None,
         exposed_to: list[str] | None = None,
@@ -405,12 +412,15 @@ class Session(ToolMethods):
         the current document of the page (default: the current tab); a navigation ends it. Only
         frames of the page's origin may call it, and those of the origins in `exposed_to`
         (``["http://localhost:8000"]``); other calls are refused and logged as WebMCP events.
+        ``consequential=True`` gives it ``consequentialHint``: an agent's call waits for approval.
         """
 
         def register(target: Callable[..., Any]) -> PageToolHandle:
             from .core.page_tools import PythonTool
 
-            tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
+            tool = PythonTool.from_function(
+                target, name=name, description=description, read_only=read_only, consequential=consequential
+            )
             engine = self.engine
             registration = self._runtime.run(
                 engine.register_page_tool(tool, instance=instance, page_id=page_id, exposed_to=exposed_to or ())
@@ -466,7 +476,9 @@ class Session(ToolMethods):
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:
-        """Stop MCP servers, close every browser and stop the runtime thread. Idempotent."""
+        """Stop MCP servers, close every browser, remove the temporary artifacts directory (unless
+        `keep_artifacts` or an explicit `artifacts_dir`) and stop the runtime thread. Idempotent;
+        also run at interpreter exit (a kernel's shutdown included)."""
         with self._engine_lock:
             if self._closed:
                 return
@@ -483,6 +495,8 @@ class Session(ToolMethods):
                 future.result(timeout=30)
             except Exception:  # noqa: BLE001 - closing must not raise; the driver exits with us
                 pass
+        if engine is not None:
+            engine.discard_artifacts()  # also when closing the browsers failed or timed out
         listeners, self._close_listeners = self._close_listeners, []
         for listener in listeners:  # while the runtime still runs: a live view stops through it
             try:
