@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from . import camoufox_backend
+from . import camoufox_backend, secret_echo
 from .aria import RefTarget
 from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
@@ -32,7 +32,7 @@ from .instances import Instance, InstanceManager, LaunchOptions
 from .listeners import Listeners
 from .observe import Observer
 from .pages import PageState
-from .redaction import redact_call, redact_for_approval
+from .redaction import redact_for_approval
 from .registry import REGISTRY, Registry, ToolSpec
 from .remote import remote_options
 from .util import first_lines, random_uuid, utc_now
@@ -109,6 +109,7 @@ class Engine:
         self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
         self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
+        self.reveal_secrets = False  # the notebook's own calls show known secrets (see `secret_echo`)
 
     # public -----------------------------------------------------------------
     async def execute(
@@ -229,12 +230,11 @@ class Engine:
             read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )
-        if spec is not None and isinstance(logged_args, dict):
-            logged_args, envelope, secrets = redact_call(spec, logged_args, ctx.typed_plain if ctx else set(), envelope)
-            if ctx is not None and ctx.instance is not None:
-                ctx.instance.secret_texts.update(secrets)
+        logged_args, envelope, recorded = await secret_echo.finish(
+            self.manager.secrets, spec, ctx, logged_args, envelope, grant=grant, session_reveals=self.reveal_secrets
+        )
         targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
-        self._notify(tool, logged_args, caller, envelope, targets)
+        self._notify(tool, logged_args, caller, recorded, targets)
         return envelope
 
     async def close(self) -> None:
@@ -559,10 +559,7 @@ class Engine:
         )
         if failure.context:
             envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
-        if spec is not None and isinstance(args, dict):
-            args, _, secrets = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)
-            if ctx is not None and ctx.instance is not None:
-                ctx.instance.secret_texts.update(secrets)
+        args, _, envelope = secret_echo.scrub_record(self.manager.secrets, spec, ctx, args, envelope)
         self._notify(tool, args, caller, envelope)
 
     def _notify(
