@@ -234,6 +234,7 @@ class InstanceManager:
         self.webmcp = WebMCPHub()
         self.evidence_listeners: Listeners[[EvidenceEvent]] = Listeners()
         self.secrets = KnownSecrets()  # of every instance: scrubbed from what leaves the core
+        self.webmcp.scrub = self.secrets.scrub
         self._driver: Driver | None = None
         self._driver_lock = asyncio.Lock()
         self.driver_restarts = 0
