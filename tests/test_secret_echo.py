@@ -456,3 +456,31 @@ def test_a_password_field_in_a_closed_shadow_root_is_painted_over(fresh_session:
     assert shots[0] == shots[1]  # the dots' count does not show
     full = ok(session.screenshot(full_page=True, original=True))
     assert pixel(full["image"], 10, 20) == MASK
+
+
+# --------------------------------------------------------------------------- #
+# the rules themselves
+# --------------------------------------------------------------------------- #
+def test_what_counts_as_a_known_secret_and_a_secret_url_part() -> None:
+    from webmcp_nb.core.known_secrets import COOKIE_MIN_LENGTH, KnownSecrets, redact_urls
+
+    known = KnownSecrets()
+    known.add(["ab", PASSWORD])  # a 2-character typed value is kept but not searched for
+    known.set_cookies("i1", ["1", "true", "en-US", "x" * (COOKIE_MIN_LENGTH - 1), "a%3Dlong-cookie-value"])
+    scrubbed = known.scrub(
+        {
+            "ab": "ab true 1 en-US xxxxxxx",  # keys stay; short values stay
+            "list": [json.dumps(PASSWORD), html.escape(PASSWORD), quote_plus(PASSWORD)],
+            "cookie": "a=long-cookie-value and a%3Dlong-cookie-value",  # the cookie value, URL-decoded too
+            "n": 5,
+        }
+    )
+    assert scrubbed == {
+        "ab": "ab true 1 en-US xxxxxxx",
+        "list": ['"[redacted]"', "[redacted]", "[redacted]"],
+        "cookie": "[redacted] and [redacted]",
+        "n": 5,
+    }
+    assert redact_urls("see https://u:pw@h/p?q=1&api-key=K&Session_Id=S&apiKey=A&key=kept&auth=") == (
+        "see https://u:[redacted]@h/p?q=1&api-key=[redacted]&Session_Id=[redacted]&apiKey=[redacted]&key=kept&auth="
+    )

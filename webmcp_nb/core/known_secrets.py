@@ -83,8 +83,8 @@ def escaped_forms(secrets: Iterable[str], min_length: int = SCRUB_MIN_LENGTH) ->
 
 def replace_forms(value: Any, forms: list[str], urls: bool = False) -> Any:
     """`value` (a string, or lists, tuples and dicts of them) with each of `forms` replaced by
-    ``[redacted]`` in every string (also dict keys), and with `urls`, secret URL parts too
-    (`redact_urls`). Anything else (numbers, bytes) stays as it is."""
+    ``[redacted]`` in every string value (keys, the shape of the data, stay), and with `urls`,
+    secret URL parts too (`redact_urls`). Anything else (numbers, bytes) stays as it is."""
     if isinstance(value, str):
         for form in forms:
             if form in value:
@@ -95,7 +95,7 @@ def replace_forms(value: Any, forms: list[str], urls: bool = False) -> Any:
     if isinstance(value, tuple):
         return tuple(replace_forms(item, forms, urls) for item in value)
     if isinstance(value, dict):
-        return {replace_forms(key, forms, urls): replace_forms(item, forms, urls) for key, item in value.items()}
+        return {key: replace_forms(item, forms, urls) for key, item in value.items()}
     return value
 
 

@@ -272,6 +272,11 @@ async def redact_for_approval(spec: ToolSpec, args: dict[str, Any], page_state: 
     return redact_args(patterns, args, plain)[0]
 
 
+def value_at(value: Any, path: Path) -> Any:
+    """What `value` holds at `path` (as `typed_paths` gives them)."""
+    return _get(value, path)
+
+
 def _get(value: Any, path: Path) -> Any:
     for part in path:
         value = value[part]

@@ -1,8 +1,10 @@
 """The last step of every call: what it returns and records holds no known secret.
 
 `finish` runs in the engine once a call's envelope is made, whatever the tool or front end: the
-call's typed text and secret arguments are redacted and join the known secrets
-(`webmcp_nb.core.redaction.redact_call`), the instance's cookie values are read again, and the
+call's typed text and secret arguments are redacted (`webmcp_nb.core.redaction.redact_call`);
+text typed into fields found secret and secret arguments join the known secrets (text redacted
+only because its field was never checked does not: it reached no field, and ordinary words would
+then be scrubbed everywhere); the instance's cookie values are read again, and the
 envelope and arguments are scrubbed of every known secret and secret URL part
 (`webmcp_nb.core.known_secrets`). The record (history, call logs, exports) always gets the scrubbed
 copy; the caller gets it too unless it may see secrets: an agent with the ``secrets`` grant, the
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .redaction import redact_call, scrub_envelope
+from .redaction import redact_call, redact_secrets, scrub_envelope, typed_paths, value_at
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -39,8 +41,10 @@ def scrub_record(
     """(arguments to record, envelope with only the call's own typed text redacted, envelope with
     every known secret scrubbed); the call's redacted values join `known`."""
     if spec is not None and isinstance(args, dict):
-        args, envelope, typed = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)
-        known.add(typed)
+        secret = ctx.typed_secret if ctx is not None else set()
+        known.add(value_at(args, path) for path in typed_paths(spec.typed_text, args) if path in secret)
+        known.add(redact_secrets(spec, args)[1])
+        args, envelope, _ = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)
     forms = known.forms()
     return known.scrub(args), envelope, scrub_envelope(envelope, forms, urls=True)
 

@@ -54,8 +54,7 @@ class KeyboardTypeParams(PageParams):
 )
 async def keyboard_type(ctx: CallContext, p: KeyboardTypeParams) -> ActionData:
     secret = not await focus_is_plain(ctx.page)
-    if not secret:
-        ctx.typed_plain.add(("text",))
+    (ctx.typed_secret if secret else ctx.typed_plain).add(("text",))
     await perform(ctx, ctx.page.keyboard.type(p.text), "Typing", secret=secret)
     return ActionData(url=ctx.page.url)
 
