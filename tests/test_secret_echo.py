@@ -203,6 +203,8 @@ def test_a_page_repeating_a_typed_password_hands_it_to_no_reader(fresh_session: 
         assert leaks(dump(envelope), PASSWORD) == [], name
     assert ok(shown["browser_tabs"])["tabs"][0]["title"] == "pw:[redacted]"
     assert "You typed: [redacted]" in ok(shown["browser_snapshot"])["snapshot"]
+    saved = Path(ok(session.snapshot(save=True))["saved"]["path"]).read_text()  # a file agents can read
+    assert "You typed: [redacted]" in saved and leaks(saved, PASSWORD) == []
     texts = [entry["text"] for entry in ok(shown["browser_console"])["entries"]]
     assert texts[-2:] == ['typed "[redacted]"', "encoded [redacted]"]
     # Enter makes the page alert it: the press's modal state, then the dialog's own result.

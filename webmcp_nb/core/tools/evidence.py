@@ -286,6 +286,10 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
     elif text is None:  # nor as bytes: JSON sent under another media type is still checked
         body, blocked = block_in_json_bytes(body)
     if p.save:
+        if text:  # a file agents can read: no known secret either
+            assert ctx.instance is not None
+            scrubbed = ctx.instance.secrets.scrub(text)
+            body = scrubbed.encode() if scrubbed != text else body
         path = ctx.engine.artifact_path(f"body-{p.request_id}", _ending(mime_type))
         path.write_bytes(body)
         ctx.artifacts.append(str(path))

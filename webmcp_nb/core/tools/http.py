@@ -324,7 +324,7 @@ def block_saved_secrets(call: HttpCall, path: Path, charset: str) -> int:
         text = path.read_bytes().decode(charset)
     except (UnicodeDecodeError, LookupError):
         return path.stat().st_size  # not text in its charset: no JSON fields to find
-    cleaned = call.clean_text(text)
-    if cleaned is not text:
+    cleaned = call.ctx.engine.manager.secrets.scrub(call.clean_text(text))  # nor known secrets
+    if cleaned != text:
         path.write_bytes(cleaned.encode(charset))
     return path.stat().st_size
