@@ -73,7 +73,11 @@ def test_a_filled_secret_field_reads_redacted_whatever_its_length(session: Sessi
     again = snapshot(session)
     assert field_line(again, "Password") == f'- textbox "Password" [ref={password}]: [redacted]'
     assert len(again) == len(yaml)
+    # (Shown to the notebook only when it asks: what was typed there is a known secret.)
+    assert ok(session.evaluate("() => document.querySelector('#password').value"))["result"] == "[redacted]"
+    session.reveal_secrets = True
     assert ok(session.evaluate("() => document.querySelector('#password').value"))["result"] == LONGER
+    session.reveal_secrets = False
     # A subtree: the field itself, and the form around it.
     assert (
         snapshot(session, ref=password).replace(" [active]", "") == f'- textbox "Password" [ref={password}]: [redacted]'
@@ -192,7 +196,8 @@ def test_a_typed_secret_echoed_by_the_page_is_scrubbed_from_the_envelope(session
 def test_wait_for_text_does_not_see_field_values(session: Session, form: str) -> None:
     ok(session.type(ref_for(form, 'textbox "Password"'), SECRET))
     message = error(session.wait_for(text=SECRET, time_s=0.5), "wait_timeout")
-    assert message == f"Waited 0.5 s but text {SECRET!r} is not visible."  # the caller's own text, not the field's
+    # The caller's own text, not the field's (and as it is a known secret, redacted too).
+    assert message == "Waited 0.5 s but text '[redacted]' is not visible."
 
 
 def test_cookies_appear_in_no_result(session: Session, demo: DemoServer) -> None:
@@ -212,8 +217,11 @@ def test_cookies_appear_in_no_result(session: Session, demo: DemoServer) -> None
     for envelope in envelopes:
         ok(envelope)
         assert "cookie-value-8731" not in envelope.to_json() and "cookie-value-8731" not in str(envelope)
-    # It is there, for script the operator granted.
+    # It is there, for script the operator granted, shown when the notebook asks for secrets.
+    assert ok(session.evaluate("() => document.cookie"))["result"] == "session=[redacted]"
+    session.reveal_secrets = True
     assert "cookie-value-8731" in ok(session.evaluate("() => document.cookie"))["result"]
+    session.reveal_secrets = False
 
 
 def test_an_agent_typing_a_secret_over_mcp_sees_and_leaves_no_trace(session: Session, form: str) -> None:

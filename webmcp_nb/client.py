@@ -64,6 +64,7 @@ class Session(ToolMethods):
         caller: str = "python",
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
+        reveal_secrets: bool = False,
     ) -> None:
         self.limits = Limits.from_env(
             max_result_bytes=max_result_bytes,
@@ -87,6 +88,7 @@ class Session(ToolMethods):
         self.artifacts_dir = artifacts_dir
         self.keep_artifacts = keep_artifacts
         self.caller = caller
+        self._reveal_secrets = reveal_secrets
         self._runtime = Runtime()
         self._engine: Engine | None = None
         self._published: Published | None = None
@@ -109,6 +111,19 @@ class Session(ToolMethods):
         self._binary_renderer = renderer
         if self._engine is not None:
             self._engine.binary_renderer = renderer
+
+    @property
+    def reveal_secrets(self) -> bool:
+        """Whether this session's own calls show the known secrets a page repeats (a typed password
+        in a title, a logged cookie value); False: they read ``[redacted]``, as screens are shared.
+        The history and exports never hold them; agents see them only with the ``secrets`` grant."""
+        return self._reveal_secrets
+
+    @reveal_secrets.setter
+    def reveal_secrets(self, reveal: bool) -> None:
+        self._reveal_secrets = bool(reveal)
+        if self._engine is not None:
+            self._engine.reveal_secrets = self._reveal_secrets
 
     def reconfigure(
         self,
@@ -354,6 +369,7 @@ class Session(ToolMethods):
                     keep_artifacts=self.keep_artifacts,
                 )
                 self._engine.binary_renderer = self._binary_renderer
+                self._engine.reveal_secrets = self._reveal_secrets
                 _LIVE_SESSIONS.add(self)
             return self._engine
 
@@ -447,7 +463,10 @@ class Session(ToolMethods):
         engine = self.engine
         instances = {}
         for name, instance in list(engine.manager.instances.items()):
-            pages = [{"page_id": state.page_id, "url": state.page.url} for state in list(instance.pages.values())]
+            pages = [
+                {"page_id": state.page_id, "url": engine.manager.secrets.scrub(state.page.url)}
+                for state in list(instance.pages.values())
+            ]
             instances[name] = {"state": instance.state, "current_page_id": instance.current_page_id, "pages": pages}
         return {"current_instance": engine.current_instance, "instances": instances}
 

@@ -47,8 +47,10 @@ class CallContext:
     instance_id: str | None = None
     # Where the call found its page (url, document, console): for the failure context.
     marks: CallMarks | None = None
-    # Paths of `spec.typed_text` arguments typed into fields found not to be secret.
+    # Paths of `spec.typed_text` arguments typed into fields found not to be secret, and found secret
+    # (their text becomes a known secret: see webmcp_nb.core.secret_echo).
     typed_plain: set[tuple[str | int, ...]] = field(default_factory=set)
+    typed_secret: set[tuple[str | int, ...]] = field(default_factory=set)
     # The front end's progress hook (a notebook's live display): tools that stream call it with
     # small dicts as things arrive (browser_http's SSE events). Runs on the runtime loop: keep it quick.
     on_progress: Callable[[dict[str, Any]], None] | None = None
@@ -110,8 +112,7 @@ class CallContext:
         from .redaction import is_secret
 
         secret = await is_secret(locator)
-        if not secret:
-            self.typed_plain.add(path)
+        (self.typed_secret if secret else self.typed_plain).add(path)
         return secret
 
     async def act(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 
 from . import approval as approvals
-from . import camoufox_backend
+from . import camoufox_backend, secret_echo
 from .approval import Approval as Approval  # re-exported: front ends type their approvers with it
 from .approval import ApprovalRequest as ApprovalRequest
 from .approval import Policy
@@ -37,7 +37,7 @@ from .instances import Instance, InstanceManager, LaunchOptions
 from .listeners import Listeners
 from .observe import Observer
 from .pages import PageState
-from .redaction import redact_call, redact_for_approval
+from .redaction import redact_for_approval
 from .registry import REGISTRY, Registry, ToolSpec
 from .remote import remote_options
 from .util import first_lines, random_uuid, utc_now
@@ -104,6 +104,7 @@ class Engine:
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
         self._discard_artifacts = artifacts_dir is None and not keep_artifacts
         self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
+        self.reveal_secrets = False  # the notebook's own calls show known secrets (see `secret_echo`)
 
     # public -----------------------------------------------------------------
     async def execute(
@@ -227,12 +228,11 @@ class Engine:
             read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )
-        if spec is not None and isinstance(logged_args, dict):
-            logged_args, envelope, secrets = redact_call(spec, logged_args, ctx.typed_plain if ctx else set(), envelope)
-            if ctx is not None and ctx.instance is not None:
-                ctx.instance.secret_texts.update(secrets)
+        logged_args, envelope, recorded = await secret_echo.finish(
+            self.manager.secrets, spec, ctx, logged_args, envelope, grant=grant, session_reveals=self.reveal_secrets
+        )
         targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
-        self._notify(tool, logged_args, caller, envelope, targets)
+        self._notify(tool, logged_args, caller, recorded, targets)
         return envelope
 
     async def close(self) -> None:
@@ -422,14 +422,15 @@ class Engine:
             ctx.judged = approvals.of_tool(ctx.spec, args, self.launch_defaults.headless)
         if not approvals.asks(ctx.approve, ctx.judged):
             return
-        args = await redact_for_approval(ctx.spec, args, page)
+        known = self.manager.secrets  # the prompt is shown on shared screens: no known secret in it
+        args = known.scrub(await redact_for_approval(ctx.spec, args, page))
         request = ApprovalRequest(
             tool=ctx.spec.name,
             args=args,
             caller=ctx.caller,
             instance=instance.name if instance is not None else None,
             page_id=page.page_id if page is not None else None,
-            url=page.page.url if page is not None else None,
+            url=known.scrub(page.page.url) if page is not None else None,
         )
         denial = await ctx.approval(request)
         if denial is not None:
@@ -571,10 +572,7 @@ class Engine:
         )
         if failure.context:
             envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
-        if spec is not None and isinstance(args, dict):
-            args, _, secrets = redact_call(spec, args, ctx.typed_plain if ctx else set(), envelope)
-            if ctx is not None and ctx.instance is not None:
-                ctx.instance.secret_texts.update(secrets)
+        args, _, envelope = secret_echo.scrub_record(self.manager.secrets, spec, ctx, args, envelope)
         self._notify(tool, args, caller, envelope)
 
     def _notify(

@@ -11,7 +11,8 @@ Capture runs on the page's hot path, so a network event only notes what a reader
 Playwright's objects when someone reads them (`NetworkRecord.fields`).
 
 Headers are redacted when read (`redact_headers`), never when stored, so a caller granted
-`reveal_secrets` can still see them.
+`reveal_secrets` can still see them; so are the known secrets a page repeats (a logged password or
+`document.cookie`) and secret query parameters of URLs (`webmcp_nb.core.known_secrets`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from .errors import ToolFailure
+from .known_secrets import REDACTED, KnownSecrets
 from .listeners import Listeners
-from .redaction import REDACTED
 from .util import utc_now
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ if TYPE_CHECKING:
 StreamName = Literal["console", "network"]
 STREAMS: tuple[StreamName, ...] = ("console", "network")
 MAX_FIELD_CHARS = 4096
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
-_SECRET_WORDS = re.compile(r"token|secret|password|api[-_]?key", re.IGNORECASE)
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "www-authenticate", "proxy-authenticate"}
+)
+_SECRET_WORDS = re.compile(r"token|secret|password|api[-_]?key|^x-auth", re.IGNORECASE)
 
 
 def is_secret_header(name: str) -> bool:
@@ -55,6 +58,7 @@ class Record:
     """One entry of a stream; `fields` is what readers see (`key`: what it is upserted by)."""
 
     key: str | None = None
+    secrets: KnownSecrets | None = None  # set by the stream: scrubbed from views that reveal nothing
 
     def __init__(self, fields: dict[str, Any]) -> None:
         self.seq = 0  # set by the stream
@@ -70,6 +74,8 @@ class Record:
             for key in ("request_headers", "response_headers"):
                 if view.get(key):
                     view[key] = redact_headers(view[key])
+            if self.secrets is not None:
+                view = self.secrets.scrub(view)
         return view
 
 
@@ -163,9 +169,10 @@ class Window(Generic[R]):
 class Stream(Generic[R]):
     """A ring buffer of records with sequence numbers and cursors."""
 
-    def __init__(self, name: StreamName, instance_id: str, capacity: int) -> None:
+    def __init__(self, name: StreamName, instance_id: str, capacity: int, secrets: KnownSecrets | None = None) -> None:
         self.name = name
         self.instance_id = instance_id
+        self.secrets = secrets
         self.records: deque[R] = deque(maxlen=capacity)
         self.last_seq = 0
         self._by_key: dict[str, R] = {}
@@ -181,6 +188,7 @@ class Stream(Generic[R]):
                 self._by_key.pop(oldest.key, None)
         self.last_seq += 1
         record.seq = self.last_seq
+        record.secrets = self.secrets
         self.records.append(record)
         if record.key is not None:
             self._by_key[record.key] = record
@@ -279,9 +287,9 @@ class EvidenceEvent:
 class Evidence:
     """The console and network streams of one instance, fed by its pages' events."""
 
-    def __init__(self, instance_id: str, capacity: int) -> None:
-        self.console: Stream[Record] = Stream("console", instance_id, capacity)
-        self.network: Stream[NetworkRecord] = Stream("network", instance_id, capacity)
+    def __init__(self, instance_id: str, capacity: int, secrets: KnownSecrets | None = None) -> None:
+        self.console: Stream[Record] = Stream("console", instance_id, capacity, secrets)
+        self.network: Stream[NetworkRecord] = Stream("network", instance_id, capacity, secrets)
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
         self.listeners: Listeners[[StreamName, Record]] = Listeners()

@@ -17,6 +17,7 @@ from .downloads import Downloads
 from .driver import Driver, start_playwright
 from .errors import ToolFailure
 from .evidence import Evidence, EvidenceEvent, Record, StreamName
+from .known_secrets import KnownSecrets
 from .listeners import Listeners
 from .pages import PageState
 from .util import first_lines, spawn, utc_now
@@ -92,13 +93,13 @@ class Instance:
     file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
-    # What calls typed into secret fields (and other redacted arguments), scrubbed from its traces:
-    # kept from the start, as a value typed before a trace starts is in the trace's DOM snapshots.
-    secret_texts: set[str] = field(default_factory=set)
+    # The session's known secrets (typed into secret fields, cookie values; see known_secrets),
+    # scrubbed from its evidence and traces.
+    secrets: KnownSecrets = field(default_factory=KnownSecrets)
     event_buffer_size: int = 1000
 
     def __post_init__(self) -> None:
-        self.evidence = Evidence(self.instance_id, self.event_buffer_size)
+        self.evidence = Evidence(self.instance_id, self.event_buffer_size, self.secrets)
 
     code_state: dict[str, Any] = field(default_factory=dict)  # browser_execute's `state`
 
@@ -232,6 +233,8 @@ class InstanceManager:
         self.failed_launches: deque[dict[str, Any]] = deque(maxlen=20)
         self.webmcp = WebMCPHub()
         self.evidence_listeners: Listeners[[EvidenceEvent]] = Listeners()
+        self.secrets = KnownSecrets()  # of every instance: scrubbed from what leaves the core
+        self.webmcp.scrub = self.secrets.scrub
         self._driver: Driver | None = None
         self._driver_lock = asyncio.Lock()
         self.driver_restarts = 0
@@ -341,7 +344,9 @@ class InstanceManager:
             )
         if options.profile_dir:
             self._check_profile_free(options.profile_dir)
-        instance = Instance(options, hub=self.webmcp, event_buffer_size=self.limits.event_buffer_size)
+        instance = Instance(
+            options, hub=self.webmcp, secrets=self.secrets, event_buffer_size=self.limits.event_buffer_size
+        )
         instance.evidence.listeners.add(lambda stream, record: self._evidence_event(instance.name, stream, record))
         self.instances[options.name] = instance
         self.crashes.pop(options.name, None)

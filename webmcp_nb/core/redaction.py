@@ -28,6 +28,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .aria import REF
+from .known_secrets import REDACTED, SCRUB_MIN_LENGTH, escaped_forms, replace_forms
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
@@ -36,9 +37,8 @@ if TYPE_CHECKING:
     from .pages import PageState
     from .registry import ToolSpec
 
-REDACTED = "[redacted]"
+__all__ = ["REDACTED", "SCRUB_MIN_LENGTH"]  # also for the modules that import them from here
 CHECK_TIMEOUT_MS = 1000  # asking a field that has just been found; a vanished one counts as secret
-SCRUB_MIN_LENGTH = 3  # shorter typed values are not searched for in messages (they would garble them)
 Path = tuple[str | int, ...]
 
 SECRET_FIELD_JS = """(el) => {
@@ -47,6 +47,28 @@ SECRET_FIELD_JS = """(el) => {
   if (tag === "input" && String(el.type).toLowerCase() === "password") return true;
   return (el.getAttribute("autocomplete") || "").toLowerCase().split(/\\s+/).includes("one-time-code");
 }"""
+
+# Whether typing now goes into an ordinary field: the focused element, followed into open shadow
+# roots and same-origin frames, is a field that is not secret, or nothing is focused (the body).
+# Anything else cannot be told (a closed shadow root's host, a cross-origin frame): secret.
+FOCUS_IS_PLAIN_JS = """() => {
+  const secret = IS_SECRET;
+  let el = document.activeElement;
+  for (;;) {
+    if (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; continue; }
+    if (el && (el.localName === "iframe" || el.localName === "frame")) {
+      let inner = null;
+      try { inner = el.contentDocument; } catch (e) { inner = null; }
+      if (!inner) return false;
+      el = inner.activeElement;
+      continue;
+    }
+    break;
+  }
+  if (!el || el.localName === "body" || el.localName === "html") return true;
+  const field = el.localName === "input" || el.localName === "textarea" || el.isContentEditable;
+  return Boolean(field) && !secret(el);
+}""".replace("IS_SECRET", SECRET_FIELD_JS)
 
 # The same fields for Playwright's CSS engine (which pierces open shadow roots), one frame at a time.
 SECRET_FIELD_CSS = (
@@ -70,6 +92,16 @@ async def is_secret(locator: Locator) -> bool:
         return bool(await locator.evaluate(SECRET_FIELD_JS, timeout=CHECK_TIMEOUT_MS))
     except Error:
         return True
+
+
+async def focus_is_plain(page: Page) -> bool:
+    """Whether keys typed now go into an ordinary field (or nowhere); False when it cannot be told."""
+    from playwright.async_api import Error
+
+    try:
+        return bool(await page.evaluate(FOCUS_IS_PLAIN_JS))
+    except Error:
+        return False
 
 
 async def redact_snapshot(page: Page, yaml: str) -> str:
@@ -212,9 +244,9 @@ def redact_call(
     recorded, secrets = redact_args(spec.typed_text, args, plain)
     recorded, more = redact_secrets(spec, recorded)
     secrets += more
-    scrub = sorted({value for value in secrets if len(value) >= SCRUB_MIN_LENGTH}, key=len, reverse=True)
-    if scrub:
-        envelope = _scrub_envelope(envelope, scrub)
+    forms = escaped_forms(secrets)
+    if forms:
+        envelope = scrub_envelope(envelope, forms)
     return recorded, envelope, secrets
 
 
@@ -240,6 +272,11 @@ async def redact_for_approval(spec: ToolSpec, args: dict[str, Any], page_state: 
     return redact_args(patterns, args, plain)[0]
 
 
+def value_at(value: Any, path: Path) -> Any:
+    """What `value` holds at `path` (as `typed_paths` gives them)."""
+    return _get(value, path)
+
+
 def _get(value: Any, path: Path) -> Any:
     for part in path:
         value = value[part]
@@ -256,19 +293,12 @@ def _set(value: Any, path: Path, new: Any) -> Any:
     return copy
 
 
-def _scrub_envelope(envelope: Envelope, secrets: list[str]) -> Envelope:
-    def scrub(value: Any) -> Any:
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, REDACTED)
-            return value
-        if isinstance(value, dict):
-            return {key: scrub(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [scrub(item) for item in value]
-        return value
-
-    data, message = scrub(envelope.data), scrub(envelope.message)
-    if data == envelope.data and message == envelope.message:
+def scrub_envelope(envelope: Envelope, forms: list[str], urls: bool = False) -> Envelope:
+    """`envelope` with `forms` (and with `urls`, secret URL parts) replaced in its data, message
+    and context (see `webmcp_nb.core.known_secrets.replace_forms`); the same object if nothing was."""
+    data = replace_forms(envelope.data, forms, urls)
+    message = replace_forms(envelope.message, forms, urls)
+    context = replace_forms(envelope.context, forms, urls)
+    if data == envelope.data and message == envelope.message and context == envelope.context:
         return envelope
-    return dataclasses.replace(envelope, data=data, message=message, _json=None)
+    return dataclasses.replace(envelope, data=data, message=message, context=context, _json=None)

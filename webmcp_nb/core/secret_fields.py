@@ -16,13 +16,26 @@ from typing import Any
 BLOCKED = "[blocked]"
 SECRET_FIELD_NAMES = (
     "password",
+    "passwd",
+    "pwd",
     "secret",
     "token",
     "access_token",
     "refresh_token",
     "api_key",
+    "x-api-key",
     "client_secret",
     "private_key",
+    "cookie",
+    "set-cookie",
+    "authorization",
+    "proxy-authorization",
+    "auth",
+    "session",
+    "sessionid",
+    "sid",
+    "credential",
+    "credentials",
 )
 _SEPARATORS = re.compile(r"[\s_\-.]+")
 
@@ -82,6 +95,17 @@ def block_in_json_text(text: str, path: str = "", names: frozenset[str] = _DEFAU
             lines[index] = json.dumps(cleaned, ensure_ascii=False) + ending
             blocked += found
     return ("\n".join(lines) if blocked else text), blocked
+
+
+def block_in_json_bytes(data: bytes, names: frozenset[str] = _DEFAULT_NAMES) -> tuple[bytes, list[str]]:
+    """`data` with secret fields blocked if it is UTF-8 text holding JSON (`block_in_json_text`),
+    whatever media type it was sent as; other bytes stay as they are."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data, []
+    cleaned, blocked = block_in_json_text(text, "", names)
+    return (cleaned.encode("utf-8") if blocked else data), blocked
 
 
 def _container(text: str) -> dict[str, Any] | list[Any] | None:

@@ -17,14 +17,14 @@ cookie values and the values of secret fields in DOM snapshots (`SECRET_FIELD_JS
 (the values taken out, and the texts the instance typed into secret fields) replaced by
 ``[redacted]``, also in its JSON-, URL- and HTML-escaped forms; a JSON-lines entry is rewritten
 string by string, so each line still parses. Entry names and order stay; images stay as they are.
-Values shorter than `SCRUB_MIN_LENGTH` are taken out by structure only. Bodies (resources and
+Values shorter than `SCRUB_MIN_LENGTH` (`webmcp_nb.core.known_secrets`, whose forms and replacement
+this shares) are taken out by structure only. Bodies (resources and
 request bodies) that are JSON have their secret fields ``[blocked]``, as `browser_network_body`
 does (`webmcp_nb.core.secret_fields`).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import tempfile
@@ -32,10 +32,9 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 from .evidence import is_secret_header
-from .redaction import REDACTED, SCRUB_MIN_LENGTH
+from .known_secrets import REDACTED, escaped_forms, replace_forms
 from .secret_fields import block_in_json_text
 
 _JSON_LINES = (".trace", ".network")
@@ -56,7 +55,7 @@ def scrub_trace(path: Path, known: Iterable[str]) -> None:
                 if info.filename.endswith(_JSON_LINES):
                     lines = source.read(info).decode("utf-8").split("\n")
                     parsed[info.filename] = [_parse(line, found) for line in lines]
-            secrets = _variants(found)
+            secrets = escaped_forms(found)
             for info in source.infolist():
                 if info.filename in parsed:
                     data = "\n".join(_line(*item, secrets) for item in parsed.pop(info.filename)).encode("utf-8")
@@ -83,8 +82,8 @@ def _parse(line: str, found: set[str]) -> tuple[str, Any, Any]:
 def _line(line: str, event: Any, redacted: Any, secrets: list[str]) -> str:
     """The line again: as it was if nothing in it is secret, else its scrubbed event (or text)."""
     if event is None:
-        return str(_replace(line, secrets))
-    redacted = _replace(redacted, secrets)
+        return str(replace_forms(line, secrets))
+    redacted = replace_forms(redacted, secrets)
     return line if redacted == event else json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -162,30 +161,6 @@ def _redact_field(tag: str, attributes: dict[str, Any], found: set[str]) -> dict
     return {**attributes, _VALUE: REDACTED}
 
 
-def _variants(secrets: Iterable[str]) -> list[str]:
-    """The secrets long enough to search for, with their escaped forms, longest first."""
-    forms: set[str] = set()
-    for secret in secrets:
-        if len(secret) >= SCRUB_MIN_LENGTH and secret != REDACTED:
-            escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-            forms.update((secret, escaped, quote(secret, safe=""), quote_plus(secret), html.escape(secret)))
-    return sorted(forms, key=len, reverse=True)
-
-
-def _replace(value: Any, secrets: list[str]) -> Any:
-    """Parsed JSON with each secret replaced in every string."""
-    if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, list):
-        return [_replace(item, secrets) for item in value]
-    if isinstance(value, dict):
-        return {key: _replace(item, secrets) for key, item in value.items()}
-    return value
-
-
 def _replace_bytes(data: bytes, secrets: list[str]) -> bytes:
     """An entry's bytes with each secret replaced (as text when it is UTF-8, else byte for byte),
     and its secret JSON fields blocked if it is JSON."""
@@ -195,5 +170,5 @@ def _replace_bytes(data: bytes, secrets: list[str]) -> bytes:
         for secret in secrets:
             data = data.replace(secret.encode("utf-8"), REDACTED.encode())
         return data
-    replaced = block_in_json_text(_replace(text, secrets))[0]
+    replaced = block_in_json_text(replace_forms(text, secrets))[0]
     return replaced.encode("utf-8") if replaced != text else data

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import functools
 import json
 from collections import deque
@@ -130,11 +131,18 @@ class WebMCPHub:
     def __init__(self) -> None:
         self.listeners: Listeners[[WebMCPEvent]] = Listeners()
         self.history: deque[WebMCPEvent] = deque(maxlen=HISTORY_SIZE)
+        # Takes the known secrets out of what invocations carry (see webmcp_nb.core.known_secrets).
+        self.scrub: Callable[[Any], Any] | None = None
 
     def add_listener(self, listener: Callable[[WebMCPEvent], None]) -> Callable[[], None]:
         return self.listeners.add(listener)
 
     def emit(self, event: WebMCPEvent) -> None:
+        if self.scrub is not None and event.kind not in ("added", "removed", "cleared"):
+            scrub = self.scrub
+            event = dataclasses.replace(
+                event, input=scrub(event.input), output=scrub(event.output), reason=scrub(event.reason)
+            )
         self.history.append(event)
         self.listeners.emit(event)
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from ..redaction import focus_is_plain
 from ..registry import tool
 from .input import Text, perform
 from .models import ActionData, PageParams
@@ -49,9 +50,12 @@ class KeyboardTypeParams(PageParams):
     params=KeyboardTypeParams,
     data=ActionData,
     target="page",
+    typed_text=("text",),
 )
 async def keyboard_type(ctx: CallContext, p: KeyboardTypeParams) -> ActionData:
-    await perform(ctx, ctx.page.keyboard.type(p.text), "Typing")
+    secret = not await focus_is_plain(ctx.page)
+    (ctx.typed_secret if secret else ctx.typed_plain).add(("text",))
+    await perform(ctx, ctx.page.keyboard.type(p.text), "Typing", secret=secret)
     return ActionData(url=ctx.page.url)
 
 

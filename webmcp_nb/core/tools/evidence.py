@@ -13,7 +13,7 @@ from ..errors import ToolFailure
 from ..evidence import Record, StreamName, Window
 from ..har import har_log
 from ..registry import tool
-from ..secret_fields import block_in_json_text
+from ..secret_fields import block_in_json_bytes, block_in_json_text
 from ..trace_scrub import scrub_trace
 from ..util import first_lines
 from .models import Data, Identifier, InstanceParams
@@ -283,7 +283,13 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
         text, blocked = block_in_json_text(text)
         if blocked:
             body = text.encode()
+    elif text is None:  # nor as bytes: JSON sent under another media type is still checked
+        body, blocked = block_in_json_bytes(body)
     if p.save:
+        if text:  # a file agents can read: no known secret either
+            assert ctx.instance is not None
+            scrubbed = ctx.instance.secrets.scrub(text)
+            body = scrubbed.encode() if scrubbed != text else body
         path = ctx.engine.artifact_path(f"body-{p.request_id}", _ending(mime_type))
         path.write_bytes(body)
         ctx.artifacts.append(str(path))
@@ -377,14 +383,16 @@ async def events_export(ctx: CallContext, p: ExportParams) -> ExportData:
     if p.format == "har" and p.stream != "network":
         raise ToolFailure("invalid_params", "format='har' exports the network stream only.", started=False)
     evidence = _evidence(ctx)
+    instance = ctx.instance
+    assert instance is not None
+    await instance.secrets.refresh(instance.instance_id, instance.context)  # a file agents can read: no secret
     records = [r for r in evidence.stream(p.stream).records if p.page_id is None or r.fields["page_id"] == p.page_id]
     if p.stream == "network":
         await evidence.fill_sizes(records)
     entries = [record.view(False) for record in records]
     if p.format == "har":
-        assert ctx.instance is not None
-        pages = [state for state in ctx.instance.pages.values() if p.page_id in (None, state.page_id)]
-        text = json.dumps(har_log(entries, pages), ensure_ascii=False, indent=1)
+        pages = [state for state in instance.pages.values() if p.page_id in (None, state.page_id)]
+        text = json.dumps(instance.secrets.scrub(har_log(entries, pages)), ensure_ascii=False, indent=1)
         path = ctx.engine.artifact_path("network", ".har")
     else:
         text = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
@@ -445,7 +453,7 @@ async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
     await instance.context.tracing.stop(path=str(path))
     if not reveal:
         try:
-            await asyncio.to_thread(scrub_trace, path, set(instance.secret_texts))
+            await asyncio.to_thread(scrub_trace, path, instance.secrets.values())
         except BaseException as exc:
             path.unlink(missing_ok=True)  # never leave the raw trace behind
             if not isinstance(exc, Exception):

@@ -21,7 +21,7 @@ from ..errors import ToolFailure
 from ..grants import is_absolute
 from ..page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
 from ..registry import tool
-from ..secret_fields import secret_names
+from ..secret_fields import block_in_json_bytes, secret_names
 from ..util import first_lines
 from .http_binary import binary_body
 from .http_models import (
@@ -45,6 +45,8 @@ from .navigation import check_url
 
 if TYPE_CHECKING:
     from ..context import CallContext
+
+SNIFF_BYTES = 4096  # how much of a saved body is looked at to tell whether it is text
 
 
 @tool(
@@ -209,8 +211,10 @@ async def read_response(call: HttpCall, fetch: PageFetch, head: Head) -> HttpDat
     received = bytearray()
     length = await read_body(call, fetch, head, mode_limit, limit_name, received.extend)
     warnings: list[str] = []
-    if binary:
-        mode, body = "binary", await binary_body(call, bytes(received), head.media_type)
+    if binary:  # JSON asked for as bytes still has its secret fields blocked, before the renderer sees it
+        raw, blocked = block_in_json_bytes(bytes(received), call.names)
+        call.blocked += blocked
+        mode, body = "binary", await binary_body(call, raw, head.media_type)
     else:
         mode, body = decode(call, bytes(received), head, warnings)
     size = len(
@@ -293,9 +297,7 @@ async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> tuple[Saved
             lambda data: asyncio.to_thread(handle.write, data),
         )
         await asyncio.to_thread(handle.close)
-        size_on_disk = size
-        if is_json(head.media_type) or head.media_type in NDJSON_TYPES:
-            size_on_disk = await asyncio.to_thread(block_saved_secrets, call, path, _charset(head.content_type))
+        size_on_disk = await asyncio.to_thread(block_saved_secrets, call, path, _charset(head.content_type))
     except BaseException:
         await asyncio.to_thread(handle.close)
         path.unlink(missing_ok=True)  # nothing half-written stays (nor a body whose secrets were not yet blocked)
@@ -307,12 +309,22 @@ async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> tuple[Saved
 def block_saved_secrets(call: HttpCall, path: Path, charset: str) -> int:
     """Block the secret fields of a saved JSON or NDJSON body in its file, which an agent can read
     (rewritten only if something was blocked; the whole file is read, as much as max_save_bytes).
-    Returns the file's size."""
+    Returns the file's size. Any media type is checked; a file that does not start as text is not
+    read further."""
+    with path.open("rb") as file:
+        head = file.read(SNIFF_BYTES)
+    try:
+        head.decode(charset)
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut at the sniff's end: not text
+            return path.stat().st_size
+    except LookupError:
+        return path.stat().st_size
     try:
         text = path.read_bytes().decode(charset)
     except (UnicodeDecodeError, LookupError):
         return path.stat().st_size  # not text in its charset: no JSON fields to find
-    cleaned = call.clean_text(text)
-    if cleaned is not text:
+    cleaned = call.ctx.engine.manager.secrets.scrub(call.clean_text(text))  # nor known secrets
+    if cleaned != text:
         path.write_bytes(cleaned.encode(charset))
     return path.stat().st_size

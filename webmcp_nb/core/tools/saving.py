@@ -37,7 +37,12 @@ class SavedFile(Data):
 
 
 async def save_text(ctx: CallContext, kind: str, ending: str, text: str) -> SavedFile:
-    """Write `text` to a new artifact `<kind>-...<ending>` and describe it."""
+    """Write `text` to a new artifact `<kind>-...<ending>` and describe it. Agents can read the
+    file, so it never holds a known secret (see webmcp_nb.core.known_secrets)."""
+    known, instance = ctx.engine.manager.secrets, ctx.instance
+    if instance is not None:
+        await known.refresh(instance.instance_id, instance.context)
+    text = known.scrub(text)
     path = ctx.engine.artifact_path(kind, ending)
     encoded = text.encode()
     await asyncio.to_thread(path.write_bytes, encoded)  # off the loop that serves every instance

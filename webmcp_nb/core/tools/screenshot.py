@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
+from ..closed_shadow import closed_secret_fields_painted
 from ..errors import ToolFailure
 from ..redaction import MASK_COLOR, secret_field_masks
 from ..registry import tool
@@ -81,18 +82,20 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         masks = await checking
     if masks:
         options.update(mask=masks, mask_color=MASK_COLOR)
-    if p.ref:
-        # An element first waits to be visible, like any action.
-        locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
-        image = await ctx.capture(
-            locator.screenshot(timeout=timeout, **options), f"element {p.ref} to be visible and captured", timeout
-        )
-    else:
-        if viewport and not masks:
-            capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]
+    # Secret fields in closed shadow roots, which masks cannot reach, are painted for the capture.
+    async with closed_secret_fields_painted(ctx.page, ctx.instance is not None and ctx.instance.options.is_chromium):
+        if p.ref:
+            # An element first waits to be visible, like any action.
+            locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
+            image = await ctx.capture(
+                locator.screenshot(timeout=timeout, **options), f"element {p.ref} to be visible and captured", timeout
+            )
         else:
-            capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
-        image = await ctx.capture(capture, "the page to be captured", timeout)
+            if viewport and not masks:
+                capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]
+            else:
+                capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
+            image = await ctx.capture(capture, "the page to be captured", timeout)
     # Decoding and resizing a long page takes a while: off the event loop, which serves every instance.
     image, size, source = await asyncio.to_thread(
         downscale, image, p.format, p.quality or 80, None if p.original else MAX_SIDE

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field, StringConstraints
 
 from ..errors import ToolFailure
-from ..redaction import is_secret
 from ..registry import tool
 from .models import Data, FrameParams, Ref
 
@@ -157,14 +156,15 @@ class ValueParams(FrameParams):
     target="page",
     read_only=True,
     idempotent=True,
+    typed_text=("value",),  # the expected value of a secret field is one: recorded as [redacted]
 )
 async def verify_value(ctx: CallContext, p: ValueParams) -> VerifyData:
     element = await ctx.locate(p.ref)
+    secret = await ctx.typing_into(element, ("value",))
     actual: Any = await element.evaluate(READ_VALUE_JS)
     if actual != p.value:
-        if await is_secret(element):
+        if secret:
             raise _failed(f"The value of {p.ref} differs from the expected one (a secret field: not shown).")
         raise _failed(f"The value of {p.ref} is not {_clip(p.value)!r}; found {_clip(str(actual))!r}.")
-    secret = await is_secret(element)
     shown = "the expected value" if secret else repr(_clip(p.value))
     return VerifyData(url=ctx.page.url, verified=f"{p.ref} has {shown}")
