@@ -258,6 +258,29 @@ def test_an_agent_reads_nothing_the_notebook_typed(fresh_session: Any, web: str)
     assert leaks(recorded(session), PASSWORD) == []
 
 
+def test_an_approval_prompt_shows_no_known_secret(fresh_session: Any, web: str) -> None:
+    """The prompt is shown on the notebook's (shared) screen: an agent's arguments that repeat a
+    known secret, and a page URL that carries one, reach the approver scrubbed."""
+    session = fresh_session()
+    type_password(session, web)
+    ok(session.click(ref_for(ok(session.snapshot())["snapshot"], 'link "link"')))  # the page put it in its URL
+    asked: list[Any] = []
+
+    async def approver(request: Any) -> str | None:
+        asked.append(request)
+        return None
+
+    server = session.serve_mcp(caps=["js"], approve="all", approver=approver)
+    try:
+        (result,) = agent_calls(server, ("browser_evaluate", {"expression": f"() => {json.dumps(PASSWORD)}.length"}))
+    finally:
+        server.stop()
+    assert not result.is_error, result
+    assert len(asked) == 1 and "?q=" in (asked[0].url or "")
+    shown = json.dumps(asked[0].args) + " " + (asked[0].url or "")
+    assert leaks(shown, PASSWORD) == [] and "[redacted]" in shown
+
+
 def test_an_export_holds_the_password_zero_times(fresh_session: Any, web: str, tmp_path: Path) -> None:
     session = fresh_session()
     field = type_password(session, web)
