@@ -54,6 +54,11 @@ class CallContext:
     # context (browser_http: whether the request was sent, its method, SSE's partial events).
     cut_off: Callable[[ErrorType, str], ToolFailure] | None = None
 
+    @property
+    def from_agent(self) -> bool:
+        """Whether an agent (an MCP client) made the call: its caller is ``agent`` or ``agent:<name>``."""
+        return self.caller == "agent" or self.caller.startswith("agent:")
+
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""
         return self.grant is None or group in self.grant.groups
