@@ -232,7 +232,9 @@ async def register(
                 "another name.",
                 started=False,
             ) from None
-        raise ToolFailure("unsupported_capability", f"Could not register {tool.name!r} in page {state.page_id}: {said}") from None
+        raise ToolFailure(
+            "unsupported_capability", f"Could not register {tool.name!r} in page {state.page_id}: {said}"
+        ) from None
     registration = PageToolRegistration(tool, instance, state, controller, frozenset({origin}) | extra, token)
     instance.python_tools[(state.page_id, tool.name)] = registration
     state.page.on("framenavigated", registration._navigated)

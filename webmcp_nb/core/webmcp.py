@@ -308,6 +308,12 @@ def validate_input(tool: PageTool, arguments: dict[str, Any]) -> None:
         )
 
 
+def schema_problems(schema: dict[str, Any], instance: Any) -> str:
+    """How `instance` misses `schema` ("'path': message; ...", "" when it matches or the schema is invalid)."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    return _problems(validator, instance, lambda problem: problem.message) if validator is not None else ""
+
+
 def checked_output_schema(tool: PageTool) -> dict[str, Any] | None:
     """The tool's outputSchema when it is a valid JSON Schema (None: none, or one nothing can be checked against)."""
     schema = tool.output_schema
@@ -418,7 +424,12 @@ def map_result(result: PageResult) -> dict[str, Any]:
     return {"text": json.dumps(value, ensure_ascii=False, separators=(",", ":"))}
 
 
-_BLOCK_FIELDS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"), "resource_link": ("uri", "name")}
+_BLOCK_FIELDS = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+}
 
 
 def is_call_tool_result(value: dict[str, Any]) -> bool:

@@ -53,7 +53,7 @@ CAPTURE_KEY = "webmcp_nb.capture"
 CAPTURE_JS = """(() => {
   const mc = document.modelContext;
   const proto = mc && Object.getPrototypeOf(mc);
-  const KEY = Symbol.for("%s");
+  const KEY = Symbol.for("@KEY@");
   if (!proto || typeof proto.registerTool !== "function" || window[KEY]) return;
   const register = proto.registerTool;
   const schemas = new Map();  // tool name -> the JSON of its outputSchema
@@ -93,20 +93,20 @@ CAPTURE_JS = """(() => {
       return null;
     },
   }) });
-})();""" % CAPTURE_KEY
+})();""".replace("@KEY@", CAPTURE_KEY)
 
 # Title and origin are not in the protocol's events; getTools() has them (the output schema: CAPTURE_JS).
 DESCRIBE_JS = """async () => {
   const tools = await document.modelContext.getTools();
-  const capture = window[Symbol.for("%s")];
+  const capture = window[Symbol.for("@KEY@")];
   const schemas = capture ? capture.schemas() : {};
   return Object.fromEntries(tools.map((t) => [t.name, [t.title || "", t.origin || "", schemas[t.name] || null]]));
-}""" % CAPTURE_KEY
+}""".replace("@KEY@", CAPTURE_KEY)
 
 RAW_JS = """([name, input]) => {
-  const capture = window[Symbol.for("%s")];
+  const capture = window[Symbol.for("@KEY@")];
   return capture ? capture.raw(name, JSON.stringify(input)) : null;
-}""" % CAPTURE_KEY
+}""".replace("@KEY@", CAPTURE_KEY)
 
 
 @dataclass(eq=False)
@@ -385,7 +385,9 @@ class NativeTools(PageTools):
         """Cancel an invocation nobody waits for (its tool's AbortSignal fires); gone ones are left."""
         with contextlib.suppress(Exception):
             assert self._cdp is not None
-            await asyncio.wait_for(self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation}), SYNC_TIMEOUT_S)
+            await asyncio.wait_for(
+                self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation}), SYNC_TIMEOUT_S
+            )
 
     async def _result(self, tool: PageTool, arguments: dict[str, Any], output: Any) -> PageResult:
         """The answer with the exact text the page produced for a non-object result (from
@@ -397,7 +399,11 @@ class NativeTools(PageTools):
             raw = await asyncio.wait_for(frame.evaluate(RAW_JS, [tool.name, arguments]), DESCRIBE_TIMEOUT_S)
         except Exception:  # noqa: BLE001 - navigated or busy: the parsed output is what is known
             return PageResult(output)
-        return PageResult(output, raw) if isinstance(raw, str) and PageResult.from_page(raw).value == output else PageResult(output)
+        return (
+            PageResult(output, raw)
+            if isinstance(raw, str) and PageResult.from_page(raw).value == output
+            else PageResult(output)
+        )
 
     def close(self) -> None:
         self._cut(None, "the page was closed")

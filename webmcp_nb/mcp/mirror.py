@@ -106,7 +106,12 @@ class Mirror:
         """browser_webmcp_call's envelope schema, its success's ``data.structured`` being the page's
         outputSchema when that is a self-contained object schema (no ``$ref``: the envelope is its root)."""
         page = checked_output_schema(self.tool)
-        if call_schema is None or page is None or page.get("type", "object") != "object" or '"$ref"' in json.dumps(page):
+        if (
+            call_schema is None
+            or page is None
+            or page.get("type", "object") != "object"
+            or '"$ref"' in json.dumps(page)
+        ):
             return call_schema
         schema = copy.deepcopy(call_schema)
         success = [branch for branch in schema.get("anyOf", []) if "data" in branch.get("properties", {})]
