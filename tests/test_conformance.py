@@ -221,9 +221,7 @@ def test_the_typescript_client_reads_page_tool_results_against_their_schemas(ses
         assert call["schemaCheck"] == {"valid": True, "errorMessage": None}, call
     assert good["isError"] is False and good["structured"]["data"]["structured"] == {"n": 3, "unit": "items"}
     assert broken["isError"] is True and MISMATCH in broken["structured"]["message"]
-    assert broken["text"].startswith("webmcp_measure: error evaluation_failed") or broken["text"].startswith(
-        "browser_webmcp_call: error evaluation_failed"
-    )
+    assert broken["text"].startswith("browser_webmcp_call: error evaluation_failed")
     assert asked["isError"] is True and asked["structured"]["error_type"] == "evaluation_failed"
     assert doc["contentTypes"] == ["text"] and doc["structured"]["data"]["structured"] == DOC
     assert quoted["structured"]["data"]["text"] == '"quoted"'
