@@ -30,8 +30,11 @@ demo: install chromium
 	@$(PY) scripts/run_notebook.py notebooks/01-quickstart.ipynb --out build
 
 # pytest exits 5 when it collected no tests; that proves nothing, so it fails the target.
+# Tests run on one worker per core (pytest-xdist), each test file on one worker, so a module's
+# shared browser session starts once; PYTEST_WORKERS=0 runs them in this process.
+PYTEST_WORKERS ?= auto
 define run_pytest
-	$(1) -m pytest -p no:cacheprovider $(2) $(PYTEST_ARGS); status=$$?; \
+	$(1) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile $(2) $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 endef
 

@@ -27,7 +27,7 @@ from webmcp_nb.core.failure import EMPTY_PAGE_WARNING
 from webmcp_nb.demo import DemoServer
 
 from .helpers import error, ok, wait_until
-from .test_failure_context import ts_calls as ts_calls_of
+from .test_failure_context import ts_calls
 from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
 from .test_webmcp import Events, page_text, tools_of
 
@@ -41,13 +41,6 @@ MEASURE_OUTPUT = {
 }
 MISMATCH = "'n': does not satisfy type \"number\""
 DOC = {"type": "doc", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "A ripe fig."}]}]}
-
-
-def ts_calls(server: Any, calls: list[tuple[str, dict[str, Any]]], era: str) -> list[dict[str, Any]]:
-    """Each call as the TypeScript client read it, after a first call whose result is not looked at
-    (the first request after a tools/list sometimes finds its connection closed by the server:
-    undici's "other side closed", seen on main too)."""
-    return ts_calls_of(server, [("browser_list_instances", {}), *calls], era)[1:]
 
 
 def conformance_page(session: Session, demo: DemoServer) -> None:

@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from tests.helpers import browser_processes, error, ok, wait_for_exit, wait_until
+from webmcp_nb.core import chromium
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -84,18 +85,30 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
         outsider.wait()
 
 
-def test_binary_not_found_names_every_place_tried(fresh_session, monkeypatch) -> None:
+def test_binary_not_found_names_every_place_tried(monkeypatch) -> None:
+    """With no explicit path and nothing found, every place looked at is named, then how to install."""
+    monkeypatch.delenv("WEBMCP_NB_CHROMIUM", raising=False)
+    tried = [
+        *chromium.candidates(None, None)[:3],
+        chromium.check_path("/usr/bin/chromium", "/nonexistent/usr-bin-chromium"),
+    ]
+    message = chromium.describe_failure(tried)
+    assert message.startswith(
+        "No usable Chromium found. Tried: executable_path: not given; $WEBMCP_NB_CHROMIUM: not set; "
+        "playwright-managed: not installed; /usr/bin/chromium (/nonexistent/usr-bin-chromium): no such file."
+    )
+    assert "apt-get install" in message and "playwright install chromium" in message
+
+
+def test_a_bad_explicit_path_names_itself_and_the_fix(fresh_session, monkeypatch) -> None:
+    """An executable_path or $WEBMCP_NB_CHROMIUM that does not work is the answer: the message
+    names it, says how to fix or unset it, and names the browser that would be used instead;
+    it does not list that browser as "found" among the places tried."""
     s = fresh_session()
     message = error(s.create_instance("x", executable_path="/nonexistent/chrome"), "binary_not_found", "not_started")
-    for place in (
-        "executable_path (/nonexistent/chrome): no such file",
-        "$WEBMCP_NB_CHROMIUM",
-        "playwright-managed",
-        "/usr/bin/chromium",
-        "apt-get install",
-        "playwright install chromium",
-    ):
-        assert place in message
+    assert message.startswith("The executable_path path /nonexistent/chrome cannot be used: no such file.")
+    assert "leave it out to use the Chromium found at /usr/bin/chromium" in message
+    assert ": found" not in message
     health = ok(s.health())
     assert health["failed_launches"][-1]["error_type"] == "binary_not_found"
     assert "x" not in [i["name"] for i in ok(s.list_instances())["instances"]]
@@ -103,6 +116,9 @@ def test_binary_not_found_names_every_place_tried(fresh_session, monkeypatch) ->
     monkeypatch.setenv("WEBMCP_NB_CHROMIUM", "/nonexistent/env-chrome")
     env_session = fresh_session()
     message = error(env_session.navigate("about:blank"), "binary_not_found", "not_started")
+    assert message.startswith("The $WEBMCP_NB_CHROMIUM path /nonexistent/env-chrome cannot be used: no such file.")
+    assert "unset WEBMCP_NB_CHROMIUM" in message and "del os.environ['WEBMCP_NB_CHROMIUM']" in message
+    assert "found at /usr/bin/chromium" in message and ": found" not in message
     assert "$WEBMCP_NB_CHROMIUM (/nonexistent/env-chrome): no such file" in message
 
 

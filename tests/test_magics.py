@@ -591,9 +591,18 @@ def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: 
     assert "claude mcp add --transport http" in out and "caps:       js" in out
     session = webmcp_nb.session()
     assert [server.url for server in session.servers] == [url.group(1)]
+    assert "to replace an entry added for another URL or token: `claude mcp remove webmcp-nb` first" in out
     browser("serve --stop")
     assert "stopped 1 MCP server" in capsys.readouterr().out
     assert session.servers == []
+    browser("serve --approve none")  # again: the same URL and token, so pasted configs keep working
+    again = capsys.readouterr().out
+    assert f"MCP server: {url.group(1)}" in again and f"token:      {token.group(1)}" in again
+    browser("serve --approve none --new")
+    fresh = capsys.readouterr().out
+    assert url.group(1) not in fresh and token.group(1) not in fresh
+    assert len(session.servers) == 2
+    browser("serve --stop")
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import http.client
 import inspect
+from urllib.parse import urlsplit
 
 import pytest
 
 from webmcp_nb.cli import build_parser
 from webmcp_nb.client import Session
-from webmcp_nb.notebook.magics import _serve_parser, parse_serve
+from webmcp_nb.notebook.magics import parse_serve, serve_parser
+from webmcp_nb.notebook.session import NotebookSession
 from webmcp_nb.serve_options import ServeOptions
 
 FIELDS = [option.name for option in dataclasses.fields(ServeOptions)]
@@ -35,9 +38,9 @@ def test_session_serve_mcp_takes_exactly_the_serve_options() -> None:
 
 
 def test_the_notebook_and_the_command_line_flags_are_the_same_declaration() -> None:
-    notebook, command_line = flags(_serve_parser()), flags(cli_serve_parser())
+    notebook, command_line = flags(serve_parser()), flags(cli_serve_parser())
     declared = {f.name: (f.metadata["flag"], f.metadata["help"]) for f in dataclasses.fields(ServeOptions)}
-    assert {k: v for k, v in notebook.items() if k in declared} == {k: v for k, v in declared.items() if k != "token"}
+    assert {k: v for k, v in notebook.items() if k in declared} == declared
     assert {k: v for k, v in command_line.items() if k in declared} == {
         k: v for k, v in declared.items() if k != "approve"
     }
@@ -45,7 +48,7 @@ def test_the_notebook_and_the_command_line_flags_are_the_same_declaration() -> N
 
 def test_parsed_flags_become_serve_options() -> None:
     parsed = parse_serve(["--caps", "js", "files", "--upload-root", "/a", "--upload-root", "/b", "--port", "9"])
-    assert parsed is not None and parsed.pop("stop") is False
+    assert parsed is not None and parsed.pop("stop") is False and parsed.pop("new") is False
     options = ServeOptions(**parsed)
     assert (options.caps, options.upload_roots, options.port, options.approve) == (
         ["js", "files"],
@@ -61,3 +64,37 @@ def test_a_bad_option_is_refused_naming_it() -> None:
         ServeOptions(caps=["bogus"]).grant("/tmp")
     with pytest.raises(ValueError, match="approve must be one of consequential, all, none, not 'maybe'"):
         ServeOptions(approve="maybe").grant("/tmp")  # type: ignore[arg-type]
+
+
+def authorized(url: str, token: str) -> bool:
+    """Whether the server at `url` takes `token` (an MCP GET: 401 without a valid token)."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        connection.request("GET", parts.path, headers={"Authorization": f"Bearer {token}"})
+        return connection.getresponse().status != 401
+    finally:
+        connection.close()
+
+
+def test_serving_again_in_a_kernel_keeps_the_url_and_token() -> None:
+    """A pasted client configuration keeps working when the notebook serves again; --token, --port
+    and --new ask for others."""
+    with NotebookSession() as session:
+        first = session.serve_mcp(approve="none")
+        second = session.serve_mcp(approve="none", caps=["js"])
+        assert (second.url, second.token) == (first.url, first.token)
+        assert not first.running and second.running and authorized(second.url, first.token)
+        fresh = session.serve_mcp(approve="none", new=True)
+        assert fresh.url != second.url and fresh.token != second.token and second.running
+        again = session.serve_mcp(approve="none")
+        assert (again.url, again.token) == (fresh.url, fresh.token) and not fresh.running
+        chosen = session.serve_mcp(approve="none", token="my-own-token-0123456789")
+        assert chosen.token == "my-own-token-0123456789" and authorized(chosen.url, chosen.token)
+        assert not authorized(chosen.url, fresh.token)
+
+
+def test_the_serve_magic_takes_a_token_and_new() -> None:
+    parsed = parse_serve(["--token", "abc", "--new"])
+    assert parsed is not None and (parsed["token"], parsed["new"]) == ("abc", True)
+    assert parse_serve([])["token"] is None  # type: ignore[index]

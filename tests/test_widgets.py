@@ -271,3 +271,20 @@ def test_call_log_shows_console_errors_and_failed_requests_as_they_happen(sessio
     ok(session.click(find_ref(snapshot, "Log every level", role="button")))
     ok(session.wait_for(time_s=0.3))
     assert len(log.evidence) == before  # a closed log stops listening
+
+
+def test_a_closed_session_leaves_its_panel_and_log_saying_closed(fresh_session, demo) -> None:
+    """Closing the session (the last cell of a notebook, say) does not leave a frozen panel or a
+    blank log: both say "Closed", the panel's controls are disabled, the log keeps its calls."""
+    s = fresh_session()
+    ok(s.navigate(demo.url))
+    panel, log = BrowserPanel(s), CallLog(s)
+    wait_until(lambda: panel.live.frames_shown > 0, message="a first frame")
+    assert "Closed" not in panel.status.value
+    s.close()
+    assert "<b>Closed</b>: the browser session was closed." in panel.status.value
+    assert all(control.disabled for control in (panel.go, panel.reload, panel.url, panel.tabs, panel.snapshot_button))
+    assert panel.live.frame  # the last frame stays on show
+    assert "<b>Closed</b>: the session was closed; these are its last calls." in log.table.value
+    assert "browser_navigate" in log.table.value
+    assert panel.comm is not None and log.comm is not None  # still displayed, not destroyed

@@ -60,6 +60,7 @@ class Session(ToolMethods):
         action_timeout_s: float | None = None,
         event_buffer_size: int | None = None,
         artifacts_dir: str | None = None,
+        keep_artifacts: bool = False,
         caller: str = "python",
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
@@ -84,6 +85,7 @@ class Session(ToolMethods):
         )
         self.default_instance = default_instance
         self.artifacts_dir = artifacts_dir
+        self.keep_artifacts = keep_artifacts
         self.caller = caller
         self._runtime = Runtime()
         self._engine: Engine | None = None
@@ -91,6 +93,7 @@ class Session(ToolMethods):
         self._servers: set[ServerHandle] = set()
         self._engine_lock = threading.Lock()
         self._closed = False
+        self._close_listeners: list[Callable[[], None]] = []
         self._binary_renderer: BinaryRenderer | None = None
 
     @property
@@ -286,11 +289,13 @@ class Session(ToolMethods):
         args: dict[str, Any],
         *,
         approval: Approval | None = None,
+        approve: ApprovePolicy = "all",
         grant: Grant | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
-        """`acall` on behalf of another front end: `approval` gates calls that change
-        things; `grant` limits what it may call and pass (see `Engine.execute`)."""
+        """`acall` on behalf of another front end: `approval` decides the calls policy `approve`
+        asks about (default: every call that is not read-only); `grant` limits what it may call
+        and pass (see `Engine.execute`)."""
         return await self._runtime.arun(
             self._execute(
                 tool,
@@ -299,6 +304,7 @@ class Session(ToolMethods):
                 utc_now(),
                 caller,
                 approval=approval,
+                approve=approve,
                 grant=grant,
                 on_progress=on_progress,
             )
@@ -350,6 +356,7 @@ class Session(ToolMethods):
                     registry=published.tools,
                     default_instance=self.default_instance,
                     artifacts_dir=self.artifacts_dir,
+                    keep_artifacts=self.keep_artifacts,
                 )
                 self._engine.binary_renderer = self._binary_renderer
                 _LIVE_SESSIONS.add(self)
@@ -364,6 +371,14 @@ class Session(ToolMethods):
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""
         return self.engine.listeners.add(listener)
+
+    def add_close_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` once this session has closed (at once if it already has); returns a remover."""
+        if self._closed:
+            listener()
+            return lambda: None
+        self._close_listeners.append(listener)
+        return lambda: self._close_listeners.remove(listener) if listener in self._close_listeners else None
 
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) for every console message and network request of
@@ -389,6 +404,7 @@ class Session(ToolMethods):
         name: str | None = None,
         description: str | None = None,
         read_only: bool = False,
+        consequential: bool = False,
         instance: str | None = None,
         page_id: str | None = None,
         exposed_to: list[str] | None = None,
@@ -401,12 +417,15 @@ class Session(ToolMethods):
         the current document of the page (default: the current tab); a navigation ends it. Only
         frames of the page's origin may call it, and those of the origins in `exposed_to`
         (``["http://localhost:8000"]``); other calls are refused and logged as WebMCP events.
+        ``consequential=True`` gives it ``consequentialHint``: an agent's call waits for approval.
         """
 
         def register(target: Callable[..., Any]) -> PageToolHandle:
             from .core.page_tools import PythonTool
 
-            tool = PythonTool.from_function(target, name=name, description=description, read_only=read_only)
+            tool = PythonTool.from_function(
+                target, name=name, description=description, read_only=read_only, consequential=consequential
+            )
             engine = self.engine
             registration = self._runtime.run(
                 engine.register_page_tool(tool, instance=instance, page_id=page_id, exposed_to=exposed_to or ())
@@ -462,7 +481,9 @@ class Session(ToolMethods):
 
     # lifecycle --------------------------------------------------------------
     def close(self) -> None:
-        """Stop MCP servers, close every browser and stop the runtime thread. Idempotent."""
+        """Stop MCP servers, close every browser, remove the temporary artifacts directory (unless
+        `keep_artifacts` or an explicit `artifacts_dir`) and stop the runtime thread. Idempotent;
+        also run at interpreter exit (a kernel's shutdown included)."""
         with self._engine_lock:
             if self._closed:
                 return
@@ -478,6 +499,14 @@ class Session(ToolMethods):
             try:
                 future.result(timeout=30)
             except Exception:  # noqa: BLE001 - closing must not raise; the driver exits with us
+                pass
+        if engine is not None:
+            engine.discard_artifacts()  # also when closing the browsers failed or timed out
+        listeners, self._close_listeners = self._close_listeners, []
+        for listener in listeners:  # while the runtime still runs: a live view stops through it
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - closing must not raise
                 pass
         self._runtime.stop()
         _LIVE_SESSIONS.discard(self)

@@ -12,11 +12,12 @@ import argparse
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from .core.approval import Policy
 from .core.grants import CAPS, SCHEMES, Grant
 
-ApprovePolicy = Literal["consequential", "all", "none"]
+ApprovePolicy = Policy
 
 
 def _option(default: Any, flag: str, help: str, **argparse_options: Any) -> Any:

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from .webmcp import Mode
 
 ENV_VAR = "WEBMCP_NB_CHROMIUM"
+# Paths the user gave: when one does not work, that is the answer (no silent fallback).
+EXPLICIT_SOURCES = ("executable_path", f"${ENV_VAR}")
 
 # Quiet on a closed network.
 LAUNCH_ARGS = (
@@ -125,7 +127,7 @@ def resolve(explicit: str | None, playwright_managed: str | None) -> tuple[str |
     for candidate in tried:
         if candidate.status == "found":
             return candidate.path, tried
-        if candidate.source in ("executable_path", f"${ENV_VAR}") and candidate.reason not in ("not set", "not given"):
+        if candidate.source in EXPLICIT_SOURCES and candidate.reason not in ("not set", "not given"):
             return None, tried
     return None, tried
 
@@ -148,5 +150,26 @@ def resolve_recent(
 
 
 def describe_failure(tried: list[Candidate]) -> str:
-    places = "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried)
-    return f"No usable Chromium found. Tried: {places}. {INSTALL_HELP}"
+    """Why no Chromium was launched. An explicit path that does not work is named first, with
+    how to fix it, and the places after it (not used, since an explicit path is an answer) are
+    left out so that a usable browser found there does not read as the one that failed."""
+    chosen = next((c for c in tried if c.source in EXPLICIT_SOURCES and c.path), None)
+    if chosen is not None and chosen.status != "found":
+        shown = tried[: tried.index(chosen) + 1]
+        fallback = next((c.path for c in tried[len(shown) :] if c.status == "found"), None)
+        fix = (
+            f"Set {ENV_VAR} to a Chromium or Chrome binary, or unset it "
+            f"(`unset {ENV_VAR}` in the shell, `del os.environ['{ENV_VAR}']` in Python)"
+            if chosen.source == f"${ENV_VAR}"
+            else "Pass executable_path= a Chromium or Chrome binary, or leave it out"
+        )
+        found = f" to use the Chromium found at {fallback}" if fallback else ""
+        return (
+            f"The {chosen.source} path {chosen.path} cannot be used: {chosen.reason or chosen.status}. "
+            f"{fix}{found}. Tried: {_places(shown)}."
+        )
+    return f"No usable Chromium found. Tried: {_places(tried)}. {INSTALL_HELP}"
+
+
+def _places(tried: list[Candidate]) -> str:
+    return "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried)

@@ -33,12 +33,18 @@ class Limits:
     navigation_timeout_s: float = 30.0
     capture_timeout_s: float = 30.0
     event_buffer_size: int = 1000  # console and network entries kept per instance and stream
+    # A screenshot's budget in device pixels, checked before capture: a larger one can take the
+    # renderer (and with it the instance) down.
+    max_capture_pixels: int = 67_108_864
+    max_capture_side: int = 65_536
 
     def __post_init__(self) -> None:
         if self.max_result_bytes < MIN_RESULT_BYTES:
             raise ValueError(f"max_result_bytes must be at least {MIN_RESULT_BYTES}, got {self.max_result_bytes}")
         if self.event_buffer_size < 1:
             raise ValueError(f"event_buffer_size must be at least 1, got {self.event_buffer_size}")
+        if self.max_capture_pixels < 1 or self.max_capture_side < 1:
+            raise ValueError("max_capture_pixels and max_capture_side must be positive")
         if self.max_instances < 1:
             raise ValueError(f"max_instances must be at least 1, got {self.max_instances}")
         for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "capture_timeout_s"):

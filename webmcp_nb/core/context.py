@@ -16,7 +16,8 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
 
-    from .engine import Approval, Engine
+    from .approval import Approval, Consequence, Policy
+    from .engine import Engine
     from .envelope import ErrorType
     from .failure import CallMarks
     from .grants import Grant
@@ -32,6 +33,8 @@ class CallContext:
     deadline: float
     caller: str = "python"
     approval: Approval | None = None
+    approve: Policy = "all"  # which calls `approval` is asked about (see webmcp_nb.core.approval)
+    judged: Consequence | None = None  # what approval judged the call to do (None: not judged)
     grant: Grant | None = None  # what the caller may pass; None: full power (see grants)
     instance: Instance | None = None
     page_state: PageState | None = None
@@ -61,6 +64,21 @@ class CallContext:
     def from_agent(self) -> bool:
         """Whether an agent (an MCP client) made the call: its caller is ``agent`` or ``agent:<name>``."""
         return self.caller == "agent" or self.caller.startswith("agent:")
+
+    def confirm(self, consequence: Consequence, what: str) -> None:
+        """For a tool that dispatches: refuse, before running it, a target (`what`) that needs an
+        approval the call did not get (it appeared or changed after the call was judged)."""
+        from .approval import asks, exceeds
+
+        if self.approval is None or self.judged is None:
+            return
+        if asks(self.approve, consequence) and exceeds(consequence, self.judged):
+            raise ToolFailure(
+                "approval_denied",
+                f"{what} is {consequence.replace('_', '-')}, but changed after the call was checked for approval "
+                f"(judged {self.judged.replace('_', '-')}); nothing was done. Call it again to be asked.",
+                started=False,
+            )
 
     def allows(self, group: str) -> bool:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""

@@ -6,18 +6,23 @@ import asyncio
 import contextlib
 import dataclasses
 import math
+import shutil
 import tempfile
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from . import approval as approvals
 from . import camoufox_backend
+from .approval import Approval as Approval  # re-exported: front ends type their approvers with it
+from .approval import ApprovalRequest as ApprovalRequest
+from .approval import Policy
 from .aria import RefTarget
 from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
@@ -56,20 +61,6 @@ TIMEOUT_PHASES = {
 }
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """A call that waits for a person's approval before it runs."""
-
-    tool: str
-    args: dict[str, Any]
-    caller: str
-    instance: str | None
-    page_id: str | None
-    url: str | None
-
-
-Approval = Callable[[ApprovalRequest], Awaitable[str | None]]
-"""Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
 BinaryRenderer = Callable[[bytes, str, dict[str, Any], Any], Any]
 """`fn(data, media_type, operation, cancelled) -> {"url", "expires_at"}` (see `Session.binary_renderer`)."""
 
@@ -96,7 +87,10 @@ class Engine:
         registry: Registry = REGISTRY,
         default_instance: str = DEFAULT_INSTANCE,
         artifacts_dir: str | None = None,
+        keep_artifacts: bool = False,
     ) -> None:
+        """Without `artifacts_dir`, the artifacts go to a new temporary directory that `close()`
+        removes (browser profiles with their cookies included) unless `keep_artifacts`."""
         self.limits = limits
         self.launch_defaults = launch_defaults
         self.registry = registry
@@ -108,6 +102,7 @@ class Engine:
         self.history: deque[CallRecord] = deque(maxlen=HISTORY_SIZE)
         self.calls_recorded = 0  # every call since the start; more than `history` holds once it is full
         self._artifacts_dir = Path(artifacts_dir) if artifacts_dir else None
+        self._discard_artifacts = artifacts_dir is None and not keep_artifacts
         self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
 
     # public -----------------------------------------------------------------
@@ -120,6 +115,7 @@ class Engine:
         started_at: str | None = None,
         caller: str = "python",
         approval: Approval | None = None,
+        approve: Policy = "all",
         grant: Grant | None = None,
         timeout_s: float | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
@@ -128,10 +124,11 @@ class Engine:
         the fixed bounds of `bounds.screen`, a non-string tool name included, is refused first).
 
         `grant` limits what the caller may call and pass (an agent's; None: everything).
-        With `approval`, a tool that needs it (see `needs_approval`) waits for that
-        decision after validation and before queueing on its instance. `timeout_s`
-        shortens the operation timeout for this call. If the caller cancels (or goes
-        away), the call is recorded as `cancelled` and a call still queued never runs.
+        With `approval`, a call that policy `approve` asks about (by what the call will do:
+        `webmcp_nb.core.approval`) waits for that decision after validation and before
+        queueing on its instance. `timeout_s` shortens the operation timeout for this call.
+        If the caller cancels (or goes away), the call is recorded as `cancelled` and a call
+        still queued never runs.
         """
         submitted = time.monotonic() if submitted is None else submitted
         started_at = started_at or utc_now()
@@ -175,6 +172,7 @@ class Engine:
                 deadline=submitted + budget,
                 caller=caller,
                 approval=approval,
+                approve=approve,
                 grant=grant,
                 on_progress=on_progress,
             )
@@ -239,6 +237,12 @@ class Engine:
 
     async def close(self) -> None:
         await self.manager.close_all()
+        await asyncio.to_thread(self.discard_artifacts)
+
+    def discard_artifacts(self) -> None:
+        """Remove the temporary artifacts directory (see `__init__`; idempotent)."""
+        if self._discard_artifacts and self._artifacts_dir is not None:
+            shutil.rmtree(self._artifacts_dir, ignore_errors=True)
 
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every console message and for every network
@@ -401,8 +405,10 @@ class Engine:
                 observer.close()
 
     async def _await_approval(self, ctx: CallContext, params: Any, instance: Instance | None) -> None:
-        """Ask `ctx.approval` before a call that needs it; a denial ends the call, not started."""
-        if ctx.approval is None or not needs_approval(ctx.spec):
+        """The one place approval is decided: judge what the call will do (its tool's annotations
+        and arguments, or what it dispatches to) and, if the policy asks, ask `ctx.approval`; a
+        denial ends the call, not started."""
+        if ctx.approval is None or ctx.approve == "none":
             return
         ctx.phase = "approval"
         page = None
@@ -410,6 +416,12 @@ class Engine:
             with contextlib.suppress(ToolFailure):
                 page = instance.page(getattr(params, "page_id", None))
         args = params.model_dump(mode="json", exclude_defaults=True)
+        if ctx.spec.consequence is not None:
+            ctx.judged = await ctx.spec.consequence(ctx, params, page)
+        else:
+            ctx.judged = approvals.of_tool(ctx.spec, args, self.launch_defaults.headless)
+        if not approvals.asks(ctx.approve, ctx.judged):
+            return
         args = await redact_for_approval(ctx.spec, args, page)
         request = ApprovalRequest(
             tool=ctx.spec.name,
@@ -578,11 +590,6 @@ def _given(params: Any, name: str) -> Any:
     """The parameter `name` of a tool that may not take it (None then): read from the model's fields,
     not by `getattr`, whose miss costs pydantic an exception on every call."""
     return params.__dict__.get(name)
-
-
-def needs_approval(spec: ToolSpec) -> bool:
-    """Whether an approval policy is consulted for `spec` (read-only tools never wait)."""
-    return not spec.read_only
 
 
 def classify(spec: ToolSpec | None, started: bool, read_only: bool | None = None) -> tuple[Outcome, Retry]:

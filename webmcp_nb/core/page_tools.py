@@ -89,6 +89,7 @@ class PythonTool:
 
     built: FunctionTool
     read_only: bool = False
+    consequential: bool = False  # its calls wait for approval when an agent's policy asks
 
     @classmethod
     def from_function(
@@ -98,8 +99,9 @@ class PythonTool:
         name: str | None = None,
         description: str | None = None,
         read_only: bool = False,
+        consequential: bool = False,
     ) -> PythonTool:
-        return cls(FunctionTool.build(function, name=name, description=description), read_only)
+        return cls(FunctionTool.build(function, name=name, description=description), read_only, consequential)
 
     @property
     def name(self) -> str:
@@ -218,6 +220,8 @@ async def register(
         )
         instance.python_binding = True
     annotations = {"readOnlyHint": True} if tool.read_only else {}
+    if tool.consequential:
+        annotations["consequentialHint"] = True
     token = secrets.token_urlsafe(32)
     try:
         controller = await state.page.evaluate_handle(

@@ -20,7 +20,9 @@ from .errors import InvalidParams
 from .listeners import Listeners
 
 if TYPE_CHECKING:
+    from .approval import Consequence
     from .context import CallContext
+    from .pages import PageState
 
 Target = Literal["server", "instance", "page"]
 Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebook"]
@@ -28,6 +30,8 @@ Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebo
 the others are granted explicitly (`serve_mcp(caps=...)`)."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
 Check = Callable[["CallContext", Any], None]
+Dispatch = Callable[["CallContext", Any, "PageState | None"], Awaitable["Consequence"]]
+"""The consequence of a call by what it dispatches to (`webmcp_nb.core.approval`), given its tab."""
 """Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
 approval and queueing: nothing has happened yet."""
 RESERVED_PARAMS = frozenset({"call_timeout_s"})
@@ -68,6 +72,9 @@ class ToolSpec:
     # For a tool that is read-only for some calls only (browser_http: GET, HEAD, OPTIONS): says,
     # from the call's arguments, that this call changes nothing (no approval is asked for it).
     read_only_when: Callable[[dict[str, Any]], bool] | None = None
+    # For a tool that dispatches to something with hints of its own (browser_webmcp_call: the
+    # page tool): that target's consequence decides approval, not this tool's annotations.
+    consequence: Dispatch | None = None
     # The fields the %browser command line takes by position, in declaration order (default: the
     # required text fields); browser_http's `http GET /api/items`.
     magic_positional: tuple[str, ...] = ()

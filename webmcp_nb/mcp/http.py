@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
 SHUTDOWN_GRACE_S = 2
+# How long an idle keep-alive connection stays open. Longer than the pools of common clients
+# (Node's undici drops its idle sockets after 4 s, httpx after 5 s): a server that closes first
+# races the client's next request on that socket, which then fails with "other side closed".
+KEEP_ALIVE_S = 15
 
 
 class BearerToken:
@@ -261,7 +265,7 @@ class ServerHandle:
                 f"caps:       {grant}; approval: {self.approve}",
                 f"grants:     {self.grants}",
                 "",
-                "Claude Code:",
+                "Claude Code (to replace an entry added for another URL or token: `claude mcp remove webmcp-nb` first):",
                 f"  {configs['claude_code']}",
                 "MCP client configuration (HTTP):",
                 "  " + json.dumps({"mcpServers": {"webmcp-nb": configs["http"]}}),
@@ -313,6 +317,7 @@ async def serve_http(session: Session, options: ServeOptions, *, approver: Appro
         proxy_headers=False,  # no proxy in front: X-Forwarded-* from a client is not to be trusted
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))

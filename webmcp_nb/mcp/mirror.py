@@ -29,6 +29,7 @@ from typing import Any
 
 import mcp_types as types
 
+from ..core.approval import of_page_tool
 from ..core.engine import CallRecord, Engine
 from ..core.page_tool_visibility import PageToolVisibility
 from ..core.webmcp import PageTool, WebMCPEvent, checked_output_schema
@@ -90,11 +91,11 @@ class Mirror:
 
     @property
     def read_only(self) -> bool:
-        return bool(self.tool.annotations.get("readOnlyHint"))
+        return of_page_tool(self.tool) == "read_only"
 
     @property
-    def destructive(self) -> bool:
-        return bool(self.tool.annotations.get("consequentialHint"))
+    def destructive(self) -> bool:  # its calls are approved by the same hints (webmcp_nb.core.approval)
+        return of_page_tool(self.tool) == "consequential"
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -33,8 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
-from ..core.engine import Approval
-from ..core.grants import widens_grant
+from ..core.approval import Approval
 from ..core.registry import ToolSpec
 from ..core.util import spawn
 from ..published import Kind
@@ -251,33 +250,13 @@ class AgentServer:
             await self.mirrors.catch_up()  # a page tool registered as its page loaded
             mirror = self.mirrors.current.get(params.name)
         if mirror is not None:
-            envelope = await self.session.acall_as(
-                self.caller(ctx),
-                CALL_TOOL,
-                mirror.call_args(arguments),
-                approval=self._approval(read_only=mirror.read_only, destructive=mirror.destructive),
-                grant=self.grant,
-            )
-            call_spec = self.session.published.tools.get(CALL_TOOL)
-            return call_result(envelope, call_spec, self.session.limits.max_result_bytes)
-        spec = self.visible_spec(params.name)
-        widens = isinstance(arguments, dict) and widens_grant(
-            params.name, arguments, self.session.launch_defaults.headless
+            name, arguments = CALL_TOOL, mirror.call_args(arguments)
+        # The core decides approval by what the call does (a mirror's page tool: by its hints).
+        envelope = await self.session.acall_as(
+            self.caller(ctx), name, arguments, approval=self.approver, approve=self.approve, grant=self.grant
         )
-        approval = (
-            self._approval(read_only=spec.call_is_read_only(arguments), destructive=spec.destructive or widens)
-            if spec
-            else None
-        )
-        envelope = await self.session.acall_as(self.caller(ctx), name, arguments, approval=approval, grant=self.grant)
+        spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(params.name)
         return call_result(envelope, spec, self.session.limits.max_result_bytes)
-
-    def _approval(self, *, read_only: bool, destructive: bool) -> Approval | None:
-        """The approver for a call under the policy; read-only tools never wait. Under
-        "consequential", `destructive` includes arguments that use the `browser` cap."""
-        if read_only or self.approve == "none" or (self.approve == "consequential" and not destructive):
-            return None
-        return self.approver
 
     # resources and prompts --------------------------------------------------
     async def _list_resources(

@@ -1,7 +1,7 @@
 """The IPython extension: ``%load_ext webmcp_nb``.
 
-Loading registers the ``%browser`` line and cell magics and the `BrowserMagics` configurable
-(so ``%config BrowserMagics`` lists and sets its options). The browser itself starts only on
+Loading registers the ``%browser`` line and cell magics, their tab completion, and the
+`BrowserMagics` configurable (so ``%config BrowserMagics`` lists and sets its options). The browser itself starts only on
 the first call, in the notebook's shared session (`webmcp_nb.session()`).
 
 - ``%load_ext webmcp_nb`` twice (or ``webmcp_nb.notebook`` after ``webmcp_nb``) loads once.
@@ -25,6 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import completion
 from .session import close_shared_session
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def load_ipython_extension(ipython: Any) -> None:
     replaced = {kind: tables[kind][MAGIC_NAME] for kind in MAGIC_KINDS if MAGIC_NAME in tables[kind]}
     magics = BrowserMagics(shell=ipython)  # reads c.BrowserMagics.* and joins shell.configurables
     ipython.register_magics(magics)
+    completion.install(ipython)
     _loaded[ipython] = _Loaded(magics, replaced)
 
 
@@ -63,6 +65,7 @@ def unload_ipython_extension(ipython: Any) -> None:
         return
     magics = loaded.magics
     magics.detach()
+    completion.uninstall(ipython)
     manager = ipython.magics_manager
     for kind in MAGIC_KINDS:
         table = manager.magics[kind]

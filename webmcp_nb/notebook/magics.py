@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import shlex
 import textwrap
@@ -334,23 +333,24 @@ class BrowserMagics(Magics, NotebookOptions):
         _display(Image(data=data["image"], format=fmt, width=width))
 
 
-def _serve_parser() -> argparse.ArgumentParser:
+def serve_parser() -> CommandParser:
     parser = CommandParser(
         prog="%browser serve",
         description="Serve the notebook's shared session to agents over MCP (streamable HTTP on the runtime "
-        "thread). Prints the URL, a fresh bearer token and client configurations; approval prompts appear "
-        "below.",
+        "thread). Prints the URL, the bearer token and client configurations; approval prompts appear below. "
+        "Serving again in this kernel keeps the last URL and token, so configured clients keep working.",
         formatter_class=formatter,
         add_help=True,
     )
-    add_arguments(parser, exclude={"token"}, defaults={"approve": "consequential"})
+    add_arguments(parser, defaults={"approve": "consequential", "token": None})
+    parser.add_argument("--new", action="store_true", help="a fresh port and token instead of the last ones")
     parser.add_argument("--stop", action="store_true", help="stop the session's MCP servers")
     return parser
 
 
 def parse_serve(words: Sequence[str]) -> dict[str, Any] | None:
     """The options of ``%browser serve``; None after --help."""
-    parser = _serve_parser()
+    parser = serve_parser()
     if any(word in HELP_WORDS for word in words):
         print(parser.format_help().rstrip())
         return None
@@ -369,22 +369,16 @@ def serve(session: NotebookSession, options: dict[str, Any]) -> None:
         return
     try:
         handle = session.serve_mcp(**options)
-    except (ValueError, OSError) as exc:
+    except OSError as exc:
+        raise UsageError(f"%browser serve: {exc}; `%browser serve --new` serves on a fresh port and token") from None
+    except ValueError as exc:
         raise UsageError(f"%browser serve: {exc}") from None
     print(handle.describe())
 
 
 def parse_export(words: Sequence[str]) -> dict[str, Any] | None:
     """The options of ``%browser export``; None after --help."""
-    parser = CommandParser(prog="%browser export", description=EXTRAS["export"], formatter_class=formatter)
-    parser.add_argument("path", help="where to write: .ipynb (a notebook) or .py (a script)")
-    parser.add_argument(
-        "--callers",
-        nargs="+",
-        default=None,
-        metavar="PATTERN",
-        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)",
-    )
+    parser = export_parser()
     if any(word in HELP_WORDS for word in words):
         print(parser.format_help().rstrip())
         return None
@@ -395,6 +389,19 @@ def parse_export(words: Sequence[str]) -> dict[str, Any] | None:
     if not options["path"].endswith((".ipynb", ".py")):
         raise UsageError(f"%browser export: {options['path']!r} must end in .ipynb (a notebook) or .py (a script)")
     return options
+
+
+def export_parser() -> CommandParser:
+    parser = CommandParser(prog="%browser export", description=EXTRAS["export"], formatter_class=formatter)
+    parser.add_argument("path", help="where to write: .ipynb (a notebook) or .py (a script)")
+    parser.add_argument(
+        "--callers",
+        nargs="+",
+        default=None,
+        metavar="PATTERN",
+        help="keep only these callers (fnmatch patterns, such as 'agent:*'; default: every caller)",
+    )
+    return parser
 
 
 def export(session: NotebookSession, path: str, callers: list[str] | None) -> None:

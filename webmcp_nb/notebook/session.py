@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..client import Session
 from ..core.live import DEFAULT_MAX_FPS
@@ -68,10 +69,27 @@ class NotebookSession(Session):
         return CallLog(self)
 
     def serve_mcp(
-        self, *, approve: ApprovePolicy = "consequential", approver: Approval | None = None, **options: Any
+        self,
+        *,
+        approve: ApprovePolicy = "consequential",
+        approver: Approval | None = None,
+        new: bool = False,
+        **options: Any,
     ) -> ServerHandle:
         """`Session.serve_mcp`, approving consequential calls in the notebook by default:
-        the prompts appear in an approval panel displayed in this cell."""
+        the prompts appear in an approval panel displayed in this cell.
+
+        Serving again in this kernel keeps the URL and token of the last server served on that
+        host (a running one is stopped first), so a client configured for it keeps working;
+        an explicit `port` or `token`, or `new=True`, asks for others."""
+        host = options.get("host", "127.0.0.1")
+        kept = None if new else _served.get(host)
+        if kept is not None:
+            options["port"] = options.get("port") or kept[0]
+            options["token"] = options.get("token") or kept[1]
+            for server in self.servers:
+                if server.url == kept[2]:
+                    server.stop()
         panel = None
         if approve != "none" and approver is None:
             from .widgets import ApprovalPanel
@@ -79,6 +97,7 @@ class NotebookSession(Session):
             panel = ApprovalPanel()
             approver = panel.approve
         handle = super().serve_mcp(approve=approve, approver=approver, **options)
+        _served[host] = (urlsplit(handle.url).port or 0, handle.token, handle.url)
         handle.approvals = panel
         if panel is not None:
             from IPython.display import display
@@ -93,6 +112,7 @@ class NotebookSession(Session):
 
 _lock = threading.RLock()
 _shared: NotebookSession | None = None
+_served: dict[str, tuple[int, str, str]] = {}  # host -> (port, token, url) of this kernel's last server there
 _options: NotebookOptions | None = None
 
 

@@ -90,11 +90,25 @@ class BrowserPanel(widgets.VBox):
         self._refresh()
         self._max_fps = max_fps
         self.view = session.live_view(self.live.show, instance=instance, max_fps=max_fps)
+        self._remove_close_listener = session.add_close_listener(self._session_closed)
 
     def close(self) -> None:
+        self._detach()
+        super().close()
+
+    def _detach(self) -> None:
         self.view.stop()
         self._remove_listener()
-        super().close()
+        self._remove_close_listener()
+
+    def _session_closed(self) -> None:
+        """The session closed: the panel says so and stops taking input (the last frame stays)."""
+        self._detach()
+        for control in (self.back, self.forward, self.reload, self.go, self.snapshot_button):
+            control.disabled = True
+        for control in (self.url, self.instances, self.tabs):
+            control.disabled = True
+        self.status.value = closed_html("the browser session was closed")
 
     # actions -------------------------------------------------------------------
     def _call(self, tool: str, on_done: Callable[[Envelope], None] | None = None, **args: Any) -> None:
@@ -194,6 +208,7 @@ class CallLog(widgets.VBox):
         self._remove_listener = session.add_listener(self._on_call)
         self._remove_webmcp_listener = session.add_webmcp_listener(self._on_webmcp)
         self._remove_evidence_listener = session.add_evidence_listener(self._on_evidence)
+        self._remove_close_listener = session.add_close_listener(self._session_closed)
         threading.Thread(target=self._refresher, name="webmcp_nb-calllog", daemon=True).start()
         self.render()
 
@@ -209,12 +224,22 @@ class CallLog(widgets.VBox):
             return list(self._events)
 
     def close(self) -> None:
+        self._detach()
+        super().close()
+
+    def _detach(self) -> None:
         self._closed = True
         self._dirty.set()
         self._remove_listener()
         self._remove_webmcp_listener()
         self._remove_evidence_listener()
-        super().close()
+        self._remove_close_listener()
+
+    def _session_closed(self) -> None:
+        """The session closed: the log keeps its calls and says it is closed above them."""
+        self._detach()
+        self.render()
+        self.table.value = closed_html("the session was closed; these are its last calls") + self.table.value
 
     def _on_webmcp(self, event: WebMCPEvent) -> None:
         with self._lock:
@@ -330,6 +355,11 @@ def _status_html(envelope: Envelope) -> str:
     first, _, rest = render_text(envelope).partition("\n")
     detail = html.escape(rest.strip().splitlines()[0]) if rest.strip() else ""
     return f"<span style='color:{colour}'>{html.escape(first)}</span> <span style='color:#555'>{detail}</span>"
+
+
+def closed_html(what: str) -> str:
+    """The label of a widget whose session has closed."""
+    return f"<div class='webmcp-nb-closed' style='color:{ERROR_COLOUR}'><b>Closed</b>: {html.escape(what)}.</div>"
 
 
 def _button(label: str, tooltip: str) -> widgets.Button:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import math
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
+from ..errors import ToolFailure
 from ..redaction import MASK_COLOR, secret_field_masks
 from ..registry import tool
 from .models import Data, PageParams, Ref
@@ -67,8 +69,9 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     options: dict[str, Any] = {"type": p.format, "animations": "allow", "caret": "initial"}
     if p.format == "jpeg":
         options["quality"] = p.quality or 80
-    # Password and one-time-code fields are painted over (see webmcp_nb.core.redaction).
     timeout = ctx.capture_timeout_ms
+    await check_budget(ctx, p)
+    # Password and one-time-code fields are painted over (see webmcp_nb.core.redaction).
     checking = ctx.capture(secret_field_masks(ctx.page), "the page's secret fields", timeout)
     viewport = not p.ref and not p.full_page and ctx.instance is not None and ctx.instance.options.is_chromium
     if viewport:
@@ -108,6 +111,62 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         scaled=size != source,
         url=ctx.page.url,
     )
+
+
+async def check_budget(ctx: CallContext, p: ScreenshotParams) -> None:
+    """Refuse, before anything is captured, a screenshot over the session's pixel budget (a huge
+    capture can take the renderer down): measured through the browser, not the page's script."""
+    limits = ctx.engine.limits
+    width, height, scale = await capture_size(ctx, p)
+    device = (math.ceil(width * scale), math.ceil(height * scale))
+    if max(device) <= limits.max_capture_side and device[0] * device[1] <= limits.max_capture_pixels:
+        return
+    what = f"element {p.ref}" if p.ref else "the full page" if p.full_page else "the viewport"
+    ways = {
+        "ref": "the ref of a smaller element inside it",
+        "full_page": "a ref (one element), or no full_page (the viewport)",
+        "viewport": "a ref (one element), or a smaller viewport (browser_create_instance viewport=...)",
+    }["ref" if p.ref else "full_page" if p.full_page else "viewport"]
+    raise ToolFailure(
+        "invalid_params",
+        f"A screenshot of {what} would be {device[0]} x {device[1]} px ({device[0] * device[1]:,} pixels), over "
+        f"the capture budget of {limits.max_capture_side:,} px on the longest side and "
+        f"{limits.max_capture_pixels:,} pixels; nothing was captured. Ways out: {ways}.",
+        started=False,
+    )
+
+
+async def capture_size(ctx: CallContext, p: ScreenshotParams) -> tuple[float, float, float]:
+    """(width, height) in CSS px of what the screenshot would capture, and the device pixel ratio."""
+    assert ctx.page_state is not None and ctx.instance is not None
+    scale = 1.0
+    if ctx.instance.options.is_chromium:
+        cdp = await ctx.page_state.cdp()
+        metrics = await ctx.capture(cdp.send("Page.getLayoutMetrics"), "the page's size", ctx.capture_timeout_ms)
+        css, content = metrics["cssContentSize"], metrics["contentSize"]
+        scale = max(1.0, content["width"] / css["width"]) if css["width"] else 1.0
+        viewport = metrics["cssVisualViewport"]
+        page = (css["width"], css["height"])
+        view = (viewport["clientWidth"], viewport["clientHeight"])
+    else:
+        measured = await ctx.capture(ctx.page.evaluate(PAGE_SIZE_JS), "the page's size", ctx.capture_timeout_ms)
+        scale = max(1.0, float(measured["scale"]))
+        page, view = (measured["width"], measured["height"]), (measured["viewWidth"], measured["viewHeight"])
+    if p.ref:
+        locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
+        await ctx.capture(locator.wait_for(state="visible", timeout=timeout), f"element {p.ref} to be visible", timeout)
+        box = await ctx.capture(locator.bounding_box(timeout=timeout), f"element {p.ref}'s size", timeout)
+        return (box["width"], box["height"], scale) if box else (0.0, 0.0, scale)
+    width, height = page if p.full_page else view
+    return float(width), float(height), scale
+
+
+# Outside Chromium: the page's own report (its script could understate it; Chromium measures itself).
+PAGE_SIZE_JS = """() => {
+  const root = document.documentElement, body = document.body || root;
+  return { width: Math.max(root.scrollWidth, body.scrollWidth), height: Math.max(root.scrollHeight, body.scrollHeight),
+           viewWidth: innerWidth, viewHeight: innerHeight, scale: devicePixelRatio };
+}"""
 
 
 async def fonts_ready(page_state: PageState | None) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import math
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from ..approval import Consequence, of_page_tool
 from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
 from ..registry import tool
@@ -26,9 +29,11 @@ from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
     from ..context import CallContext
+    from ..pages import PageState
     from ..webmcp import PageTools
 
 MAX_INPUT_BYTES = 262_144
+LOOKUP_S = 2.0  # how long judging a call waits for a page tool it does not know yet
 
 
 class PageToolInfo(Data):
@@ -150,6 +155,21 @@ class WebMCPCallData(ActionData):
     )
 
 
+async def called_tool_consequence(ctx: CallContext, p: WebMCPCallParams, page: PageState | None) -> Consequence:
+    """A call is as consequential as the page tool it reaches, by that tool's hints. A tool not
+    found is judged read-only: the call then fails, or `confirm` refuses a tool that came later."""
+    tools = page.webmcp if page is not None else None
+    if tools is None:
+        return "read_only"
+    for catch_up in (None, tools.refresh):
+        if catch_up is not None:  # a tool registered a moment ago (a busy page: what is known)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(catch_up(), LOOKUP_S)
+        with contextlib.suppress(ToolFailure):
+            return of_page_tool(tools.find(p.name, p.frame_id))
+    return "read_only"
+
+
 @tool(
     name="browser_webmcp_call",
     title="Call a page tool (WebMCP)",
@@ -163,17 +183,21 @@ class WebMCPCallData(ActionData):
     open_world=True,
     too_large_hint="Ask the tool for less.",
     positional=("name", "input"),
+    consequence=called_tool_consequence,
 )
 async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
     assert ctx.page_state is not None
     tools = page_tools(ctx)
-    await tools.settle()
+    # A call judged for approval sees the page's tools as they are now (hints the page changed
+    # after the judging included), not as they were last reported.
+    await (tools.refresh() if ctx.judged is not None else tools.settle())
     try:
         found = tools.find(p.name, p.frame_id)
     except ToolFailure:  # perhaps registered a moment ago: look again, after a round trip
         await tools.refresh()
         found = tools.find(p.name, p.frame_id)
     validate_input(found, p.input)
+    ctx.confirm(of_page_tool(found), f"Page tool {found.name!r}")
     if found.frame_id is not None:
         ctx.frame = ctx.page_state.frame(found.frame_id)
     timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
