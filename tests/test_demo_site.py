@@ -37,6 +37,7 @@ PAGES = {
     "webmcp-mirror-inner.html": "Greeter frame",
     "downloads.html": "Downloads",
     "webmcp-results.html": "WebMCP Results",
+    "webmcp-conformance.html": "WebMCP Conformance",
     "slow-parse.html": "Slow parse",
 }
 

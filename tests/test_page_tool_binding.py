@@ -121,7 +121,8 @@ def test_a_cross_origin_iframe_is_refused_unless_its_origin_is_listed(session: S
     )
     assert call_binding(session, bound.registration.token, "from-page") == "found from-page"
 
-    listed = session.page_tool(lookup, exposed_to=[frame_origin])  # registered again, now for both origins
+    bound.unregister()  # one tool per name: withdrawn, then registered again for both origins
+    listed = session.page_tool(lookup, exposed_to=[frame_origin])
     assert not bound.active and listed.active
     assert call_binding(session, listed.registration.token, "listed-iframe", frame_id=inner) == "found listed-iframe"
     assert call_binding(session, bound.registration.token, "old-token", frame_id=inner).startswith("refused: ")

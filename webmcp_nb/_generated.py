@@ -2039,7 +2039,8 @@ class ToolMethods:
     ) -> Envelope:
         """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
         its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
-        an MCP result with isError true is an evaluation_failed error with the page's text.
+        an MCP result with isError true, a multi-round (input_required) result, and for agents a result that does not
+        match the tool's outputSchema are evaluation_failed errors.
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_call``.
 
@@ -2070,7 +2071,8 @@ class ToolMethods:
     ) -> Envelope:
         """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
         its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
-        an MCP result with isError true is an evaluation_failed error with the page's text.
+        an MCP result with isError true, a multi-round (input_required) result, and for agents a result that does not
+        match the tool's outputSchema are evaluation_failed errors.
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the blocking form is ``webmcp_call``.
 

@@ -188,7 +188,7 @@ class Session(ToolMethods):
     def resource(
         self,
         uri: str,
-        content: str | bytes | Callable[[], str | bytes] | None = None,
+        content: str | bytes | Callable[..., str | bytes] | None = None,
         /,
         *,
         name: str | None = None,
@@ -196,22 +196,27 @@ class Session(ToolMethods):
         mime_type: str = "text/plain",
     ) -> Any:
         """Publish a resource at `uri`: fixed content, or a function read on every
-        request (also as a decorator: `@s.resource("notes://today")`)."""
+        request (also as a decorator: `@s.resource("notes://today")`). A URI with ``{variables}``
+        (``"notes://{id}"``) is a template: the function gets the variables of each URI read
+        (``read(id="42")`` for ``notes://42``)."""
         from .published import PublishedResource
 
-        def publish(source: str | bytes | Callable[[], str | bytes]) -> PublishedHandle:
+        def publish(source: str | bytes | Callable[..., str | bytes]) -> PublishedHandle:
             if callable(source):
                 read, label, about = source, name or source.__name__, description or (source.__doc__ or "").strip()
+            elif "{" in uri:
+                raise ValueError(f"resource template {uri!r} needs a function to read its resources")
             else:
                 read, label, about = (lambda: source), name or uri, description
-            return self.published.add_resource(PublishedResource(uri, label, about, mime_type, read))
+            return self.published.add_resource(PublishedResource.build(uri, label, about, mime_type, read))
 
         return publish if content is None else publish(content)
 
     def prompt(self, function: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Publish a prompt template (decorator): the function's parameters are the
         prompt's arguments; it returns text or (role, text) messages. Options: name,
-        description."""
+        description, args_schema (a JSON Schema object of the arguments: types, enums,
+        descriptions; default: from the signature's type hints)."""
         from .published import prompt_spec
 
         def publish(function: Callable[..., Any]) -> PublishedHandle:

@@ -9,9 +9,12 @@ Front ends (the MCP server) read this and follow its `listeners`.
 from __future__ import annotations
 
 import inspect
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
@@ -20,6 +23,7 @@ from .core.errors import ToolFailure
 from .core.function_tools import FunctionTool, parameters, summary
 from .core.listeners import Listeners
 from .core.registry import Registry, ToolSpec
+from .core.webmcp import schema_problems
 
 Kind = Literal["tools", "resources", "prompts"]
 
@@ -28,13 +32,58 @@ class FunctionResult(BaseModel):
     result: Any = Field(description="What the function returned, as JSON (other objects as their repr).")
 
 
+_VARIABLE = re.compile(r"\{([^{}]*)\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 @dataclass(frozen=True)
 class PublishedResource:
     uri: str
+    """A URI, or a URI template with ``{variables}`` (RFC 6570's simple expansion)."""
     name: str
     description: str
     mime_type: str
-    read: Callable[[], str | bytes]
+    read: Callable[..., str | bytes]
+    """Called without arguments, or for a template with its variables as keyword arguments."""
+    pattern: re.Pattern[str] | None = field(default=None, compare=False)  # a template's URIs
+
+    @classmethod
+    def build(
+        cls, uri: str, name: str, description: str, mime_type: str, read: Callable[..., str | bytes]
+    ) -> PublishedResource:
+        """A resource, or a template when `uri` has ``{variables}`` (ValueError for one that is not
+        a simple ``{name}``, or that `read` does not take)."""
+        names = _VARIABLE.findall(uri)
+        if not names:
+            if "{" in uri or "}" in uri:
+                raise ValueError(f"resource {uri!r}: unbalanced braces")
+            return cls(uri, name, description, mime_type, read)
+        bad = [variable for variable in names if not _NAME.fullmatch(variable)]
+        if bad or "{" in _VARIABLE.sub("", uri) or "}" in _VARIABLE.sub("", uri):
+            raise ValueError(
+                f"resource template {uri!r}: write each variable as {{name}} (not {bad[0] if bad else uri!r})"
+            )
+        try:
+            accepted = {parameter.name for parameter in parameters(read)}
+        except TypeError as exc:
+            raise ValueError(f"resource template {uri!r}: {exc}") from None
+        missing = [variable for variable in names if variable not in accepted]
+        if missing:
+            raise ValueError(f"resource template {uri!r}: the reader takes no parameter {missing[0]!r}")
+        pattern, last = "", 0
+        for match in _VARIABLE.finditer(uri):
+            pattern += re.escape(uri[last : match.start()]) + f"(?P<{match.group(1)}>[^/?#]+)"
+            last = match.end()
+        return cls(uri, name, description, mime_type, read, re.compile(pattern + re.escape(uri[last:])))
+
+    @property
+    def is_template(self) -> bool:
+        return self.pattern is not None
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables of `uri` when this template names it (None otherwise)."""
+        found = self.pattern.fullmatch(uri) if self.pattern is not None else None
+        return {key: unquote(value) for key, value in found.groupdict().items()} if found else None
 
 
 @dataclass(frozen=True)
@@ -51,6 +100,21 @@ class PublishedPrompt:
     arguments: tuple[PromptArgument, ...]
     render: Callable[..., str | list[tuple[str, str]]]
     """Returns the prompt text, or (role, text) messages with role "user" or "assistant"."""
+    args_schema: dict[str, Any] = field(default_factory=dict)
+    """The arguments as a JSON Schema object (types, enums, descriptions)."""
+
+    def bind(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The arguments a client sent (text, as MCP sends them), converted to the types of
+        `args_schema` and checked against it; ValueError naming each problem."""
+        properties = self.args_schema.get("properties", {})
+        unknown = sorted(set(given) - set(properties))
+        if unknown:
+            raise ValueError("; ".join(f"unknown argument '{name}'" for name in unknown))
+        values = {name: _typed(value, properties[name]) for name, value in given.items()}
+        problems = schema_problems(self.args_schema, values)
+        if problems:
+            raise ValueError(f"the arguments do not match its argsSchema: {problems}")
+        return values
 
 
 @dataclass
@@ -162,12 +226,77 @@ def tool_spec(
 
 
 def prompt_spec(
-    function: Callable[..., str | list[tuple[str, str]]], *, name: str | None = None, description: str | None = None
+    function: Callable[..., str | list[tuple[str, str]]],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    args_schema: dict[str, Any] | None = None,
 ) -> PublishedPrompt:
-    arguments = tuple(PromptArgument(p.name, "", p.default is inspect.Parameter.empty) for p in parameters(function))
-    return PublishedPrompt(
-        name=name or function.__name__,
-        description=description or summary(function),
-        arguments=arguments,
-        render=function,
+    """A prompt whose arguments are `args_schema`'s properties (default: the signature's, typed by
+    its hints); each must be a parameter of `function`, and each parameter without a default required."""
+    label = name or function.__name__
+    accepted = {p.name: p.default is inspect.Parameter.empty for p in parameters(function)}
+    if args_schema is None:
+        args_schema = _untitled(FunctionTool.build(function, name=label).params.model_json_schema())
+    properties = args_schema.get("properties", {}) if isinstance(args_schema, dict) else None
+    if not isinstance(properties, dict) or args_schema.get("type", "object") != "object":
+        raise ValueError(f"prompt {label!r}: args_schema must be a JSON Schema object with properties")
+    required = set(args_schema.get("required", []))
+    for argument, needed in accepted.items():
+        if needed and argument not in required:
+            raise ValueError(f"prompt {label!r}: parameter {argument!r} has no default, so args_schema must require it")
+    unknown = sorted(set(properties) - set(accepted))
+    if unknown:
+        raise ValueError(f"prompt {label!r}: args_schema names {unknown[0]!r}, which the function does not take")
+    arguments = tuple(
+        PromptArgument(key, _argument_text(schema), key in required) for key, schema in properties.items()
     )
+    return PublishedPrompt(label, description or summary(function), arguments, function, args_schema)
+
+
+def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema pydantic made, without its generated titles."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    kinds = schema.get("type")
+    if isinstance(kinds, str):
+        return [kinds]
+    if isinstance(kinds, list):
+        return [kind for kind in kinds if isinstance(kind, str)]
+    return [kind for branch in schema.get("anyOf", []) if isinstance(branch, dict) for kind in _types(branch)]
+
+
+def _argument_text(schema: dict[str, Any]) -> str:
+    """An argument's description for MCP (which has no types): its description, type and choices."""
+    said = []
+    kinds = [kind for kind in _types(schema) if kind != "null"]
+    if kinds and kinds != ["string"]:
+        said.append(" or ".join(kinds))
+    if isinstance(schema.get("enum"), list):
+        said.append("one of: " + ", ".join(json.dumps(v) if not isinstance(v, str) else v for v in schema["enum"]))
+    description = str(schema.get("description", "")).strip()
+    return " ".join(filter(None, [description, f"({'; '.join(said)})" if said else ""]))
+
+
+def _typed(value: Any, schema: dict[str, Any]) -> Any:
+    """A text argument as the schema's type (integer, number, boolean, array, object); as sent otherwise."""
+    if not isinstance(value, str) or "string" in _types(schema):
+        return value
+    for kind in _types(schema):
+        try:
+            if kind == "integer":
+                return int(value)
+            if kind == "number":
+                return float(value) if any(c in value for c in ".eE") else int(value)
+            if kind == "boolean" and value in ("true", "false"):
+                return value == "true"
+            if kind in ("array", "object", "null"):
+                return json.loads(value)
+        except ValueError:
+            continue
+    return value

@@ -58,6 +58,14 @@ class CallContext:
     # caller's cancel): `cut_off(error_type, message)` -> the failure to report, with its outcome and
     # context (browser_http: whether the request was sent, its method, SSE's partial events).
     cut_off: Callable[[ErrorType, str], ToolFailure] | None = None
+    # Set by a tool whose failure came from not finding an element although its error type does not
+    # say so (browser_execute's snippet): the failure context then checks for an empty page.
+    element_failed: bool = False
+
+    @property
+    def from_agent(self) -> bool:
+        """Whether an agent (an MCP client) made the call: its caller is ``agent`` or ``agent:<name>``."""
+        return self.caller == "agent" or self.caller.startswith("agent:")
 
     def confirm(self, consequence: Consequence, what: str) -> None:
         """For a tool that dispatches: refuse, before running it, a target (`what`) that needs an

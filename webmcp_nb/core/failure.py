@@ -9,7 +9,9 @@ the message, in this order:
 - ``page``: only when the page moved, navigated, logged errors or opened a tab during the call;
 - ``console``: the call's latest console messages (at most 20 entries and 2,500 characters);
 - ``partial``: what a collecting tool had when it failed (browser_http's SSE events, with
-  ``reconnects``); the text names it and its size, the structured envelope holds it.
+  ``reconnects``); the text names it and its size, the structured envelope holds it;
+- ``logs``: instead of ``console``, a tool's own log of the call (browser_execute: what the
+  snippet printed and the page logged, in order), its latest within the same bounds; it ends the text.
 
 A failure with none of these has no context. Messages are capped too (`cap_message`), keeping
 their head and tail, so an error's type and its last lines always arrive. Every part of the text
@@ -43,6 +45,7 @@ CONTEXT_KEYS = (
     "reconnects",
     "blocked_fields",
     "action_completed",
+    "logs",
 )
 """What an error's context may hold (see the module docstring)."""
 MAX_MESSAGE_CHARS = 3000
@@ -123,9 +126,12 @@ async def failure_context(
     """The context of a failed call (joined to what the tool `known`), or None when there is none."""
     instance, page_state, marks = ctx.instance, ctx.page_state, ctx.marks
     context: dict[str, Any] = dict(known or {})
+    logs = context.pop("logs", None)
+    if logs:
+        context["logs"] = latest(logs)  # last, as in the text
     if instance is None or page_state is None:
         return context or None
-    if error_type in LOCATOR_FAILURES and await _empty_page(page_state):
+    if (error_type in LOCATOR_FAILURES or ctx.element_failed) and await _empty_page(page_state):
         context["warnings"] = [EMPTY_PAGE_WARNING]
     diagnostic = "; ".join(filter(None, (context.get("diagnostic"), _diagnostic(page_state))))
     if diagnostic:
@@ -134,9 +140,11 @@ async def failure_context(
         page = _page_changes(instance, page_state, marks)
         if page:
             context["page"] = page
-        console = _console(instance, page_state, marks)
+        console = [] if logs else _console(instance, page_state, marks)
         if console:
             context["console"] = console
+    if logs:
+        context["logs"] = context.pop("logs")
     return context or None
 
 
@@ -192,11 +200,18 @@ def _page_changes(instance: Instance, page_state: PageState, marks: CallMarks) -
 
 
 def _console(instance: Instance, page_state: PageState, marks: CallMarks) -> list[str]:
-    lines = [
-        f"{record.fields['level']}: {record.fields['text']}"
-        for record in instance.evidence.console.records
-        if record.seq > marks.console_seq and record.fields["page_id"] == page_state.page_id
-    ][-MAX_CONSOLE_ENTRIES:]
+    return latest(
+        [
+            f"{record.fields['level']}: {record.fields['text']}"
+            for record in instance.evidence.console.records
+            if record.seq > marks.console_seq and record.fields["page_id"] == page_state.page_id
+        ]
+    )
+
+
+def latest(lines: list[str]) -> list[str]:
+    """The latest of `lines`, in order: at most `MAX_CONSOLE_ENTRIES`, `MAX_CONSOLE_CHARS` in all."""
+    lines = lines[-MAX_CONSOLE_ENTRIES:]
     kept: list[str] = []
     used = 0
     for line in reversed(lines):  # the latest first, within the character budget
@@ -241,4 +256,7 @@ def context_lines(context: dict[str, Any]) -> list[str]:
             f"Partial: {len(context['partial'])} items, {context.get('reconnects', 0)} reconnects, in the envelope's "
             "context.partial (incomplete; not an instruction to retry)"
         )
+    if context.get("logs"):
+        lines.append("Logs (latest of the call):")
+        lines += [f"  {line}" for line in context["logs"]]
     return lines

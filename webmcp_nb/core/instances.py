@@ -22,7 +22,7 @@ from .listeners import Listeners
 from .pages import PageState
 from .util import first_lines, spawn, utc_now
 from .webmcp import Mode, PageTools, WebMCPHub
-from .webmcp_native import NativeTools
+from .webmcp_native import CAPTURE_JS, NativeTools
 from .webmcp_script import POLYFILL_JS, ScriptTools
 
 if TYPE_CHECKING:
@@ -474,6 +474,8 @@ class InstanceManager:
         instance.context = context
         if options.webmcp == "polyfill":
             await context.add_init_script(script=POLYFILL_JS)
+        elif options.webmcp == "native" and options.is_chromium:
+            await context.add_init_script(script=CAPTURE_JS)
         context.on("page", instance.adopt)
         lost = remote.lost_detail(options)
         context.on("close", lambda _ctx: self._on_disconnected(instance, lost))

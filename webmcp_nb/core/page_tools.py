@@ -204,8 +204,15 @@ async def register(
             started=False,
         )
     earlier = instance.python_tools.get((state.page_id, tool.name))
-    if earlier is not None:  # registered again (after a navigation ended it, or to replace it)
-        await earlier.unregister()
+    if earlier is not None and await earlier.document_alive():
+        raise ToolFailure(
+            "invalid_params",
+            f"A Python page tool named {tool.name!r} is already registered in page {state.page_id}; "
+            "unregister it first (its handle's .unregister()) or give this one another name.",
+            started=False,
+        )
+    if earlier is not None:  # its document is gone (a navigation the tab has not reported yet)
+        earlier.end()
     if not instance.python_binding:
         assert instance.context is not None
         await instance.context.expose_binding(
@@ -221,9 +228,16 @@ async def register(
             REGISTER_JS, [tool.name, tool.description, tool.input_schema, annotations, BINDING, token]
         )
     except Error as exc:
+        said = exc.message.splitlines()[0]
+        if "Duplicate tool name" in said or "already registered" in said:
+            raise ToolFailure(
+                "invalid_params",
+                f"Page {state.page_id} already has a tool named {tool.name!r} (the page's own); give this one "
+                "another name.",
+                started=False,
+            ) from None
         raise ToolFailure(
-            "unsupported_capability",
-            f"Could not register {tool.name!r} in page {state.page_id}: {exc.message.splitlines()[0]}",
+            "unsupported_capability", f"Could not register {tool.name!r} in page {state.page_id}: {said}"
         ) from None
     registration = PageToolRegistration(tool, instance, state, controller, frozenset({origin}) | extra, token)
     instance.python_tools[(state.page_id, tool.name)] = registration

@@ -218,6 +218,8 @@ def _page_tool_text(tool: dict[str, Any]) -> str:
         f"  {tool.get('description', '')}",
         f"  input: {_json(tool.get('input_schema'))}",
     ]
+    if tool.get("output_schema") is not None:
+        lines.append(f"  output: {_json(tool['output_schema'])}")
     return "\n".join(lines)
 
 

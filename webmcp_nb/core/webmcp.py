@@ -21,9 +21,9 @@ Interface for front ends and mirrors (everything runs on the runtime loop):
 - ``Engine.add_webmcp_listener(fn) -> remove`` calls ``fn(event: WebMCPEvent)`` on the runtime
   loop for each change: ``added`` / ``removed`` (``event.tools``), ``cleared`` (the tools of a
   frame or page are gone: ``reason`` is ``navigation``, ``frame_detached`` or ``page_closed``),
-  and for each invocation: ``invoked`` and ``responded`` (``tool_name``, ``invocation_id``,
-  ``caller``: the session caller for calls made through the core, ``"page"`` for calls made
-  inside the page). Every event names its ``instance`` and ``page_id``. ``Engine.webmcp_history``
+  and for each invocation: ``invoked``, then ``responded`` or ``cancelled`` (the caller went away
+  or timed out, or the page cancelled it) (``tool_name``, ``invocation_id``, ``caller``: the
+  session caller for calls made through the core, ``"page"`` for calls made inside the page). Every event names its ``instance`` and ``page_id``. ``Engine.webmcp_history``
   keeps the latest events for logs opened later.
 - ``browser_webmcp_call(name, input, page_id?, frame_id?, timeout_s?)`` routes to one page/frame.
 """
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["native", "page", "polyfill", "off"]
 """An instance's WebMCP mode (see the module docstring)."""
-EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "refused", "warning"]
+EventKind = Literal["added", "removed", "cleared", "invoked", "responded", "cancelled", "refused", "warning"]
 HISTORY_SIZE = 500
 # CDP annotation names -> the WebMCP (getTools) names.
 HINTS = {"readOnly": "readOnlyHint", "consequential": "consequentialHint", "untrustedContent": "untrustedContentHint"}
@@ -67,6 +67,7 @@ class PageTool:
     origin: str
     frame_id: str | None
     kind: Literal["imperative", "declarative"]
+    output_schema: dict[str, Any] | None = None  # what the page declared at registerTool (see webmcp_capture)
 
     @property
     def read_only(self) -> bool:
@@ -88,7 +89,27 @@ class PageTool:
             "origin": self.origin,
             "frame_id": self.frame_id,
             "kind": self.kind,
+            "output_schema": self.output_schema,
         }
+
+
+@dataclass(frozen=True)
+class PageResult:
+    """A page tool's answer: `value` (its JSON value, as far as known) and `raw`, the exact
+    string the page's context produced (None when only the parsed value is known)."""
+
+    value: Any
+    raw: str | None = None
+
+    @classmethod
+    def from_page(cls, result: Any) -> PageResult:
+        """A result read in the page (`executeTool`): a string is the raw text, JSON or not."""
+        if not isinstance(result, str):
+            return cls(result)
+        try:
+            return cls(json.loads(result), result)
+        except ValueError:
+            return cls(result, result)
 
 
 @dataclass(frozen=True)
@@ -119,6 +140,8 @@ class WebMCPEvent:
             return f"{self.kind}: {names}{why}"
         if self.kind == "refused":
             return f"refused {self.tool_name or 'a call'}: {self.output}"
+        if self.kind == "cancelled":
+            return f"cancelled {self.tool_name}: {self.output}"
         if self.kind == "invoked":
             return f"invoked {self.tool_name} by {self.caller} with {json.dumps(self.input, default=str)[:200]}"
         detail = self.output if isinstance(self.output, str) else json.dumps(self.output, default=str)
@@ -262,10 +285,12 @@ class PageTools:
             self._clear(None, "page_closed")
 
     # calls -------------------------------------------------------------------------
-    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> Any:
-        """Run `tool` once with `arguments`; return the page's raw result (at most `timeout_s`).
+    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> PageResult:
+        """Run `tool` once with `arguments`; return the page's result (at most `timeout_s`).
 
-        Raises `PageToolError` (the tool threw) or `CutOff` (navigation, detach, close).
+        Raises `PageToolError` (the tool threw) or `CutOff` (navigation, detach, close). A call
+        that times out or whose caller goes away is cancelled in the page where the browser can
+        (a ``cancelled`` event either way).
         """
         raise NotImplementedError
 
@@ -281,23 +306,61 @@ def validate_input(tool: PageTool, arguments: dict[str, Any]) -> None:
     validator = _validator(json.dumps(tool.input_schema, sort_keys=True))
     if validator is None:
         return
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
-    if not errors:
-        return
-    problems = []
+    problems = _problems(validator, arguments, lambda problem: problem.message)
+    if problems:
+        raise ToolFailure(
+            "invalid_params",
+            f"Input for page tool {tool.name!r} does not match its inputSchema: {problems}. "
+            "Nothing was sent to the page.",
+            started=False,
+        )
+
+
+def schema_problems(schema: dict[str, Any], instance: Any) -> str:
+    """How `instance` misses `schema` ("'path': message; ...", "" when it matches or the schema is invalid)."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    return _problems(validator, instance, lambda problem: problem.message) if validator is not None else ""
+
+
+def checked_output_schema(tool: PageTool) -> dict[str, Any] | None:
+    """The tool's outputSchema when it is a valid JSON Schema (None: none, or one nothing can be checked against)."""
+    schema = tool.output_schema
+    if schema is None or _validator(json.dumps(schema, sort_keys=True)) is None:
+        return None
+    return schema
+
+
+def output_problems(tool: PageTool, result: PageResult, mapped: dict[str, Any]) -> str:
+    """How the result misses the tool's outputSchema ("" when it matches or there is nothing to check).
+
+    What is checked is its structured content: an MCP result's structuredContent, any other
+    JSON value as it is. The problems name paths and the schema's rules, never the page's values."""
+    schema = checked_output_schema(tool)
+    if schema is None:
+        return ""
+    if "content" in mapped and mapped.get("structured") is None:
+        return "it returned MCP content without structuredContent"
+    instance = mapped["structured"] if mapped.get("structured") is not None else result.value
+    return _problems(_validator(json.dumps(schema, sort_keys=True)), instance, _rule)
+
+
+def _rule(problem: Any) -> str:
+    if problem.validator in ("required", "additionalProperties", "dependentRequired"):
+        return str(problem.message)  # names properties, not values
+    rule = json.dumps(problem.validator_value, ensure_ascii=False)
+    return f"does not satisfy {problem.validator} {rule if len(rule) <= 80 else rule[:77] + '...'}"
+
+
+def _problems(validator: Any, instance: Any, said: Callable[[Any], str]) -> str:
+    """The first five problems of `instance` ("'path': what"), "" when it is valid."""
+    errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
+    found = []
     for problem in errors[:5]:
-        where = ".".join(str(part) for part in problem.path) or "(input)"
-        message = problem.message if len(problem.message) <= 160 else problem.message[:157] + "..."
-        problems.append(f"'{where}': {message}")
+        where = ".".join(str(part) for part in problem.path) or "(root)"
+        message = said(problem)
+        found.append(f"'{where}': {message if len(message) <= 160 else message[:157] + '...'}")
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-    raise ToolFailure(
-        "invalid_params",
-        f"Input for page tool {tool.name!r} does not match its inputSchema: "
-        + "; ".join(problems)
-        + more
-        + ". Nothing was sent to the page.",
-        started=False,
-    )
+    return "; ".join(found) + more
 
 
 @functools.lru_cache(maxsize=256)
@@ -334,36 +397,77 @@ def _jsonschema() -> Any:
     return jsonschema
 
 
-def map_result(result: Any) -> dict[str, Any]:
-    """The page's result as envelope data: `structured`, MCP `content` (its image blocks
-    decoded into `images`), or `text`.
+def multi_round(value: Any) -> bool:
+    """Whether a result asks for more input before it completes (``{status: "input_required"}``, or
+    MCP's ``resultType: "input_required"``): a multi-round result, which a call cannot continue."""
+    return isinstance(value, dict) and "input_required" in (value.get("status"), value.get("resultType"))
 
-    The native API returns a string (JSON for objects); a polyfill may return the object.
+
+def map_result(result: PageResult) -> dict[str, Any]:
+    """The page's result as envelope data:
+
+    - a valid MCP ``CallToolResult`` (`is_call_tool_result`): its `content` (image blocks decoded
+      into `images`), `structured` (its structuredContent) and `is_error`;
+    - any other JSON object: `structured`;
+    - anything else: `text`, exactly as the page's context produced it (the raw string when it
+      is known: a JSON string keeps its quotes, ``[1, 2 ]`` its spaces).
     """
-    value = result
-    if isinstance(result, str):
-        try:
-            value = json.loads(result)
-        except ValueError:
-            return {"text": result}
+    value = result.value
     if isinstance(value, dict):
-        if isinstance(value.get("content"), list):
-            content, images = _split_images(value["content"])
-            mapped: dict[str, Any] = {"content": content}
-            if images:
-                mapped["images"] = images
-            if isinstance(value.get("structuredContent"), dict):
-                mapped["structured"] = value["structuredContent"]
-            if isinstance(value.get("isError"), bool):
-                mapped["is_error"] = value["isError"]
-            return mapped
-        return {"structured": value}
-    if isinstance(result, str):
-        return {"text": result}
-    return {"text": json.dumps(value)}
+        if not is_call_tool_result(value):
+            return {"structured": value}
+        content, images = _split_images(value["content"])
+        mapped: dict[str, Any] = {"content": content}
+        if images:
+            mapped["images"] = images
+        if value.get("structuredContent") is not None:
+            mapped["structured"] = value["structuredContent"]
+        if "isError" in value:
+            mapped["is_error"] = value["isError"]
+        return mapped
+    if result.raw is not None:
+        return {"text": result.raw}
+    if isinstance(value, str):
+        return {"text": value}
+    return {"text": json.dumps(value, ensure_ascii=False, separators=(",", ":"))}
 
 
-def _split_images(blocks: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+_BLOCK_FIELDS = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+}
+
+
+def is_call_tool_result(value: dict[str, Any]) -> bool:
+    """Whether `value` is a valid MCP ``CallToolResult``: a `content` list of MCP content blocks
+    (text, image, audio, resource_link, resource), an object or no structuredContent, a boolean
+    or no isError. A rich-text document such as ``{type: "doc", content: [...]}`` is not."""
+    content, structured = value.get("content"), value.get("structuredContent")
+    return (
+        isinstance(content, list)
+        and all(_is_block(block) for block in content)
+        and (structured is None or isinstance(structured, dict))
+        and isinstance(value.get("isError", False), bool)
+    )
+
+
+def _is_block(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "resource":
+        resource = block.get("resource")
+        return (
+            isinstance(resource, dict)
+            and isinstance(resource.get("uri"), str)
+            and (isinstance(resource.get("text"), str) or isinstance(resource.get("blob"), str))
+        )
+    fields = _BLOCK_FIELDS.get(block.get("type"))  # type: ignore[arg-type]
+    return fields is not None and all(isinstance(block.get(name), str) for name in fields)
+
+
+def _split_images(blocks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """MCP content blocks without their image blocks, and those images decoded
     (``{data: bytes, mime_type}``): binary travels as bytes, never as base64 text."""
     content: list[dict[str, Any]] = []
@@ -372,10 +476,8 @@ def _split_images(blocks: list[Any]) -> tuple[list[dict[str, Any]], list[dict[st
         image = _decoded_image(block)
         if image is not None:
             images.append(image)
-        elif isinstance(block, dict):
+        else:
             content.append(block)
-        else:  # not a block at all: kept, as the JSON text it is
-            content.append({"type": "text", "text": json.dumps(block)})
     return content, images
 
 

@@ -5,6 +5,15 @@ task: tool lists (``toolsAdded`` / ``toolsRemoved``, cleared when a frame naviga
 detached) and invocations (``toolInvoked`` / ``toolResponded``), whoever made them. A call is
 ``WebMCP.invokeTool``; its answer is the matching ``toolResponded``, unless the frame navigates
 first (then it is cut off: the browser answers such calls late with an empty result, or never).
+A call that times out or whose caller goes away is cancelled (``WebMCP.cancelInvocation``: the
+tool's ``AbortSignal`` fires, and the browser answers ``Canceled``, a ``cancelled`` event).
+
+What the protocol drops is captured in the page by `CAPTURE_JS`, an init script in every
+document: it wraps ``registerTool`` and so sees each descriptor before the browser does. It
+keeps the tool's ``outputSchema`` (Chromium 156 accepts and drops it: neither ``getTools()`` nor
+``toolsAdded`` carries it) and the exact text of each non-object result (the protocol's
+``output`` is that text parsed as JSON: the string ``"quoted"`` arrives as ``quoted``). Both are
+the page's own claims about its own tools, read in the tool's own frame.
 """
 
 from __future__ import annotations
@@ -18,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ToolFailure
-from .util import origin_label
-from .webmcp import HINTS, CutOff, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
+from .util import origin_label, spawn
+from .webmcp import HINTS, CutOff, PageResult, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Frame
@@ -38,11 +47,66 @@ DESCRIBE_TIMEOUT_S = 2.0
 SYNC_TIMEOUT_S = 1.0
 EARLY_ANSWERS = 64  # answers that arrive before invokeTool returns (or for in-page calls)
 
-# Title and origin are not in the protocol's events; getTools() has them.
+CAPTURE_KEY = "webmcp_nb.capture"
+# Runs before the page's scripts (an init script). A page can still replace registerTool or call
+# `raw()` itself: it then withholds or changes what is known of its own tools, nothing else.
+CAPTURE_JS = """(() => {
+  const mc = document.modelContext;
+  const proto = mc && Object.getPrototypeOf(mc);
+  const KEY = Symbol.for("@KEY@");
+  if (!proto || typeof proto.registerTool !== "function" || window[KEY]) return;
+  const register = proto.registerTool;
+  const schemas = new Map();  // tool name -> the JSON of its outputSchema
+  const raws = new Map();  // tool name -> [[input JSON, result text], ...], latest last
+  const json = (value) => { try { return JSON.stringify(value); } catch (e) { return undefined; } };
+  const keep = (name, input, value) => {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return;  // objects parse back
+    const raw = typeof value === "string" ? value : json(value);
+    if (typeof raw !== "string") return;
+    const list = raws.get(name) || [];
+    list.push([json(input), raw]);
+    if (list.length > 16) list.shift();
+    raws.set(name, list);
+  };
+  Object.defineProperty(proto, "registerTool", { configurable: true, writable: true, value: function registerTool(descriptor, options) {
+    if (!descriptor || typeof descriptor !== "object" || typeof descriptor.execute !== "function") {
+      return register.call(this, descriptor, options);
+    }
+    const name = String(descriptor.name);
+    const execute = descriptor.execute;
+    const wrapped = Object.create(descriptor, { execute: { value(input, client) {
+      const out = execute.call(descriptor, input, client);
+      if (!out || typeof out.then !== "function") { keep(name, input, out); return out; }
+      return Promise.resolve(out).then((value) => { keep(name, input, value); return value; });
+    } } });
+    const schema = descriptor.outputSchema == null ? undefined : json(descriptor.outputSchema);
+    const result = register.call(this, wrapped, options);
+    const done = () => { if (schema) schemas.set(name, schema); else schemas.delete(name); };
+    if (result && typeof result.then === "function") result.then(done, () => {}); else done();
+    return result;
+  } });
+  Object.defineProperty(window, KEY, { value: Object.freeze({
+    schemas: () => Object.fromEntries(schemas),
+    raw(name, input) {
+      const list = raws.get(name) || [];
+      for (let i = list.length - 1; i >= 0; i--) if (list[i][0] === input) return list.splice(i, 1)[0][1];
+      return null;
+    },
+  }) });
+})();""".replace("@KEY@", CAPTURE_KEY)
+
+# Title and origin are not in the protocol's events; getTools() has them (the output schema: CAPTURE_JS).
 DESCRIBE_JS = """async () => {
   const tools = await document.modelContext.getTools();
-  return Object.fromEntries(tools.map((t) => [t.name, [t.title || "", t.origin || ""]]));
-}"""
+  const capture = window[Symbol.for("@KEY@")];
+  const schemas = capture ? capture.schemas() : {};
+  return Object.fromEntries(tools.map((t) => [t.name, [t.title || "", t.origin || "", schemas[t.name] || null]]));
+}""".replace("@KEY@", CAPTURE_KEY)
+
+RAW_JS = """([name, input]) => {
+  const capture = window[Symbol.for("@KEY@")];
+  return capture ? capture.raw(name, JSON.stringify(input)) : null;
+}""".replace("@KEY@", CAPTURE_KEY)
 
 
 @dataclass(eq=False)
@@ -169,26 +233,27 @@ class NativeTools(PageTools):
                 [
                     PageTool(
                         name=tool["name"],
-                        title=described.get(tool["name"], ("", ""))[0],
+                        title=described.get(tool["name"], ("", "", None))[0],
                         description=tool.get("description", ""),
                         input_schema=tool.get("inputSchema") or {"type": "object", "properties": {}},
                         annotations={
                             HINTS.get(key, key): value for key, value in (tool.get("annotations") or {}).items()
                         },
-                        origin=described.get(tool["name"], ("", ""))[1] or fallback_origin,
+                        origin=described.get(tool["name"], ("", "", None))[1] or fallback_origin,
                         frame_id=frame_id,
                         kind="declarative" if "backendNodeId" in tool else "imperative",
+                        output_schema=described.get(tool["name"], ("", "", None))[2],
                     )
                     for tool in tools
                 ],
             )
 
-    async def _describe(self, frame: Frame) -> dict[str, tuple[str, str]]:
+    async def _describe(self, frame: Frame) -> dict[str, tuple[str, str, dict[str, Any] | None]]:
         try:
             found = await asyncio.wait_for(frame.evaluate(DESCRIBE_JS), DESCRIBE_TIMEOUT_S)
         except Exception:  # noqa: BLE001 - a busy or navigating frame: no titles this time
             return {}
-        return {name: (str(value[0]), str(value[1])) for name, value in found.items()}
+        return {name: (str(value[0]), str(value[1]), _schema(value[2])) for name, value in found.items()}
 
     async def _frame(self, cdp_frame: str) -> Frame | None:
         """The Playwright frame of a CDP frame id (matched through the frame tree once)."""
@@ -253,6 +318,9 @@ class NativeTools(PageTools):
                 self._early.popitem(last=False)
         ok = params.get("status") == "Completed"
         caller, tool = self._invocations.pop(invocation, (None, call.tool if call else None))
+        if params.get("status") == "Canceled":
+            self.emit("cancelled", tool_name=tool, invocation_id=invocation, caller=caller, output="cancelled")
+            return
         self.emit(
             "responded",
             tool_name=tool,
@@ -267,7 +335,7 @@ class NativeTools(PageTools):
             if (cdp_frame is None or call.cdp_frame == cdp_frame) and not call.answer.done():
                 call.answer.set_exception(CutOff(why))
 
-    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> Any:
+    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> PageResult:
         from playwright.async_api import Error
 
         cdp_frame = self.key_of(tool)
@@ -298,20 +366,59 @@ class NativeTools(PageTools):
                 call.answer.set_result(self._early.pop(invocation))
             else:
                 self._by_invocation[invocation] = call
-            answer = await wait_answer(call.answer, timeout_s, f"Page tool {tool.name!r}")
+            try:
+                answer = await wait_answer(call.answer, timeout_s, f"Page tool {tool.name!r}")
+            except (ToolFailure, asyncio.CancelledError):  # timed out, or the caller went away
+                spawn(self._cancel(invocation))
+                raise
         finally:
             self._calls.discard(call)
             if invocation is not None:
                 self._by_invocation.pop(invocation, None)
         if answer.get("status") == "Completed":
-            return answer.get("output")
+            return await self._result(tool, arguments, answer.get("output"))
+        if answer.get("status") == "Canceled":
+            raise PageToolError("the page cancelled the call")
         raise PageToolError(error_text(answer))
+
+    async def _cancel(self, invocation: str) -> None:
+        """Cancel an invocation nobody waits for (its tool's AbortSignal fires); gone ones are left."""
+        with contextlib.suppress(Exception):
+            assert self._cdp is not None
+            await asyncio.wait_for(
+                self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation}), SYNC_TIMEOUT_S
+            )
+
+    async def _result(self, tool: PageTool, arguments: dict[str, Any], output: Any) -> PageResult:
+        """The answer with the exact text the page produced for a non-object result (from
+        `CAPTURE_JS`; kept only when it reads back as the protocol's parsed `output`)."""
+        if isinstance(output, dict) or tool.kind != "imperative" or tool.frame_id is None:
+            return PageResult(output)
+        try:
+            frame = self.state.frame(tool.frame_id)
+            raw = await asyncio.wait_for(frame.evaluate(RAW_JS, [tool.name, arguments]), DESCRIBE_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - navigated or busy: the parsed output is what is known
+            return PageResult(output)
+        return (
+            PageResult(output, raw)
+            if isinstance(raw, str) and PageResult.from_page(raw).value == output
+            else PageResult(output)
+        )
 
     def close(self) -> None:
         self._cut(None, "the page was closed")
         super().close()
         self._wake.set()
         self._idle.set()
+
+
+def _schema(text: Any) -> dict[str, Any] | None:
+    """A captured outputSchema (JSON text) as an object; None when there is none or it is not one."""
+    try:
+        schema = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return schema if isinstance(schema, dict) else None
 
 
 def error_text(answer: dict[str, Any]) -> str:

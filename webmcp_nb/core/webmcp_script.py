@@ -9,6 +9,10 @@ Calling conventions differ: the native API takes an input *object*, some polyfil
 *string* (``JSON.parse(input)``). The input is passed once, as an object whose string form is
 its JSON, which both read correctly, so a tool is never run twice to find out which one the
 page wanted.
+
+A tool's ``outputSchema`` is read from the polyfill's own tool list (MCP-B's ``listTools()`` and
+our polyfill keep it). A call that times out or whose caller goes away cannot be cancelled in
+the page through ``executeTool``; it is reported as ``cancelled`` all the same.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ToolFailure
 from .util import origin_label, spawn
-from .webmcp import CutOff, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
+from .webmcp import CutOff, PageResult, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -41,6 +45,7 @@ LIST_JS = """async () => {
       title: t.title || "",
       description: t.description || "",
       inputSchema: typeof t.inputSchema === "string" ? JSON.parse(t.inputSchema) : t.inputSchema || null,
+      outputSchema: typeof t.outputSchema === "string" ? JSON.parse(t.outputSchema) : t.outputSchema || null,
       annotations: t.annotations || {},
       origin: t.origin || location.origin,
       declarative: !!form(String(t.name)),
@@ -70,14 +75,14 @@ POLYFILL_JS = """(() => {
   const tools = new Map();
   class ModelContext extends EventTarget {
     registerTool(descriptor, options = {}) {
-      const { name, title = "", description = "", inputSchema, annotations, execute } = descriptor || {};
+      const { name, title = "", description = "", inputSchema, outputSchema, annotations, execute } = descriptor || {};
       if (typeof name !== "string" || !name) throw new TypeError("registerTool: the tool needs a name");
       if (typeof execute !== "function") throw new TypeError("registerTool: the tool needs an execute function");
       if (tools.has(name)) throw new DOMException(`Tool ${name} is already registered`, "InvalidStateError");
       const signal = options.signal;
       if (signal && signal.aborted) return;
       tools.set(name, { name, title, description, inputSchema: inputSchema || { type: "object", properties: {} },
-                        annotations, execute });
+                        outputSchema, annotations, execute });
       if (signal) signal.addEventListener("abort", () => {
         if (tools.delete(name)) this.dispatchEvent(new Event("toolchange"));
       }, { once: true });
@@ -144,6 +149,7 @@ class ScriptTools(PageTools):
                 origin=tool["origin"] or origin_label(frame.url),
                 frame_id=key,
                 kind="declarative" if tool["declarative"] else "imperative",
+                output_schema=tool["outputSchema"] if isinstance(tool["outputSchema"], dict) else None,
             )
             for tool in (found["tools"] if found else [])
         ]
@@ -151,7 +157,7 @@ class ScriptTools(PageTools):
         self._remove(key, [name for (k, name) in list(self._tools) if k == key and name not in names])
         self._add(key, tools)
 
-    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> Any:
+    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> PageResult:
         from playwright.async_api import Error
 
         frame = self.state.frame(tool.frame_id)
@@ -162,6 +168,10 @@ class ScriptTools(PageTools):
                 timeout_s,
                 f"Page tool {tool.name!r}",
             )
+        except (ToolFailure, asyncio.CancelledError) as exc:  # timed out, or the caller went away
+            why = "timed out" if isinstance(exc, ToolFailure) else "the caller went away"
+            self.emit("cancelled", tool_name=tool.name, caller=caller, output=f"{why}; it may still run in the page")
+            raise
         except Error as exc:
             if any(marker in exc.message for marker in CUT_OFF):
                 self.emit("responded", tool_name=tool.name, caller=caller, status="error", output=exc.message)
@@ -180,4 +190,4 @@ class ScriptTools(PageTools):
             raise PageToolError(str(answer["error"]))
         self.emit("responded", tool_name=tool.name, caller=caller, status="completed", output=answer.get("result"))
         self._refresh_soon()  # a tool may register or remove tools
-        return answer.get("result")
+        return PageResult.from_page(answer.get("result"))

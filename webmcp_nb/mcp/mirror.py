@@ -5,7 +5,9 @@ is allowed appears to agents as ``webmcp_<sanitised name>``: unique across frame
 pages (the first in page, then frame, then registration order keeps the plain name;
 later ones get ``_2``, ``_3``...), with the page's input schema and its hints mapped
 to MCP annotations. A call goes through ``browser_webmcp_call`` on that exact page
-and frame, so validation, envelopes, approval and the call log are the usual ones.
+and frame, so validation, envelopes, approval and the call log are the usual ones. A tool that
+declared an object outputSchema has it in its mirror's output schema, as the envelope's
+``data.structured`` (a result that misses it is a tool error for agents, see the core).
 
 Which tools are visible (pages, allowed origins) is the core's answer
 (`webmcp_nb.core.page_tool_visibility`). The set is recomputed on every WebMCP change and
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +32,7 @@ import mcp_types as types
 from ..core.approval import of_page_tool
 from ..core.engine import CallRecord, Engine
 from ..core.page_tool_visibility import PageToolVisibility
-from ..core.webmcp import PageTool, WebMCPEvent
+from ..core.webmcp import PageTool, WebMCPEvent, checked_output_schema
 
 PREFIX = "webmcp_"
 MAX_NAME = 64
@@ -99,6 +103,26 @@ class Mirror:
         schema: dict[str, Any] = portable({"type": "object", **self.tool.input_schema})
         return schema
 
+    def output_schema(self, call_schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        """browser_webmcp_call's envelope schema, its success's ``data.structured`` being the page's
+        outputSchema when that is a self-contained object schema (no ``$ref``: the envelope is its root)."""
+        page = checked_output_schema(self.tool)
+        if (
+            call_schema is None
+            or page is None
+            or page.get("type", "object") != "object"
+            or '"$ref"' in json.dumps(page)
+        ):
+            return call_schema
+        schema = copy.deepcopy(call_schema)
+        success = [branch for branch in schema.get("anyOf", []) if "data" in branch.get("properties", {})]
+        if not success:
+            return call_schema
+        data = success[0]["properties"]["data"]
+        data["properties"]["structured"] = portable(page)
+        data["required"] = [*data.get("required", []), "structured"]
+        return schema
+
     def call_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
         return {
             "name": self.tool.name,
@@ -127,7 +151,7 @@ class Mirror:
             title=tool.title or tool.name,
             description=" ".join(notes),
             input_schema=self.input_schema,
-            output_schema=output_schema,
+            output_schema=self.output_schema(output_schema),
             annotations=types.ToolAnnotations(
                 title=tool.title or tool.name,
                 read_only_hint=self.read_only,
@@ -147,6 +171,7 @@ class Mirror:
             self.page_id,
             tool.description,
             repr(tool.input_schema),
+            repr(tool.output_schema),
             repr(sorted(tool.annotations.items())),
         )
 

@@ -185,6 +185,7 @@ class AgentServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
@@ -266,6 +267,21 @@ class AgentServer:
             resources=[
                 types.Resource(uri=r.uri, name=r.name, description=r.description or None, mime_type=r.mime_type)
                 for r in self.session.published.resources.values()
+                if not r.is_template
+            ]
+        )
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        self.notifier.seen(ctx)
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=r.uri, name=r.name, description=r.description or None, mime_type=r.mime_type
+                )
+                for r in self.session.published.resources.values()
+                if r.is_template
             ]
         )
 
@@ -276,10 +292,15 @@ class AgentServer:
         if uri.startswith(ARTIFACT_URI):
             content, mime_type = await asyncio.to_thread(self._artifact, uri.removeprefix(ARTIFACT_URI))
         else:
-            resource = self.session.published.resources.get(uri)
+            resources = self.session.published.resources
+            resource, variables = resources.get(uri), {}
+            if resource is None or resource.is_template:
+                resource, variables = next(
+                    ((r, found) for r in resources.values() if (found := r.match(uri)) is not None), (None, {})
+                )
             if resource is None:
                 raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!s}")
-            content, mime_type = await asyncio.to_thread(resource.read), resource.mime_type
+            content, mime_type = await asyncio.to_thread(resource.read, **variables), resource.mime_type
         if isinstance(content, bytes):
             blob = base64.b64encode(content).decode("ascii")
             return types.ReadResourceResult(
@@ -336,18 +357,10 @@ class AgentServer:
         prompt = self.session.published.prompts.get(params.name)
         if prompt is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt {params.name!r}")
-        arguments = params.arguments or {}
-        missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
-        unknown = sorted(set(arguments) - {a.name for a in prompt.arguments})
-        if missing or unknown:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"Prompt {prompt.name!r}: "
-                + "; ".join(
-                    [f"missing argument '{name}'" for name in missing]
-                    + [f"unknown argument '{name}'" for name in unknown]
-                ),
-            )
+        try:
+            arguments = prompt.bind(params.arguments or {})
+        except ValueError as exc:
+            raise MCPError(types.INVALID_PARAMS, f"Prompt {prompt.name!r}: {exc}") from None
         rendered = await asyncio.to_thread(prompt.render, **arguments)
         messages = [("user", rendered)] if isinstance(rendered, str) else list(rendered)
         return types.GetPromptResult(

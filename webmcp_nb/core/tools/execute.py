@@ -95,9 +95,11 @@ async def execute(ctx: CallContext, p: ExecuteParams) -> ExecuteData:
     timer = asyncio.timeout(p.timeout_s)  # without timeout_s, the engine's operation deadline applies
     tap = console_tap(ctx.page_state)
     tap.logs = logs
+    # A failure keeps what the snippet printed and the page logged (the engine's deadline too).
+    ctx.cut_off = lambda error_type, message: ToolFailure(error_type, message, context=logs.context())
     try:
         async with timer:
-            value = await run_snippet(snippet, namespace, p.code)
+            value = await run_snippet(snippet, namespace, p.code, ctx)
     except TimeoutError:
         if not timer.expired():
             raise
@@ -105,7 +107,11 @@ async def execute(ctx: CallContext, p: ExecuteParams) -> ExecuteData:
             "operation_timeout",
             f"The snippet did not finish within timeout_s={p.timeout_s:g} s and was stopped; "
             "what it did until then stays done.",
+            context=logs.context(),
         ) from None
+    except ToolFailure as failure:
+        failure.context = {**(failure.context or {}), **logs.context()} or None
+        raise
     finally:
         tap.logs = None
     return ExecuteData(url=page.url, logs=logs.finish(), **result_fields(value))
@@ -116,8 +122,9 @@ class Snippet(NamedTuple):
     statements: bool  # a module of statements (its value is left in `_RESULT`), not a lone expression
 
 
-async def run_snippet(snippet: Snippet, namespace: dict[str, Any], code: str) -> Any:
-    """Run the compiled snippet and return its value; anything it raises becomes `evaluation_failed`."""
+async def run_snippet(snippet: Snippet, namespace: dict[str, Any], code: str, ctx: CallContext) -> Any:
+    """Run the compiled snippet and return its value; anything it raises becomes `evaluation_failed`
+    (one that failed to find an element marks `ctx.element_failed`, for the failure's hints)."""
     try:
         value = eval(snippet.program, namespace)  # running the caller's code is this tool's job
         if snippet.program.co_flags & inspect.CO_COROUTINE:
@@ -127,8 +134,21 @@ async def run_snippet(snippet: Snippet, namespace: dict[str, Any], code: str) ->
             raise  # stopped from outside (timeout_s, the operation deadline)
         raise ToolFailure("evaluation_failed", snippet_error(exc, code)) from None
     except BaseException as exc:  # noqa: BLE001 - even SystemExit in a snippet must not end the runtime
+        ctx.element_failed = looked_for_element(exc)
         raise ToolFailure("evaluation_failed", snippet_error(exc, code)) from None
     return namespace.pop(_RESULT, None) if snippet.statements else value
+
+
+def looked_for_element(exc: BaseException) -> bool:
+    """Whether the snippet failed to find an element: a Playwright locator or selector that timed out
+    or matched nothing, or a `ref()` that is gone."""
+    from playwright.async_api import Error as PlaywrightError
+
+    from ..failure import LOCATOR_FAILURES
+
+    if isinstance(exc, ToolFailure):
+        return exc.error_type in LOCATOR_FAILURES
+    return isinstance(exc, PlaywrightError) and ("waiting for locator(" in exc.message or "Locator." in exc.message)
 
 
 @functools.lru_cache(maxsize=64)  # agents repeat snippets (polling); a code object runs any number of times
@@ -240,6 +260,11 @@ class Logs:
             self.entries.append(f"print: {self._partial}")
             self._partial = ""
         return self.entries
+
+    def context(self) -> dict[str, Any]:
+        """A failure's context: the logs so far, unfinished print included (the latest are kept)."""
+        entries = self.entries + ([f"print: {self._partial}"] if self._partial else [])
+        return {"logs": entries} if entries else {}
 
 
 def result_fields(value: Any) -> dict[str, Any]:

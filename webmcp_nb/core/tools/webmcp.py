@@ -15,7 +15,16 @@ from ..errors import ToolFailure
 from ..observe import Observe, ObserveField
 from ..registry import tool
 from ..secret_fields import block_in_json_text, block_secrets
-from ..webmcp import CutOff, Mode, PageToolError, content_text, map_result, validate_input
+from ..webmcp import (
+    CutOff,
+    Mode,
+    PageToolError,
+    content_text,
+    map_result,
+    multi_round,
+    output_problems,
+    validate_input,
+)
 from .models import ActionData, Data, FrameParams
 
 if TYPE_CHECKING:
@@ -38,6 +47,9 @@ class PageToolInfo(Data):
     origin: str
     frame_id: str | None
     kind: Literal["imperative", "declarative"]
+    output_schema: dict[str, Any] | None = Field(
+        None, description="The outputSchema the page declared (checked on each call; see the README)."
+    )
 
 
 class WebMCPListData(Data):
@@ -138,6 +150,9 @@ class WebMCPCallData(ActionData):
         None,
         description="Secret JSON fields of the result (password, token, ...) whose values were replaced by [blocked].",
     )
+    warnings: list[str] | None = Field(
+        None, description="What is wrong with the result (it does not match the tool's outputSchema)."
+    )
 
 
 async def called_tool_consequence(ctx: CallContext, p: WebMCPCallParams, page: PageState | None) -> Consequence:
@@ -160,7 +175,8 @@ async def called_tool_consequence(ctx: CallContext, p: WebMCPCallParams, page: P
     title="Call a page tool (WebMCP)",
     description="Call one of the page's WebMCP tools with an input object (validated against its inputSchema "
     "first). Returns its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP "
-    "result) or `text`; an MCP result with isError true is an evaluation_failed error with the page's text.",
+    "result) or `text`; an MCP result with isError true, a multi-round (input_required) result, and for agents a "
+    "result that does not match the tool's outputSchema are evaluation_failed errors.",
     params=WebMCPCallParams,
     data=WebMCPCallData,
     target="page",
@@ -198,14 +214,33 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
             "may not have taken effect.",
             read_only=found.read_only,
         ) from None
+    if multi_round(result.value):
+        raise ToolFailure(
+            "evaluation_failed",
+            f"Page tool {p.name!r} answered with a multi-round result (input_required): it asks for more input "
+            "before it completes, which a call cannot give. Its partial result is not returned.",
+            read_only=found.read_only,
+        )
     mapped = map_result(result)
     if mapped.get("is_error"):
         said = content_text(mapped["content"]) or "(no text)"
         raise ToolFailure(
             "evaluation_failed", f"Page tool {p.name!r} reported an error: {said}", read_only=found.read_only
         )
+    problems = output_problems(found, result, mapped)
+    if problems and ctx.from_agent:
+        raise ToolFailure(
+            "evaluation_failed",
+            f"Page tool {p.name!r} ran, but its result does not match its outputSchema: {problems}. "
+            "The result is not returned.",
+            completed=True,
+            read_only=found.read_only,
+        )
+    warnings = [f"the result does not match the tool's outputSchema: {problems}"] if problems else None
     blocked = block_result_secrets(mapped)
-    return WebMCPCallData(url=ctx.page.url, tool=found.name, frame_id=found.frame_id, blocked_fields=blocked, **mapped)
+    return WebMCPCallData(
+        url=ctx.page.url, tool=found.name, frame_id=found.frame_id, blocked_fields=blocked, warnings=warnings, **mapped
+    )
 
 
 def block_result_secrets(mapped: dict[str, Any]) -> list[str] | None:
