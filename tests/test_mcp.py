@@ -460,9 +460,12 @@ def test_stdio_serve_runs_a_session_of_its_own(demo: DemoServer) -> None:
     assert 'button "Add Banana"' in text_of(snapshot)
 
 
-def test_caps_grant_the_file_and_pdf_tools(demo: DemoServer) -> None:
+def test_caps_grant_the_file_and_pdf_tools(demo: DemoServer, tmp_path: Path) -> None:
+    """What an agent saves stays in --artifacts-dir after the server stops (by default it goes to a
+    temporary directory removed with the server)."""
+
     async def scenario() -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
-        serve = _script("serve", "--transport", "stdio", "--caps", "files", "pdf")
+        serve = _script("serve", "--transport", "stdio", "--caps", "files", "pdf", "--artifacts-dir", str(tmp_path))
         async with Client(serve, client_info=AGENT) as client:
             tools = [tool.name for tool in (await client.list_tools()).tools]
             await client.call_tool("browser_navigate", {"url": demo.url_for("downloads.html")})
@@ -472,7 +475,8 @@ def test_caps_grant_the_file_and_pdf_tools(demo: DemoServer) -> None:
     assert tools == [spec.name for spec in tool_registry() if spec.group in ("core", "files", "pdf")]
     assert {"browser_pdf", "browser_downloads", "browser_file_upload"} <= set(tools)
     saved = structured(pdf)["data"]["path"]
-    assert Path(saved).read_bytes().startswith(b"%PDF-") and saved in text_of(pdf)
+    assert Path(saved).parent == tmp_path and saved in text_of(pdf)
+    assert Path(saved).read_bytes().startswith(b"%PDF-")
     assert structured(downloads)["data"] == {"downloads": []}
 
 

@@ -36,6 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(serve, exclude={"approve"}, defaults={"token": os.environ.get(TOKEN_ENV)})
     serve.add_argument("--headed", action="store_true", help="show browser windows (needs a display)")
     serve.add_argument(
+        "--artifacts-dir",
+        metavar="DIR",
+        help="keep what agents save (screenshots, PDFs, downloads, traces) in DIR; by default they go to a "
+        "temporary directory removed when the server stops",
+    )
+    serve.add_argument(
         "--remote",
         metavar="URL",
         help="create instances on a remote browser: ws://... a Playwright browser server, http://... a CDP endpoint",
@@ -81,6 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
         session = Session(
             headless=not args.headed,
             caller="agent",
+            artifacts_dir=args.artifacts_dir,
             remote_endpoint=args.remote,
             remote_headers=_remote_headers(args.remote_headers),
         )
