@@ -167,7 +167,7 @@ def test_panel_instance_selector_switches_the_live_view_and_the_calls(session, d
         panel.instances.value = "second"
         wait_until(lambda: panel.url.value == demo.url_for("help.html"))
         shown = panel.live.frames_shown
-        wait_until(lambda: panel.live.frames_shown > shown)
+        wait_until(lambda: panel.live.frames_shown > shown, timeout=30)  # a new screencast starts: slow when loaded
         panel.reload.click()
         record = wait_until(lambda: [r for r in session.history if r.tool == "browser_reload"])[-1]
         assert record.envelope.instance == "second" and record.caller == "panel"
