@@ -23,6 +23,7 @@ import base64
 import http.server
 import json
 import platform
+import re
 import statistics
 import threading
 import time
@@ -112,7 +113,8 @@ async def snapshots(rounds: int) -> dict[str, Any]:
                     await sides[name]()
                     times[name].append(ms(time.perf_counter() - started))
             envelope = session.snapshot()
-            secrets_shown = sum(f"value {row}" in envelope.data["snapshot"] for row in range(100, ROWS, 200))  # type: ignore[index]
+            shown = envelope.data["snapshot"]  # type: ignore[index]
+            secrets_shown = sum(bool(re.search(f": value {row}$", shown, re.M)) for row in range(100, ROWS, 200))
             return {
                 "medians": {name: statistics.median(values) for name, values in times.items()},
                 "spread": {name: (min(values), max(values)) for name, values in times.items()},

@@ -1,10 +1,12 @@
 """Secrets: what a password or one-time-code field holds never leaves the core.
 
 - Secret fields are ``<input type=password>`` and inputs or text areas whose ``autocomplete``
-  names ``one-time-code``, in any frame or shadow root (`SECRET_FIELD_JS`, asked of the element
-  itself).
+  names ``one-time-code``, in any frame or shadow root (`SECRET_FIELD_JS`).
 - Snapshots (`redact_snapshot`): a secret field that holds anything reads
   ``textbox "Password" [ref=e2]: [redacted]`` whatever its length; an empty one is shown as it is.
+  Fields are told by the value they show, with a fixed number of questions per frame (the values
+  are read beside the snapshot and matched in the page: none leaves it); each field is asked
+  itself only when values cannot tell.
 - Typed text (`redact_call`): a tool declares where its arguments carry text typed into a field
   (`ToolSpec.typed_text`, such as ``"fields.*.value"``); its handler tells the call context which
   of those went into an ordinary field (`CallContext.typing_into`). Every other value, a secret
@@ -249,7 +251,7 @@ async def secret_field_masks(page: Page) -> list[Locator]:
 
     async def count(frame: Frame) -> int:
         try:
-            return len(await frame.evaluate(_SECRET_VALUES_JS))
+            return int(await frame.evaluate(f"() => ({_SECRET_VALUES_JS})().length"))  # a count: no value leaves
         except Error:
             return 0 if frame.is_detached() else 1  # cannot tell: mask whatever matches
 
