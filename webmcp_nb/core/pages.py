@@ -75,6 +75,8 @@ class PageState:
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
         self.snapshot_text: str | None = None  # the latest whole-page snapshot (refs to words: `ref_targets`)
+        # (document generation, frame) whose latest snapshot showed no filled field (see tools.snapshot)
+        self.without_filled_fields: tuple[int, Frame] | None = None
         self.closed = False
         self._cdp: asyncio.Future[CDPSession] | None = None
         # (document generation, the browser's title read, the URL then), started at DOMContentLoaded

@@ -122,14 +122,20 @@ class SecretRead:
     before it, answered beside it), so that a value changed or cleared right after the snapshot is
     still recognised in it. `redact_snapshot` uses and releases it."""
 
-    def __init__(self, frames: list[Frame], timeout_s: float) -> None:
+    def __init__(self, frames: list[Frame], timeout_s: float, *, before: bool) -> None:
         self.frames, self.timeout_s = frames, timeout_s
-        self._before = [spawn(_bounded(frame.evaluate_handle(_SECRET_VALUES_JS), timeout_s)) for frame in frames]
+        self.filled = False  # whether the snapshot showed a filled field (set by `redact_snapshot`)
+        self._before = [
+            spawn(_bounded(frame.evaluate_handle(_SECRET_VALUES_JS), timeout_s)) if before else None for frame in frames
+        ]
 
     async def matches(self, candidates: list[str]) -> tuple[set[int], bool, bool] | None:
         """The candidates a secret field holds, whether some rendered secret value is shown by none,
         and whether any secret field holds a value; None when a frame could not be asked."""
-        before = await asyncio.gather(*self._before, return_exceptions=True)
+        before = [
+            (await asyncio.gather(task, return_exceptions=True))[0] if task is not None else None
+            for task in self._before
+        ]
         shown = json.dumps(candidates)  # one string: Playwright's own serialisation of a long list is slow
         answers = await asyncio.gather(
             *(
@@ -148,19 +154,21 @@ class SecretRead:
     def release(self) -> None:
         """Let the page forget the values (in the background: nothing waits for it)."""
         for before in self._before:
-            before.add_done_callback(_dispose)
+            if before is not None:
+                before.add_done_callback(_dispose)
 
 
-def read_secret_fields(root: Frame, timeout_ms: float) -> SecretRead:
+def read_secret_fields(root: Frame, timeout_ms: float, *, before: bool = True) -> SecretRead:
     """Start reading the secret fields of `root` and the frames inside it, for a snapshot of `root`
-    that is about to be taken (and given `timeout_ms`: the read waits behind it)."""
+    that is about to be taken (and given `timeout_ms`: the read waits behind it). Without `before`
+    (the last snapshot of the document showed no filled field), they are read after it only."""
     frames, pending = [], [root]
     while pending:
         frame = pending.pop()
         if not frame.is_detached():
             frames.append(frame)
             pending += frame.child_frames
-    return SecretRead(frames, timeout_ms / 1000)
+    return SecretRead(frames, timeout_ms / 1000, before=before)
 
 
 async def redact_snapshot(page: Page, yaml: str, read: SecretRead) -> str:
@@ -187,6 +195,7 @@ async def _redact(page: Page, yaml: str, read: SecretRead) -> str:
             continue
         ref = REF.search(match["head"])
         filled[index] = (ref.group(1) if ref else None, _shown_value(lines, index, match))
+    read.filled = bool(filled)
     if not filled:
         return yaml
     shown = [(index, value) for index, (_, value) in filled.items() if value is not None]

@@ -60,8 +60,10 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     capture = ctx.capture(
         root.aria_snapshot(mode="ai", depth=depth, timeout=timeout), "the accessibility snapshot", timeout
     )
-    # The secret fields' values are read beside the snapshot (see webmcp_nb.core.redaction).
-    secrets = read_secret_fields(ctx.frame, timeout)
+    # The secret fields' values are read beside the snapshot (see webmcp_nb.core.redaction),
+    # unless the last one of this document showed no filled field (a page without forms).
+    no_fields = page_state.without_filled_fields == (page_state.document_generation, ctx.frame)
+    secrets = read_secret_fields(ctx.frame, timeout, before=not no_fields)
     title = page_state.known_title()  # read at DOMContentLoaded, usually
     try:
         if title is None:
@@ -75,6 +77,7 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
     yaml = await redact_snapshot(ctx.page, yaml, secrets)
+    page_state.without_filled_fields = None if secrets.filled else (page_state.document_generation, ctx.frame)
     if p.ref:
         part = subtree(yaml, p.ref, p.depth)
         if part is None:
