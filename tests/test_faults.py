@@ -175,6 +175,42 @@ def test_a_hung_page_is_marked_unresponsive_fails_fast_and_is_recovered(fresh_se
     wait_until(lambda: renderers_before - renderer_pids(s), 10.0, message="the stuck renderer to be gone")
 
 
+def test_a_stuck_tab_is_told_from_what_is_known_and_holds_up_no_other_call(fresh_session, demo, monkeypatch) -> None:
+    from playwright.async_api import CDPSession
+
+    asked: list[str] = []  # the trivial evaluations that check a renderer
+    send = CDPSession.send
+
+    async def counted(self, method, params=None):
+        if method == "Runtime.evaluate" and (params or {}).get("expression") == "0":
+            asked.append(method)
+        return await send(self, method, params)
+
+    monkeypatch.setattr(CDPSession, "send", counted)
+    s = started(fresh_session, demo.url)
+    hung = ok(s.tabs())["current_page_id"]
+    other = ok(s.tabs("new", url=demo.url_for("form.html")))["current_page_id"]
+    ok(s.evaluate(HANG, page_id=hung))
+    error(timeout_once_stuck(lambda: s.evaluate("1", page_id=hung)), "operation_timeout", "unknown")
+    # While its check is under way, the list tells the tab from the browser process, without waiting.
+    listed = s.tabs()
+    assert [(tab["page_id"], tab["title"]) for tab in ok(listed)["tabs"]] == [(hung, "Demo Shop"), (other, "Demo Form")]
+    assert listed.operation.duration_ms < 1500  # it waited for the check (2 s) before
+    wait_until(lambda: tab_status(s, hung) == "unresponsive", 10.0, message="the tab to be marked")
+    checks = len(asked)
+    assert checks == 1
+    for _ in range(3):
+        tabs = ok(s.tabs())["tabs"]
+        assert [(tab["page_id"], tab["status"], tab["title"], tab["url"]) for tab in tabs] == [
+            (hung, "unresponsive", "Demo Shop", demo.url),
+            (other, "ok", "Demo Form", demo.url_for("form.html")),
+        ]
+        assert [page["page_id"] for page in ok(s.health())["unhealthy_pages"]] == [hung]
+        assert ok(s.snapshot(page_id=other))["url"].endswith("form.html")
+        error(s.evaluate("1", page_id=hung), "operation_timeout", "not_started")
+    assert len(asked) == checks  # the stuck renderer was not asked again: the first question still waits
+
+
 def test_a_script_that_ends_clears_the_mark(fresh_session, demo) -> None:
     s = started(fresh_session, demo.url)
     page = ok(s.tabs())["current_page_id"]

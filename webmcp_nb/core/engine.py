@@ -365,6 +365,11 @@ class Engine:
         await self._await_approval(ctx, params, instance)
         ctx.phase = "queued"
         lock = contextlib.nullcontext() if spec.resolves_modal else instance.lock
+        checked = (
+            instance.pages.get(params.page_id or instance.current_page_id or "") if spec.target == "page" else None
+        )
+        if checked is not None and checked.probing:
+            await checked.healthy()  # a call on it just timed out: its check is awaited outside the lock
         async with lock:
             if instance.state != "live":
                 raise self.manager.unavailable(instance)

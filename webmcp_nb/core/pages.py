@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import aria
 from .errors import ToolFailure
-from .util import utc_now
+from .util import spawn, utc_now
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Dialog, FileChooser, Frame, Locator, Page, Request
@@ -19,10 +20,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# How long a renderer may take to answer a trivial evaluation before its tab counts as
-# unresponsive: once after a call on it timed out, and again before each later call.
+# How long a renderer may take to answer a trivial evaluation, after a call on it timed out,
+# before its tab counts as unresponsive. The question stays asked: its answer clears the mark.
 PROBE_S = 2.0
-RECHECK_S = 0.5
 
 
 @dataclass
@@ -75,6 +75,8 @@ class PageState:
         self._latest_refs: set[str] = set()
         self._seen_refs: set[str] = set()
         self.snapshot_text: str | None = None  # the latest whole-page snapshot (refs to words: `ref_targets`)
+        # (document generation, frame) whose latest snapshot showed no filled field (see tools.snapshot)
+        self.without_filled_fields: tuple[int, Frame] | None = None
         self.closed = False
         self._cdp: asyncio.Future[CDPSession] | None = None
         # (document generation, the browser's title read, the URL then), started at DOMContentLoaded
@@ -131,36 +133,41 @@ class PageState:
         if request is None or request is self._navigation:
             self._navigation = None
 
-    async def answers(self, timeout_s: float) -> bool:
-        """Whether the renderer evaluates `0` within `timeout_s` (a stuck script blocks it)."""
+    async def _answer(self) -> None:
+        """Return once the renderer has evaluated `0` (a stuck script holds it back), or cannot."""
         from playwright.async_api import Error
 
-        try:
-            async with asyncio.timeout(timeout_s):
-                await (await self.cdp()).send("Runtime.evaluate", {"expression": "0"})
-        except TimeoutError:
-            return False
-        except Error:
-            return not (self.crashed_at or self.closed)  # it answered (e.g. between documents)
-        return True
+        with contextlib.suppress(Error):  # gone, or between documents: not stuck in script either way
+            await (await self.cdp()).send("Runtime.evaluate", {"expression": "0"})
 
     def suspect(self, after: str) -> None:
         """A call on this tab (`after`) timed out: check in the background whether its renderer
-        still answers; if not, the tab is marked unresponsive."""
+        still answers; if not within `PROBE_S`, the tab is marked unresponsive until it does."""
         if self.condition == "ok" and (self._probe is None or self._probe.done()):
-            self._probe = asyncio.ensure_future(self._check(after))
+            self._probe = spawn(self._check(after))
 
     async def _check(self, after: str) -> None:
-        if not await self.answers(PROBE_S) and not (self.closed or self.crashed_at or self._navigation):
+        answer = spawn(self._answer())
+        await asyncio.wait([answer], timeout=PROBE_S)
+        if not answer.done() and not (self.closed or self.crashed_at or self._navigation):
             self.unresponsive = {"since": utc_now(), "after": after}
+            answer.add_done_callback(self._answered)
+
+    def _answered(self, _answer: asyncio.Task[None]) -> None:
+        self.unresponsive = None  # the stuck script ended (or the renderer went: `crashed_at` says so)
+
+    @property
+    def probing(self) -> bool:
+        """A call on this tab timed out and its renderer has not answered yet (for up to `PROBE_S`)."""
+        return self._probe is not None and not self._probe.done()
 
     async def healthy(self) -> bool:
-        """False if the renderer crashed or still does not answer (checked quickly); a tab
-        whose stuck script has ended is marked responsive again."""
-        if self._probe is not None and not self._probe.done():
+        """False if the renderer crashed or is stuck in script, as already known: a stuck one is not
+        asked again (the question left with it clears the mark when answered). Only while a
+        check is under way (right after a call on this tab timed out) is it waited for."""
+        if self.probing:
+            assert self._probe is not None
             await asyncio.shield(self._probe)
-        if self.unresponsive is not None and await self.answers(RECHECK_S):
-            self.unresponsive = None
         return self.condition == "ok"
 
     def unhealthy_error(self, tool: str) -> ToolFailure:

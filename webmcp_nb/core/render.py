@@ -52,6 +52,14 @@ _ENTRY_KINDS = {"browser_console": "console", "browser_network": "network"}
 # Keys whose JSON object or array value is shown as a collapsible tree (browser_http's body).
 _TREE_KEYS = frozenset({"body"})
 _TREE_OPEN_DEPTH = 2  # deeper levels start folded
+# A notebook cell keeps big results lean (`mimebundle`): the HTML renders the first screenfuls and
+# holds the rest as plain text that unfolds on demand, text/plain shows the first lines, and the
+# envelope JSON leaves out its big values.
+HTML_TREE_LINES = 150  # snapshot lines rendered as a tree
+HTML_LIST_ROWS = 50  # list items rendered as table rows
+TEXT_HEAD_LINES = 60  # lines of text/plain in a mime bundle
+JSON_FULL_BYTES = 16 * 1024  # an envelope JSON up to this size travels whole
+JSON_VALUE_BYTES = 1024  # beyond it, data values larger than this are left out
 
 
 # --------------------------------------------------------------------------- #
@@ -278,9 +286,9 @@ SUCCESS_COLOUR = "#1a7f37"
 ERROR_COLOUR = "#cf222e"
 WARN_COLOUR = "#bf8700"
 PAGE_TOOL_COLOUR = "#8250df"
-_CELL = "border: 1px solid rgba(127,127,127,0.3); padding: 2px 6px; text-align: left; vertical-align: top;"
+_TABLE = "border-collapse:collapse;border-color:rgba(127,127,127,.3);margin:4px 0;font-size:12px"
 # Short: a snapshot has one chip per ref.
-_CHIP = "font-size:11px;padding:0 3px;border-radius:3px;background:rgba(127,127,127,.2)"
+_CHIP = "background:#8883"
 
 
 def tint(colour: str, alpha: float) -> str:
@@ -291,6 +299,11 @@ def tint(colour: str, alpha: float) -> str:
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _t(value: str) -> str:
+    """Text content (not an attribute value): quotes stay as they are."""
+    return html.escape(value, quote=False)
 
 
 def _badge(text: str, colour: str) -> str:
@@ -363,16 +376,19 @@ def _tree(value: Any, depth: int) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None = None) -> str:
-    """A table; cells are HTML already escaped by the caller. Rows with a true `alerts` entry are red."""
-    head = "".join(f'<th style="{_CELL} font-weight: 600;">{_e(header)}</th>' for header in headers)
+    """A table; cells are HTML already escaped by the caller. Rows with a true `alerts` entry are red.
+    Cells take their look from the table's attributes (no style per cell: long lists stay lean)."""
+    head = "".join(f'<th align="left">{_e(header)}</th>' for header in headers)
     marks = alerts or [False] * len(rows)
+    alert_row = f'<tr style="color:{ERROR_COLOUR};background:{tint(ERROR_COLOUR, 0.06)}">'
     body = "".join(
-        (f'<tr style="color: {ERROR_COLOUR}; background: {tint(ERROR_COLOUR, 0.06)};">' if alert else "<tr>")
-        + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in row)
-        + "</tr>"
+        (alert_row if alert else "<tr>") + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
         for row, alert in zip(rows, marks, strict=False)
     )
-    return f'<table style="border-collapse: collapse; margin: 4px 0; font-size: 12px;"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (
+        f'<table border="1" cellpadding="3" style="{_TABLE}"><thead><tr>{head}</tr></thead>'
+        f'<tbody valign="top">{body}</tbody></table>'
+    )
 
 
 def _code(value: Any) -> str:
@@ -414,6 +430,12 @@ class ListKind:
         return lines
 
     def html(self, kind: str, items: list[dict[str, Any]], current: str | None) -> str:
+        title = f'<div style="font-weight: 600; margin-top: 6px;">{_e(kind)} ({len(items)})</div>'
+        rest = items[HTML_LIST_ROWS:]
+        more = _more_html(self.text(kind, rest, current)[1:], "items") if rest else ""
+        return title + self._table(items[:HTML_LIST_ROWS], current) + more
+
+    def _table(self, items: list[dict[str, Any]], current: str | None) -> str:
         shown = self.shown()
         extra = sorted({key for item in items for key in item} - shown)
         headers = [header for header, _, _ in self.columns] + extra
@@ -423,8 +445,7 @@ class ListKind:
             for item in items
         ]
         alerts = [self.alert(item) for item in items]
-        title = f'<div style="font-weight: 600; margin-top: 6px;">{_e(kind)} ({len(items)})</div>'
-        return title + _table(headers, rows, alerts)
+        return _table(headers, rows, alerts)
 
     def shown(self) -> frozenset[str]:
         return frozenset(key for _, keys, _ in self.columns for key in keys) | self.hidden
@@ -648,17 +669,17 @@ def _snapshot_line_html(content: str) -> str:
     first = True
     for match in _SNAPSHOT_TOKEN.finditer(content):
         before = content[position : match.start()]
-        out.append(_role_html(before) if first else _e(before))
+        out.append(_role_html(before) if first else _t(before))
         first = False
         if match.group("ref") is not None:
-            out.append(f'<code style="{_CHIP}">{_e(match.group("ref"))}</code>')
+            out.append(f'<code style="{_CHIP}">{_t(match.group("ref"))}</code>')
         elif match.group("attr") is not None:
-            out.append(f'<span style="{_MUTED}">{_e(match.group("attr"))}</span>')
+            out.append(f'<span style="{_MUTED}">{_t(match.group("attr"))}</span>')
         else:
-            out.append(_e(match.group("quoted")))
+            out.append(_t(match.group("quoted")))
         position = match.end()
     tail = content[position:]
-    out.append(_role_html(tail) if first else _e(tail))
+    out.append(_role_html(tail) if first else _t(tail))
     return "".join(out)
 
 
@@ -667,12 +688,25 @@ def _role_html(text: str) -> str:
     if not text:
         return ""
     role, space, rest = text.partition(" ")
-    return f"<b>{_e(role)}</b>{space}{_e(rest)}"
+    return f"<b>{_t(role)}</b>{space}{_t(rest)}"
+
+
+def _more_html(lines: list[str], what: str) -> str:
+    """The rest of a big result as plain text, folded: it unfolds on demand, and costs no layout
+    (nor a tree of elements) until then."""
+    return (
+        f'<details style="margin: 4px 0;"><summary style="cursor: pointer; {_MUTED}">{len(lines):,} more {what}'
+        f'</summary><pre style="{_MONO} margin: 2px 0; white-space: pre;">{html.escape(chr(10).join(lines), quote=False)}'
+        "</pre></details>"
+    )
 
 
 def _snapshot_html(yaml: str) -> str:
-    """The snapshot YAML as nested <details open>, following its indentation."""
+    """The snapshot YAML as nested <details open>, following its indentation: its first
+    `HTML_TREE_LINES` lines, then the rest as folded text."""
     lines = [line for line in yaml.splitlines() if line.strip()]
+    rest = _more_html(lines[HTML_TREE_LINES:], "lines") if len(lines) > HTML_TREE_LINES else ""
+    lines = lines[:HTML_TREE_LINES]
     indents = [len(line) - len(line.lstrip(" ")) for line in lines]
     out: list[str] = []
     open_indents: list[int] = []
@@ -687,13 +721,13 @@ def _snapshot_html(yaml: str) -> str:
             content = content.removesuffix(":")
             out.append(
                 f"<details open><summary>{_snapshot_line_html(content)}</summary>"
-                f'<div style="margin-left:5px;padding-left:12px;border-left:1px solid rgba(127,127,127,.3)">'
+                '<div style="padding-left:14px;border-left:1px solid #8884">'
             )
             open_indents.append(indent)
         else:
             out.append(f'<div style="margin-left:14px">{_snapshot_line_html(content)}</div>')
     out.extend("</div></details>" for _ in open_indents)
-    return f'<div style="{_MONO} margin: 6px 0;">{"".join(out)}</div>'
+    return f'<div style="{_MONO} margin: 6px 0;">{"".join(out)}</div>{rest}'
 
 
 def _image_html(image: _Image, screenshot_width: int | None) -> str:
@@ -794,31 +828,61 @@ def mimebundle(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(data, metadata)`` as IPython's ``_repr_mimebundle_`` returns them.
 
-    text/plain is always present; text/html, `ENVELOPE_MIME` (the JSON-able
-    envelope, bytes as base64) and, for a successful screenshot, image/png or
-    image/jpeg (base64, with a display width of at most `screenshot_width`)
-    follow `include` / `exclude`.
+    text/plain is always present; text/html, `ENVELOPE_MIME` (the JSON-able envelope, bytes as
+    base64) and, for a successful screenshot, image/png or image/jpeg (base64, with a display
+    width of at most `screenshot_width`) follow `include` / `exclude`. Each part of a result
+    travels once: a screenshot is its image (its HTML, which would carry the image again, only
+    when `include` names text/html); a big result's HTML renders its first screenfuls and holds
+    the rest as folded text, text/plain holds its first `TEXT_HEAD_LINES` lines, and the envelope
+    JSON leaves out data values over `JSON_VALUE_BYTES` (see `lean_envelope_json`).
     """
     include = set(include) if include is not None else None
     exclude = set(exclude) if exclude is not None else None
-    data: dict[str, Any] = {"text/plain": render_text(envelope)}
+    data: dict[str, Any] = {"text/plain": _text_head(render_text(envelope))}
     metadata: dict[str, Any] = {}
-    if _wanted("text/html", include, exclude):
+    image = _split(envelope).image if envelope.ok else None
+    if image is not None and (
+        image.mime_type not in ("image/png", "image/jpeg") or not _wanted(image.mime_type, include, exclude)
+    ):
+        image = None
+    if _wanted("text/html", include, exclude) and (image is None or (include is not None and "text/html" in include)):
         data["text/html"] = render_html(envelope, screenshot_width=screenshot_width)
     if _wanted(ENVELOPE_MIME, include, exclude):
-        data[ENVELOPE_MIME] = json.loads(envelope.to_json())
-    if envelope.ok:
-        image = _split(envelope).image
-        if (
-            image is not None
-            and image.mime_type in ("image/png", "image/jpeg")
-            and _wanted(image.mime_type, include, exclude)
-        ):
-            data[image.mime_type] = base64.b64encode(image.data).decode("ascii")
-            width = _display_width(image.width, screenshot_width)
-            if width is not None:
-                metadata[image.mime_type] = {"width": width}
+        data[ENVELOPE_MIME] = lean_envelope_json(envelope)
+    if image is not None:
+        data[image.mime_type] = base64.b64encode(image.data).decode("ascii")
+        width = _display_width(image.width, screenshot_width)
+        if width is not None:
+            metadata[image.mime_type] = {"width": width}
     return data, metadata
+
+
+def _text_head(text: str) -> str:
+    """`text`, or its first `TEXT_HEAD_LINES` lines and how many follow."""
+    lines = text.split("\n", TEXT_HEAD_LINES)
+    if len(lines) <= TEXT_HEAD_LINES:
+        return text
+    more = lines.pop().count("\n") + 1
+    return "\n".join([*lines, f"... {more:,} more lines (the HTML view unfolds them; print(envelope) shows them all)"])
+
+
+def lean_envelope_json(envelope: Envelope) -> dict[str, Any]:
+    """The envelope as JSON for a mime bundle: whole up to `JSON_FULL_BYTES`; beyond, without the
+    data values over `JSON_VALUE_BYTES` (named with their sizes under ``omitted``: the views and
+    the live `Envelope` hold them)."""
+    text = envelope.to_json()
+    value: dict[str, Any] = json.loads(text)
+    if len(text) <= JSON_FULL_BYTES or not isinstance(value.get("data"), dict):
+        return value
+    omitted: dict[str, int] = {}
+    for key, item in list(value["data"].items()):
+        size = len(json.dumps(item, ensure_ascii=False))
+        if size > JSON_VALUE_BYTES:
+            omitted[key] = size
+            del value["data"][key]
+    if omitted:
+        value["omitted"] = omitted
+    return value
 
 
 # --------------------------------------------------------------------------- #

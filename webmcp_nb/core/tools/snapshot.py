@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ..aria import subtree
 from ..errors import ToolFailure
-from ..redaction import redact_snapshot
+from ..redaction import read_secret_fields, redact_snapshot
 from ..registry import tool
 from .models import Data, FrameParams, Ref
 from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
@@ -60,15 +60,24 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     capture = ctx.capture(
         root.aria_snapshot(mode="ai", depth=depth, timeout=timeout), "the accessibility snapshot", timeout
     )
+    # The secret fields' values are read beside the snapshot (see webmcp_nb.core.redaction),
+    # unless the last one of this document showed no filled field (a page without forms).
+    no_fields = page_state.without_filled_fields == (page_state.document_generation, ctx.frame)
+    secrets = read_secret_fields(ctx.frame, timeout, before=not no_fields)
     title = page_state.known_title()  # read at DOMContentLoaded, usually
-    if title is None:
-        yaml, title = await asyncio.gather(capture, page_state.title())
-    else:
-        yaml = await capture
+    try:
+        if title is None:
+            yaml, title = await asyncio.gather(capture, page_state.title())
+        else:
+            yaml = await capture
+    except BaseException:
+        secrets.release()
+        raise
     # A depth-limited snapshot hides deeper refs but Playwright still resolves them,
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
-    yaml = await redact_snapshot(ctx.page, yaml)
+    yaml = await redact_snapshot(ctx.page, yaml, secrets)
+    page_state.without_filled_fields = None if secrets.filled else (page_state.document_generation, ctx.frame)
     if p.ref:
         part = subtree(yaml, p.ref, p.depth)
         if part is None:

@@ -79,14 +79,15 @@ async def _tabs(instance: Instance) -> TabsData:
 
 
 async def _title(state: PageState) -> str:
-    """The tab's title. A renderer that crashed, is stuck or does not answer in time is not
-    waited for: then the browser process tells the title (and a slow one is checked)."""
-    if await state.healthy():
+    """The tab's title. A renderer that crashed, is stuck or under check (a call on it just timed
+    out) is not asked, nor waited for: the browser process tells the title. One that does not
+    answer in time is checked."""
+    if state.condition == "ok" and not state.probing:
         try:
             return await asyncio.wait_for(state.page.title(), PROBE_S)
         except TimeoutError:
             state.suspect("browser_tabs")
-    return await state.browser_title() or ""
+    return await state.browser_title() or state.known_title() or ""
 
 
 @tool(
