@@ -24,7 +24,7 @@ class BinaryOptions(TypedDict):
 class FormField(TypedDict):
     ref: str  # An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
-    value: str | bool  # Text for textbox/combobox/slider; true or false for checkbox/radio.
+    value: str | bool  # Text, or true/false for checkbox/radio.
     name: NotRequired[str | None]  # A label, for reading.
 
 
@@ -33,13 +33,13 @@ class Observe(TypedDict):
     """
 
     kind: Literal["response", "request", "url", "text", "text_gone", "element", "popup", "download", "console"]
-    url: NotRequired[str | None]  # response/request/url: a substring of the URL, or a glob with * (whole URL).
+    url: NotRequired[str | None]
     method: NotRequired[str | None]
-    status: NotRequired[int | None]  # response: this status.
-    text: NotRequired[str | None]  # text/text_gone: visible text; console: a substring of the message.
+    status: NotRequired[int | None]
+    text: NotRequired[str | None]
     role: NotRequired[str | None]
     name: NotRequired[str | None]
-    level: NotRequired[str | None]  # console: this level (log, info, warning, error...).
+    level: NotRequired[str | None]
     timeout_ms: NotRequired[int]
 
 
@@ -74,8 +74,7 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element by its snapshot ref. Returns once any navigation it started has loaded its document; if the
-        click opens a dialog, `modal_state` says so.
+        """Click an element. Returns once a navigation it started has loaded; a dialog it opens is in `modal_state`.
 
         Calls the ``browser_click`` tool and returns its `Envelope`; the awaitable form is ``aclick``.
 
@@ -86,9 +85,9 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             double: Double-click.
             modifiers: Keys held during the click. (at most 5 items)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_click", **given(locals()))
 
@@ -103,8 +102,7 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element by its snapshot ref. Returns once any navigation it started has loaded its document; if the
-        click opens a dialog, `modal_state` says so.
+        """Click an element. Returns once a navigation it started has loaded; a dialog it opens is in `modal_state`.
 
         Calls the ``browser_click`` tool and returns its `Envelope`; the blocking form is ``click``.
 
@@ -115,9 +113,9 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             double: Double-click.
             modifiers: Keys held during the click. (at most 5 items)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_click", **given(locals()))
 
@@ -133,20 +131,19 @@ class ToolMethods:
         text: str | None = default(None),
     ) -> Envelope:
         """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
-        cursor) on. Every instance records them from its first page; the buffer keeps the latest entries
-        (retention_lost says when some after the cursor were dropped).
+        cursor) on.
 
         Calls the ``browser_console`` tool and returns its `Envelope`; the awaitable form is ``aconsole``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            level: Only this level ('error' includes uncaught page errors).
-            text: Only entries whose text contains this (case-insensitive).
+            after: A next_cursor: only newer entries.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            level: 'error' includes uncaught page errors.
+            text: A substring (any case).
         """
         return self.call("browser_console", **given(locals()))
 
@@ -162,20 +159,19 @@ class ToolMethods:
         text: str | None = default(None),
     ) -> Envelope:
         """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
-        cursor) on. Every instance records them from its first page; the buffer keeps the latest entries
-        (retention_lost says when some after the cursor were dropped).
+        cursor) on.
 
         Calls the ``browser_console`` tool and returns its `Envelope`; the blocking form is ``console``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            level: Only this level ('error' includes uncaught page errors).
-            text: Only entries whose text contains this (case-insensitive).
+            after: A next_cursor: only newer entries.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            level: 'error' includes uncaught page errors.
+            text: A substring (any case).
         """
         return await self.acall("browser_console", **given(locals()))
 
@@ -201,44 +197,32 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a new browser instance under a name (or connect to a remote one, backend='remote') and make it the
-        current instance. Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or
-        binary_not_found (also: a remote endpoint that cannot be reached).
+        """Launch a browser instance under a name (or connect to a remote one) and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable form is
         ``acreate_instance``.
 
         Args:
-            name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; needs `pip
-                install 'webmcp_nb[camoufox]'` and `webmcp-nb install camoufox`) or 'remote' (a browser on a grid:
-                give endpoint or cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else
-                'chromium'. browser_health says which are available.
-            headless: Run without a window; default: the session's setting.
-            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
-                or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
-            locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
-            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
-                browser_health).
-            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
-            webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
-                itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
-                one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
-                'off'.
-            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
-            humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
-            block_webrtc: backend='camoufox': turn WebRTC off.
-            geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
-                locale instead).
-            endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
-                launch-server, Moon, Browserless). Agents: `browser` capability.
-            cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
-                of endpoint. Agents: `browser` capability.
-            headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
-                shown: recorded as [redacted].
-            connect_timeout_s: backend='remote': how long to try to connect (default 10 s; at most 80% of the call's
-                time left). (> 0, <= 120.0)
+            name: Letters, digits, '_', '.', '-'.
+            backend: camoufox: a fingerprint-varying Firefox (needs `webmcp-nb install camoufox`); remote: a grid
+                (endpoint or cdp_endpoint). Default: remote if the session has an endpoint. See browser_health.
+            headless: Default: the session's setting.
+            profile_dir: A persistent profile: a name in the session's profiles (a path needs the `browser` cap).
+                Default: a fresh one.
+            viewport: CSS pixels; default 1280x720 (camoufox: its fingerprint's).
+            locale: Such as 'fr-FR'.
+            executable_path: The browser binary; default: resolved (see browser_health).
+            args: Browser flags (`browser` cap). (at most 64 items)
+            webmcp: native: the browser's own (default); page: only what pages bring (default for remote); polyfill:
+                inject ours into every page.
+            os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
+            humanize: camoufox: human-like cursor; a number: longest move (s).
+            block_webrtc: camoufox: WebRTC off.
+            geoip: camoufox: only false (no web lookups; set locale).
+            endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
+            cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
+            headers: remote: headers to connect with (a token; recorded as [redacted]).
+            connect_timeout_s: remote: connect timeout (default 10 s). (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
 
@@ -264,44 +248,32 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a new browser instance under a name (or connect to a remote one, backend='remote') and make it the
-        current instance. Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or
-        binary_not_found (also: a remote endpoint that cannot be reached).
+        """Launch a browser instance under a name (or connect to a remote one) and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the blocking form is
         ``create_instance``.
 
         Args:
-            name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; needs `pip
-                install 'webmcp_nb[camoufox]'` and `webmcp-nb install camoufox`) or 'remote' (a browser on a grid:
-                give endpoint or cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else
-                'chromium'. browser_health says which are available.
-            headless: Run without a window; default: the session's setting.
-            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
-                or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
-            locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
-            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
-                browser_health).
-            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
-            webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
-                itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
-                one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
-                'off'.
-            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
-            humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
-            block_webrtc: backend='camoufox': turn WebRTC off.
-            geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
-                locale instead).
-            endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
-                launch-server, Moon, Browserless). Agents: `browser` capability.
-            cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
-                of endpoint. Agents: `browser` capability.
-            headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
-                shown: recorded as [redacted].
-            connect_timeout_s: backend='remote': how long to try to connect (default 10 s; at most 80% of the call's
-                time left). (> 0, <= 120.0)
+            name: Letters, digits, '_', '.', '-'.
+            backend: camoufox: a fingerprint-varying Firefox (needs `webmcp-nb install camoufox`); remote: a grid
+                (endpoint or cdp_endpoint). Default: remote if the session has an endpoint. See browser_health.
+            headless: Default: the session's setting.
+            profile_dir: A persistent profile: a name in the session's profiles (a path needs the `browser` cap).
+                Default: a fresh one.
+            viewport: CSS pixels; default 1280x720 (camoufox: its fingerprint's).
+            locale: Such as 'fr-FR'.
+            executable_path: The browser binary; default: resolved (see browser_health).
+            args: Browser flags (`browser` cap). (at most 64 items)
+            webmcp: native: the browser's own (default); page: only what pages bring (default for remote); polyfill:
+                inject ours into every page.
+            os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
+            humanize: camoufox: human-like cursor; a number: longest move (s).
+            block_webrtc: camoufox: WebRTC off.
+            geoip: camoufox: only false (no web lookups; set locale).
+            endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
+            cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
+            headers: remote: headers to connect with (a token; recorded as [redacted]).
+            connect_timeout_s: remote: connect timeout (default 10 s). (> 0, <= 120.0)
         """
         return await self.acall("browser_create_instance", **given(locals()))
 
@@ -334,19 +306,15 @@ class ToolMethods:
         download_id: str | None = default(None),
         wait_s: float = default(0),
     ) -> Envelope:
-        """List the files this instance's pages downloaded (a click on a download link starts one), oldest first. Each
-        finished download is saved under the session's artifacts directory; its path is in `path` and in
-        operation.artifacts. With wait_s, first waits for a download that no earlier call listed to start (after a
-        click, say), then for the downloads to finish.
+        """List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).
 
         Calls the ``browser_downloads`` tool and returns its `Envelope`; the awaitable form is ``adownloads``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            download_id: Only this download (from an earlier list).
-            wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
-                already) and for the downloads to finish. (0 to 30)
+            download_id: Only this one.
+            wait_s: Wait this long for a new download to start and finish. (0 to 30)
         """
         return self.call("browser_downloads", **given(locals()))
 
@@ -357,19 +325,15 @@ class ToolMethods:
         download_id: str | None = default(None),
         wait_s: float = default(0),
     ) -> Envelope:
-        """List the files this instance's pages downloaded (a click on a download link starts one), oldest first. Each
-        finished download is saved under the session's artifacts directory; its path is in `path` and in
-        operation.artifacts. With wait_s, first waits for a download that no earlier call listed to start (after a
-        click, say), then for the downloads to finish.
+        """List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).
 
         Calls the ``browser_downloads`` tool and returns its `Envelope`; the blocking form is ``downloads``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            download_id: Only this download (from an earlier list).
-            wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
-                already) and for the downloads to finish. (0 to 30)
+            download_id: Only this one.
+            wait_s: Wait this long for a new download to start and finish. (0 to 30)
         """
         return await self.acall("browser_downloads", **given(locals()))
 
@@ -392,9 +356,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_drag", **given(locals()))
 
@@ -417,9 +381,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_drag", **given(locals()))
 
@@ -433,20 +397,17 @@ class ToolMethods:
         ref: str | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Evaluate JavaScript in the page (or on one element) and return its JSON result.
+        """Evaluate JavaScript in the page (or on an element); returns its JSON result.
 
         Calls the ``browser_evaluate`` tool and returns its `Envelope`; the awaitable form is ``aevaluate``.
 
         Args:
-            expression: A JavaScript expression, or a function such as '() => document.title'. With `ref`, a function
-                that receives the element: 'el => el.textContent'.
+            expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return). A string is saved as text, anything else as
-                JSON.
+            save: Write the result to an artifact file; return its path, size and first 40 lines.
         """
         return self.call("browser_evaluate", **given(locals()))
 
@@ -460,20 +421,17 @@ class ToolMethods:
         ref: str | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Evaluate JavaScript in the page (or on one element) and return its JSON result.
+        """Evaluate JavaScript in the page (or on an element); returns its JSON result.
 
         Calls the ``browser_evaluate`` tool and returns its `Envelope`; the blocking form is ``evaluate``.
 
         Args:
-            expression: A JavaScript expression, or a function such as '() => document.title'. With `ref`, a function
-                that receives the element: 'el => el.textContent'.
+            expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return). A string is saved as text, anything else as
-                JSON.
+            save: Write the result to an artifact file; return its path, size and first 40 lines.
         """
         return await self.acall("browser_evaluate", **given(locals()))
 
@@ -485,9 +443,7 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to a file under the session's artifacts directory: JSON Lines,
-        or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR viewers). Secret headers stay
-        [redacted].
+        """Write the retained console or network entries to an artifact file (JSON Lines or HAR).
 
         Calls the ``browser_events_export`` tool and returns its `Envelope`; the awaitable form is
         ``aevents_export``.
@@ -495,8 +451,8 @@ class ToolMethods:
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            format: 'har' (HAR 1.2, network only) or 'jsonl'.
-            page_id: Only entries of this tab.
+            format: har: HAR 1.2, network only.
+            page_id: Only this tab's.
         """
         return self.call("browser_events_export", **given(locals()))
 
@@ -508,17 +464,15 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to a file under the session's artifacts directory: JSON Lines,
-        or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR viewers). Secret headers stay
-        [redacted].
+        """Write the retained console or network entries to an artifact file (JSON Lines or HAR).
 
         Calls the ``browser_events_export`` tool and returns its `Envelope`; the blocking form is ``events_export``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            format: 'har' (HAR 1.2, network only) or 'jsonl'.
-            page_id: Only entries of this tab.
+            format: har: HAR 1.2, network only.
+            page_id: Only this tab's.
         """
         return await self.acall("browser_events_export", **given(locals()))
 
@@ -585,13 +539,13 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Answer an open file chooser with local files (or cancel it with an empty list).
+        """Answer an open file chooser with local files.
 
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable form is ``afile_upload``.
 
         Args:
-            paths: Files to choose (for agents: under the directories the operator named, by default the session's
-                artifacts directory); an empty list cancels the chooser. (at most 100 items)
+            paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
+                items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -605,13 +559,13 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Answer an open file chooser with local files (or cancel it with an empty list).
+        """Answer an open file chooser with local files.
 
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the blocking form is ``file_upload``.
 
         Args:
-            paths: Files to choose (for agents: under the directories the operator named, by default the session's
-                artifacts directory); an empty list cancels the chooser. (at most 100 items)
+            paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
+                items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -635,9 +589,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_fill_form", **given(locals()))
 
@@ -658,9 +612,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_fill_form", **given(locals()))
 
@@ -706,17 +660,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         prompt_text: str | None = default(None),
     ) -> Envelope:
-        """Accept or dismiss the dialog the page is showing. Works while the action that opened it is still waiting.
+        """Accept or dismiss the page's dialog (also while the action that opened it waits).
 
         Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the awaitable form is
         ``ahandle_dialog``.
 
         Args:
-            accept: Accept (OK) or dismiss (Cancel) the dialog.
+            accept: OK (true) or Cancel.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            prompt_text: The answer to a prompt() dialog.
+            prompt_text: A prompt()'s answer.
         """
         return self.call("browser_handle_dialog", **given(locals()))
 
@@ -728,16 +682,16 @@ class ToolMethods:
         page_id: str | None = default(None),
         prompt_text: str | None = default(None),
     ) -> Envelope:
-        """Accept or dismiss the dialog the page is showing. Works while the action that opened it is still waiting.
+        """Accept or dismiss the page's dialog (also while the action that opened it waits).
 
         Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the blocking form is ``handle_dialog``.
 
         Args:
-            accept: Accept (OK) or dismiss (Cancel) the dialog.
+            accept: OK (true) or Cancel.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            prompt_text: The answer to a prompt() dialog.
+            prompt_text: A prompt()'s answer.
         """
         return await self.acall("browser_handle_dialog", **given(locals()))
 
@@ -774,9 +728,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_hover", **given(locals()))
 
@@ -797,9 +751,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_hover", **given(locals()))
 
@@ -1037,21 +991,18 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL in the current tab and wait for it (default: the load event). Returns the final URL, title and
-        HTTP status.
+        """Load a URL in the tab; returns the final URL, title and HTTP status.
 
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable form is ``anavigate``.
 
         Args:
-            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
-                others only where the operator granted them).
+            url: With its scheme: https://, http://, about:blank (others where granted).
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            wait_until: When the navigation counts as done.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_navigate", **given(locals()))
 
@@ -1064,21 +1015,18 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL in the current tab and wait for it (default: the load event). Returns the final URL, title and
-        HTTP status.
+        """Load a URL in the tab; returns the final URL, title and HTTP status.
 
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the blocking form is ``navigate``.
 
         Args:
-            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
-                others only where the operator granted them).
+            url: With its scheme: https://, http://, about:blank (others where granted).
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            wait_until: When the navigation counts as done.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_navigate", **given(locals()))
 
@@ -1089,7 +1037,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history. `moved` is false when there was nothing to go back to.
+        """Go back in the tab's history (`moved`: false if there was nothing to go back to).
 
         Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the awaitable form is
         ``anavigate_back``.
@@ -1108,7 +1056,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history. `moved` is false when there was nothing to go back to.
+        """Go back in the tab's history (`moved`: false if there was nothing to go back to).
 
         Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the blocking form is ``navigate_back``.
 
@@ -1126,7 +1074,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history. `moved` is false when there was nothing to go forward to.
+        """Go forward in the tab's history (`moved`: false if there was nothing to go forward to).
 
         Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the awaitable form is
         ``anavigate_forward``.
@@ -1145,7 +1093,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history. `moved` is false when there was nothing to go forward to.
+        """Go forward in the tab's history (`moved`: false if there was nothing to go forward to).
 
         Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the blocking form is
         ``navigate_forward``.
@@ -1171,23 +1119,22 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) on: method, URL,
-        type, status, timing, sizes, failure, redirects and headers (secret headers [redacted]). A request's entry is
-        updated as it progresses (state pending/finished/failed).
+        """Read the network requests of the instance's tabs (method, URL, status, timing, sizes, headers...), oldest
+        first, from `after` (a cursor) on.
 
         Calls the ``browser_network`` tool and returns its `Envelope`; the awaitable form is ``anetwork``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            url: Only requests whose URL contains this.
-            status: Only responses with this status (0: none). (0 to 999)
-            resource_type: Only this kind: document, script, fetch, xhr, image, stylesheet, ...
-            failed: true: only failed requests; false: only the others.
+            after: A next_cursor: only newer entries.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            url: A URL substring.
+            status: 0: no response. (0 to 999)
+            resource_type: document, script, fetch, xhr, image...
+            failed: Only failed (true) or not (false).
         """
         return self.call("browser_network", **given(locals()))
 
@@ -1205,23 +1152,22 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) on: method, URL,
-        type, status, timing, sizes, failure, redirects and headers (secret headers [redacted]). A request's entry is
-        updated as it progresses (state pending/finished/failed).
+        """Read the network requests of the instance's tabs (method, URL, status, timing, sizes, headers...), oldest
+        first, from `after` (a cursor) on.
 
         Calls the ``browser_network`` tool and returns its `Envelope`; the blocking form is ``network``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            url: Only requests whose URL contains this.
-            status: Only responses with this status (0: none). (0 to 999)
-            resource_type: Only this kind: document, script, fetch, xhr, image, stylesheet, ...
-            failed: true: only failed requests; false: only the others.
+            after: A next_cursor: only newer entries.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            url: A URL substring.
+            status: 0: no response. (0 to 999)
+            resource_type: document, script, fetch, xhr, image...
+            failed: Only failed (true) or not (false).
         """
         return await self.acall("browser_network", **given(locals()))
 
@@ -1233,9 +1179,7 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or of its response, as text (text, JSON, XML...), an image (an image block
-        over MCP) or base64. A body larger than the result limit fails with result_too_large; save=true writes it to
-        a file instead.
+        """The body of a recorded request or response: text, an image or base64 (too large: result_too_large; use save).
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable form is ``anetwork_body``.
 
@@ -1243,7 +1187,7 @@ class ToolMethods:
             request_id: From browser_network.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            save: Write the body to a file under the session's artifacts directory.
+            save: Write it to an artifact file.
         """
         return self.call("browser_network_body", **given(locals()))
 
@@ -1255,9 +1199,7 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or of its response, as text (text, JSON, XML...), an image (an image block
-        over MCP) or base64. A body larger than the result limit fails with result_too_large; save=true writes it to
-        a file instead.
+        """The body of a recorded request or response: text, an image or base64 (too large: result_too_large; use save).
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the blocking form is ``network_body``.
 
@@ -1265,7 +1207,7 @@ class ToolMethods:
             request_id: From browser_network.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            save: Write the body to a file under the session's artifacts directory.
+            save: Write it to an artifact file.
         """
         return await self.acall("browser_network_body", **given(locals()))
 
@@ -1279,8 +1221,7 @@ class ToolMethods:
         print_background: bool = default(True),
         page_ranges: str | None = default(None),
     ) -> Envelope:
-        """Print the tab to a PDF file (print media styles, as the browser's own print does) under the session's
-        artifacts directory; returns its path. Headless Chromium only.
+        """Print the tab to a PDF artifact file; returns its path. Headless Chromium only.
 
         Calls the ``browser_pdf`` tool and returns its `Envelope`; the awaitable form is ``apdf``.
 
@@ -1288,7 +1229,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            print_background: Print background colours and images.
+            print_background: Background colours and images.
         """
         return self.call("browser_pdf", **given(locals()))
 
@@ -1302,8 +1243,7 @@ class ToolMethods:
         print_background: bool = default(True),
         page_ranges: str | None = default(None),
     ) -> Envelope:
-        """Print the tab to a PDF file (print media styles, as the browser's own print does) under the session's
-        artifacts directory; returns its path. Headless Chromium only.
+        """Print the tab to a PDF artifact file; returns its path. Headless Chromium only.
 
         Calls the ``browser_pdf`` tool and returns its `Envelope`; the blocking form is ``pdf``.
 
@@ -1311,7 +1251,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            print_background: Print background colours and images.
+            print_background: Background colours and images.
         """
         return await self.acall("browser_pdf", **given(locals()))
 
@@ -1332,9 +1272,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_press_key", **given(locals()))
 
@@ -1355,9 +1295,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_press_key", **given(locals()))
 
@@ -1369,8 +1309,7 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
-        a tab marked unresponsive (a script stuck in a loop).
+        """Reload the tab (force=true: the way out for an unresponsive tab).
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable form is ``areload``.
 
@@ -1378,8 +1317,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
-                the page_id stays. A crashed tab is reloaded this way without it.
+            force: In a fresh renderer (for a tab stuck in script); the page_id stays.
         """
         return self.call("browser_reload", **given(locals()))
 
@@ -1391,8 +1329,7 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
-        a tab marked unresponsive (a script stuck in a loop).
+        """Reload the tab (force=true: the way out for an unresponsive tab).
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the blocking form is ``reload``.
 
@@ -1400,8 +1337,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
-                the page_id stays. A crashed tab is reloaded this way without it.
+            force: In a fresh renderer (for a tab stuck in script); the page_id stays.
         """
         return await self.acall("browser_reload", **given(locals()))
 
@@ -1417,9 +1353,8 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is (running animations are
-        not stopped). Scaled down to at most 1568 px on the longest side unless original=true; the source size is
-        reported.
+        """A PNG or JPEG screenshot of the viewport, the full page or one element, at most 1568 px on its longest side
+        unless original=true.
 
         Calls the ``browser_screenshot`` tool and returns its `Envelope`; the awaitable form is ``ascreenshot``.
 
@@ -1428,10 +1363,10 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             quality: JPEG quality (default 80). (1 to 100)
-            full_page: The whole scrollable page, not just the viewport.
+            full_page: The whole scrollable page.
             ref: Only this element.
-            original: Keep the original size (by default the longest side is at most 1568 px).
-            save: Also write the image to the session's artifacts directory.
+            original: Keep the original size.
+            save: Also save it as an artifact.
         """
         return self.call("browser_screenshot", **given(locals()))
 
@@ -1447,9 +1382,8 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is (running animations are
-        not stopped). Scaled down to at most 1568 px on the longest side unless original=true; the source size is
-        reported.
+        """A PNG or JPEG screenshot of the viewport, the full page or one element, at most 1568 px on its longest side
+        unless original=true.
 
         Calls the ``browser_screenshot`` tool and returns its `Envelope`; the blocking form is ``screenshot``.
 
@@ -1458,10 +1392,10 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             quality: JPEG quality (default 80). (1 to 100)
-            full_page: The whole scrollable page, not just the viewport.
+            full_page: The whole scrollable page.
             ref: Only this element.
-            original: Keep the original size (by default the longest side is at most 1568 px).
-            save: Also write the image to the session's artifacts directory.
+            original: Keep the original size.
+            save: Also save it as an artifact.
         """
         return await self.acall("browser_screenshot", **given(locals()))
 
@@ -1527,9 +1461,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_select_option", **given(locals()))
 
@@ -1552,9 +1486,9 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_select_option", **given(locals()))
 
@@ -1568,8 +1502,8 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that click, type and other tools
-        accept. Refs from older snapshots go stale when the page changes.
+        """The page's accessibility tree as YAML with element refs ([ref=e12]) for the other tools; refs go stale when
+        the page changes.
 
         Calls the ``browser_snapshot`` tool and returns its `Envelope`; the awaitable form is ``asnapshot``.
 
@@ -1578,10 +1512,9 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
-            ref: Return only the subtree of this element.
-            depth: Limit how many levels deep the tree goes. (1 to 1000)
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return).
+            ref: Only this element's subtree.
+            depth: Levels to include. (1 to 1000)
+            save: Write the result to an artifact file; return its path, size and first 40 lines.
         """
         return self.call("browser_snapshot", **given(locals()))
 
@@ -1595,8 +1528,8 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that click, type and other tools
-        accept. Refs from older snapshots go stale when the page changes.
+        """The page's accessibility tree as YAML with element refs ([ref=e12]) for the other tools; refs go stale when
+        the page changes.
 
         Calls the ``browser_snapshot`` tool and returns its `Envelope`; the blocking form is ``snapshot``.
 
@@ -1605,10 +1538,9 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
-            ref: Return only the subtree of this element.
-            depth: Limit how many levels deep the tree goes. (1 to 1000)
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return).
+            ref: Only this element's subtree.
+            depth: Levels to include. (1 to 1000)
+            save: Write the result to an artifact file; return its path, size and first 40 lines.
         """
         return await self.acall("browser_snapshot", **given(locals()))
 
@@ -1620,16 +1552,15 @@ class ToolMethods:
         page_id: str | None = default(None),
         url: str | None = default(None),
     ) -> Envelope:
-        """List, open, select or close tabs. Each tab has a stable page_id; other tools act on the current tab unless
-        given a page_id.
+        """List, open, select or close tabs (each has a stable page_id).
 
         Calls the ``browser_tabs`` tool and returns its `Envelope`; the awaitable form is ``atabs``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            page_id: For select and close (close defaults to the current tab).
-            url: For new: a URL (with its scheme) to open in the new tab.
+            page_id: select, close (default: current).
+            url: new: a URL to open.
         """
         return self.call("browser_tabs", **given(locals()))
 
@@ -1641,16 +1572,15 @@ class ToolMethods:
         page_id: str | None = default(None),
         url: str | None = default(None),
     ) -> Envelope:
-        """List, open, select or close tabs. Each tab has a stable page_id; other tools act on the current tab unless
-        given a page_id.
+        """List, open, select or close tabs (each has a stable page_id).
 
         Calls the ``browser_tabs`` tool and returns its `Envelope`; the blocking form is ``tabs``.
 
         Args:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
-            page_id: For select and close (close defaults to the current tab).
-            url: For new: a URL (with its scheme) to open in the new tab.
+            page_id: select, close (default: current).
+            url: new: a URL to open.
         """
         return await self.acall("browser_tabs", **given(locals()))
 
@@ -1663,9 +1593,7 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
-        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`, with
-        secret headers, cookies and text typed into secret fields [redacted].
+        """Start or stop a Playwright trace of the instance; stop saves trace.zip as an artifact (secrets [redacted]).
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable form is ``atrace``.
 
@@ -1674,8 +1602,7 @@ class ToolMethods:
                 'default').
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secret headers, cookies and text typed into secret fields in the trace instead
-                of [redacted] (agents need the 'secrets' grant).
+            reveal_secrets: stop: keep secrets unredacted ('secrets' grant).
         """
         return self.call("browser_trace", **given(locals()))
 
@@ -1688,9 +1615,7 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
-        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`, with
-        secret headers, cookies and text typed into secret fields [redacted].
+        """Start or stop a Playwright trace of the instance; stop saves trace.zip as an artifact (secrets [redacted]).
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the blocking form is ``trace``.
 
@@ -1699,8 +1624,7 @@ class ToolMethods:
                 'default').
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secret headers, cookies and text typed into secret fields in the trace instead
-                of [redacted] (agents need the 'secrets' grant).
+            reveal_secrets: stop: keep secrets unredacted ('secrets' grant).
         """
         return await self.acall("browser_trace", **given(locals()))
 
@@ -1715,8 +1639,7 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace the content of an editable element with text, verify it holds exactly that text, and optionally press
-        Enter.
+        """Replace an editable element's text (checked after) and optionally press Enter.
 
         Calls the ``browser_type`` tool and returns its `Envelope`; the awaitable form is ``atype``.
 
@@ -1726,10 +1649,10 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             submit: Press Enter afterwards.
-            slowly: Type one key at a time (for pages that react to each key).
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            slowly: One key at a time.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_type", **given(locals()))
 
@@ -1744,8 +1667,7 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace the content of an editable element with text, verify it holds exactly that text, and optionally press
-        Enter.
+        """Replace an editable element's text (checked after) and optionally press Enter.
 
         Calls the ``browser_type`` tool and returns its `Envelope`; the blocking form is ``type``.
 
@@ -1755,10 +1677,10 @@ class ToolMethods:
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             submit: Press Enter afterwards.
-            slowly: Type one key at a time (for pages that react to each key).
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            slowly: One key at a time.
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_type", **given(locals()))
 
@@ -1771,15 +1693,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that an element with this role and accessible name is visible now. Fails with verification_failed
-        naming the visible elements of that role.
+        """Check that an element with this role and name is visible (else verification_failed).
 
         Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the awaitable form is
         ``averify_element_visible``.
 
         Args:
-            role: The ARIA role, as in the snapshot: button, link, heading, textbox...
-            name: The accessible name, as in the snapshot (exact match).
+            role: As in the snapshot: button, link...
+            name: Exact accessible name.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1796,15 +1717,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that an element with this role and accessible name is visible now. Fails with verification_failed
-        naming the visible elements of that role.
+        """Check that an element with this role and name is visible (else verification_failed).
 
         Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the blocking form is
         ``verify_element_visible``.
 
         Args:
-            role: The ARIA role, as in the snapshot: button, link, heading, textbox...
-            name: The accessible name, as in the snapshot (exact match).
+            role: As in the snapshot: button, link...
+            name: Exact accessible name.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1821,15 +1741,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that each of these texts is visible inside the element `ref` (a list, a table, a region). Fails naming
-        the missing items and what the element shows.
+        """Check that each text is visible inside the element `ref` (a list, a table...).
 
         Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the awaitable form is
         ``averify_list_visible``.
 
         Args:
             ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            items: Texts that must each be visible in it. (1 to 200 items)
+            items: Texts it must show. (1 to 200 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1846,15 +1765,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that each of these texts is visible inside the element `ref` (a list, a table, a region). Fails naming
-        the missing items and what the element shows.
+        """Check that each text is visible inside the element `ref` (a list, a table...).
 
         Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the blocking form is
         ``verify_list_visible``.
 
         Args:
             ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            items: Texts that must each be visible in it. (1 to 200 items)
+            items: Texts it must show. (1 to 200 items)
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1870,13 +1788,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that this text is visible on the page now (hidden copies do not count).
+        """Check that this text is visible on the page.
 
         Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the awaitable form is
         ``averify_text_visible``.
 
         Args:
-            text: Text that must be visible (a substring, case-sensitive).
+            text: A substring (case-sensitive).
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1892,13 +1810,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that this text is visible on the page now (hidden copies do not count).
+        """Check that this text is visible on the page.
 
         Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the blocking form is
         ``verify_text_visible``.
 
         Args:
-            text: Text that must be visible (a substring, case-sensitive).
+            text: A substring (case-sensitive).
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1915,15 +1833,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check the value of the element `ref`: a field's text, a checkbox's state, a select's options or an element's
-        text. A secret field's value is never shown in the message.
+        """Check the value of the element `ref` (a field, checkbox, select or text).
 
         Calls the ``browser_verify_value`` tool and returns its `Envelope`; the awaitable form is ``averify_value``.
 
         Args:
             ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            value: The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the selected
-                option labels (comma-separated) for a select, or an element's text.
+            value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1940,15 +1856,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check the value of the element `ref`: a field's text, a checkbox's state, a select's options or an element's
-        text. A secret field's value is never shown in the message.
+        """Check the value of the element `ref` (a field, checkbox, select or text).
 
         Calls the ``browser_verify_value`` tool and returns its `Envelope`; the blocking form is ``verify_value``.
 
         Args:
             ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            value: The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the selected
-                option labels (comma-separated) for a select, or an element's text.
+            value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
@@ -1971,8 +1885,8 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, the URL matches,
-        or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).
+        """Wait until text appears or disappears, an element reaches a state, the URL matches or the network is idle
+        (else wait_timeout); or wait time_s.
 
         Calls the ``browser_wait_for`` tool and returns its `Envelope`; the awaitable form is ``await_for``.
 
@@ -1980,14 +1894,13 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            text: Wait until this text is visible.
-            text_gone: Wait until this text is no longer visible.
-            ref: Wait for this element (from the latest snapshot) to reach `state`.
-            role: With name: wait for the element with this role and accessible name to reach `state`.
-            state: The element state to wait for (with ref or role/name).
-            url: Wait until the page's URL contains this (or matches it, as a glob with *).
-            network_idle: Wait until no request of the page has been in flight for 0.5 s.
-            time_s: Alone: wait this long. With a condition: the time limit (default 10). (> 0, <= 30)
+            text: Text to appear.
+            text_gone: Text to disappear.
+            ref: An element to reach `state`.
+            role: With name: an element to reach `state`.
+            url: A URL substring, or a glob with *.
+            network_idle: No request in flight for 0.5 s.
+            time_s: Alone: wait this long; else the limit (default 10). (> 0, <= 30)
         """
         return self.call("browser_wait_for", **given(locals()))
 
@@ -2006,8 +1919,8 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, the URL matches,
-        or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).
+        """Wait until text appears or disappears, an element reaches a state, the URL matches or the network is idle
+        (else wait_timeout); or wait time_s.
 
         Calls the ``browser_wait_for`` tool and returns its `Envelope`; the blocking form is ``wait_for``.
 
@@ -2015,14 +1928,13 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            text: Wait until this text is visible.
-            text_gone: Wait until this text is no longer visible.
-            ref: Wait for this element (from the latest snapshot) to reach `state`.
-            role: With name: wait for the element with this role and accessible name to reach `state`.
-            state: The element state to wait for (with ref or role/name).
-            url: Wait until the page's URL contains this (or matches it, as a glob with *).
-            network_idle: Wait until no request of the page has been in flight for 0.5 s.
-            time_s: Alone: wait this long. With a condition: the time limit (default 10). (> 0, <= 30)
+            text: Text to appear.
+            text_gone: Text to disappear.
+            ref: An element to reach `state`.
+            role: With name: an element to reach `state`.
+            url: A URL substring, or a glob with *.
+            network_idle: No request in flight for 0.5 s.
+            time_s: Alone: wait this long; else the limit (default 10). (> 0, <= 30)
         """
         return await self.acall("browser_wait_for", **given(locals()))
 
@@ -2037,23 +1949,22 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
-        its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
-        an MCP result with isError true is an evaluation_failed error with the page's text.
+        """Call one of the page's WebMCP tools. Its result is `structured` (a JSON object), `content` and `images` (an
+        MCP result) or `text`; isError true: evaluation_failed.
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_call``.
 
         Args:
-            name: The page tool's name (from browser_webmcp_list).
-            input: The tool's input, checked against its inputSchema before the call.
+            name: From browser_webmcp_list.
+            input: Checked against the tool's inputSchema.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
-            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            frame_id: Default: the main frame's tool of that name, else the only one.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return self.call("browser_webmcp_call", **given(locals()))
 
@@ -2068,23 +1979,22 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
-        its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
-        an MCP result with isError true is an evaluation_failed error with the page's text.
+        """Call one of the page's WebMCP tools. Its result is `structured` (a JSON object), `content` and `images` (an
+        MCP result) or `text`; isError true: evaluation_failed.
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the blocking form is ``webmcp_call``.
 
         Args:
-            name: The page tool's name (from browser_webmcp_list).
-            input: The tool's input, checked against its inputSchema before the call.
+            name: From browser_webmcp_list.
+            input: Checked against the tool's inputSchema.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
-            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            frame_id: Default: the main frame's tool of that name, else the only one.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
+                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
         """
         return await self.acall("browser_webmcp_call", **given(locals()))
 
@@ -2095,8 +2005,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the WebMCP tools the page offers (every frame, imperative and declarative), with input schemas and
-        annotations. Call one with browser_webmcp_call.
+        """List the page's WebMCP tools (every frame) with their input schemas and annotations.
 
         Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_list``.
 
@@ -2104,7 +2013,7 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Only the tools of this frame (from browser_frames); default: every frame.
+            frame_id: Only this frame's tools; default: every frame.
         """
         return self.call("browser_webmcp_list", **given(locals()))
 
@@ -2115,8 +2024,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the WebMCP tools the page offers (every frame, imperative and declarative), with input schemas and
-        annotations. Call one with browser_webmcp_call.
+        """List the page's WebMCP tools (every frame) with their input schemas and annotations.
 
         Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the blocking form is ``webmcp_list``.
 
@@ -2124,6 +2032,6 @@ class ToolMethods:
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Only the tools of this frame (from browser_frames); default: every frame.
+            frame_id: Only this frame's tools; default: every frame.
         """
         return await self.acall("browser_webmcp_list", **given(locals()))

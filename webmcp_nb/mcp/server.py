@@ -14,6 +14,7 @@ import asyncio
 import base64
 import weakref
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -41,7 +42,8 @@ from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
-from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
+from .results import ARTIFACT_URI, ENVELOPE_NOTE, artifact_mime_type, call_result, is_text, output_schema
+from .schemas import agent_input_schema, shared_fields_note, tool_annotations
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -52,44 +54,35 @@ CALLER_META_KEY = "webmcp_nb/caller"
 
 INSTRUCTIONS = (
     "These tools drive a live browser that a person is also using in a Jupyter notebook. "
-    "Every result is an envelope {status, instance, data | error_type + message, operation}; "
-    "operation.outcome and operation.retry say whether anything happened and whether repeating is safe. "
+    f"{ENVELOPE_NOTE} "
     "Start with browser_snapshot: it returns the page as YAML with [ref=...] handles for the other tools. "
-    "Browser tools act on the notebook's current instance and tab unless given instance / page_id."
+    f"Browser tools act on the notebook's current instance and tab unless told otherwise: {shared_fields_note()}"
 )
-
-_TARGET_NOTES = {
-    "server": "",
-    "instance": " Acts on the notebook's current browser instance unless `instance` is given.",
-    "page": " Acts on the current tab of the notebook's current instance unless `instance` / `page_id` "
-    "(and `frame_id`) are given.",
-}
 
 
 def agent_description(spec: ToolSpec) -> str:
-    notes = [spec.description.rstrip(".") + "." + _TARGET_NOTES[spec.target]]
-    if spec.read_only:
-        notes.append("Read-only: changes nothing and is safe to repeat.")
-    elif spec.destructive:
+    """The tool's description, and what its annotations alone would not tell a model."""
+    notes = [spec.description.rstrip(".") + "."]
+    if spec.destructive:
         notes.append("Consequential: the notebook user may be asked to approve it.")
     if spec.group == "notebook":
         notes.append("Published by the notebook user: it runs their Python code.")
     return " ".join(notes)
 
 
+@cache
 def describe_tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=agent_description(spec),
-        input_schema=spec.input_schema,
+        input_schema=agent_input_schema(spec.input_schema),
         output_schema=output_schema(spec),
-        annotations=types.ToolAnnotations(
-            title=spec.title,
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            idempotent_hint=spec.idempotent,
-            open_world_hint=spec.open_world,
+        annotations=tool_annotations(
+            read_only=spec.read_only,
+            destructive=spec.destructive,
+            idempotent=spec.idempotent,
+            open_world=spec.open_world,
         ),
     )
 
@@ -230,7 +223,7 @@ class AgentServer:
         if mirror is not None:
             return mirror.input_schema
         spec = self.visible_spec(name)
-        return spec.input_schema if spec is not None else None
+        return describe_tool(spec).input_schema if spec is not None else None
 
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)

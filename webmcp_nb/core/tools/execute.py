@@ -42,12 +42,10 @@ _HELPERS = (
 
 class ExecuteParams(PageParams):
     code: Annotated[str, StringConstraints(min_length=1, max_length=100_000)] = Field(
-        description=f"Async Python run on the browser's event loop with {_HELPERS}. Top-level await works; "
-        "the value of the last expression is the result. Do not block (time.sleep): await instead."
+        description="Async Python (top-level await; the last expression is the result). Do not block "
+        "(time.sleep): await."
     )
-    timeout_s: float | None = Field(
-        None, gt=0, description="Stop the snippet after this many seconds (default and maximum: the operation timeout)."
-    )
+    timeout_s: float | None = Field(None, gt=0, description="Default and maximum: the operation timeout.")
 
 
 class ExecuteData(ActionData):

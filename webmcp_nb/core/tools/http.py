@@ -50,10 +50,9 @@ if TYPE_CHECKING:
 @tool(
     name="browser_http",
     title="HTTP request from the page",
-    description="Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the "
-    "status, headers and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the "
-    "result budget: nothing is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. "
-    "HTTP error statuses are data, not errors. POST, PUT, PATCH and DELETE are mutations.",
+    description="An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers "
+    "and body (JSON, text, NDJSON, SSE or binary; over a limit: an error, never clipped). Error statuses are "
+    "data. Secret JSON fields come back [blocked].",
     params=HttpParams,
     data=HttpData,
     target="page",

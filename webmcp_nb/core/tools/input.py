@@ -108,8 +108,8 @@ class ClickParams(PageParams):
 @tool(
     name="browser_click",
     title="Click",
-    description="Click an element by its snapshot ref. Returns once any navigation it started has loaded "
-    "its document; if the click opens a dialog, `modal_state` says so.",
+    description="Click an element. Returns once a navigation it started has loaded; a dialog it opens is "
+    "in `modal_state`.",
     params=ClickParams,
     data=ActionData,
     target="page",
@@ -142,15 +142,14 @@ class TypeParams(PageParams):
     ref: Ref
     text: Text
     submit: bool = Field(False, description="Press Enter afterwards.")
-    slowly: bool = Field(False, description="Type one key at a time (for pages that react to each key).")
+    slowly: bool = Field(False, description="One key at a time.")
     observe: Observe | None = ObserveField
 
 
 @tool(
     name="browser_type",
     title="Type text",
-    description="Replace the content of an editable element with text, verify it holds exactly that text, "
-    "and optionally press Enter.",
+    description="Replace an editable element's text (checked after) and optionally press Enter.",
     params=TypeParams,
     data=ActionData,
     target="page",
@@ -175,7 +174,7 @@ async def type_text(ctx: CallContext, p: TypeParams) -> ActionData:
 class FormField(Params):
     ref: Ref
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
-    value: Text | bool = Field(description="Text for textbox/combobox/slider; true or false for checkbox/radio.")
+    value: Text | bool = Field(description="Text, or true/false for checkbox/radio.")
     name: Annotated[str, StringConstraints(max_length=200)] | None = Field(None, description="A label, for reading.")
 
     @model_validator(mode="after")
@@ -379,8 +378,7 @@ async def drag(ctx: CallContext, p: DragParams) -> ActionData:
 class UploadParams(PageParams):
     paths: list[Annotated[str, StringConstraints(min_length=1, max_length=4096)]] = Field(
         max_length=100,
-        description="Files to choose (for agents: under the directories the operator named, by default the "
-        "session's artifacts directory); an empty list cancels the chooser.",
+        description="Files (agents: under the upload roots, default the artifacts directory); [] cancels.",
     )
 
 
@@ -411,7 +409,7 @@ class UploadData(ActionData):
 @tool(
     name="browser_file_upload",
     title="Upload files",
-    description="Answer an open file chooser with local files (or cancel it with an empty list).",
+    description="Answer an open file chooser with local files.",
     params=UploadParams,
     data=UploadData,
     target="page",

@@ -10,11 +10,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 InstanceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 REF_PATTERN = r"^(f\d{1,6})?e\d{1,9}$"
-Ref = Annotated[
-    str,
-    StringConstraints(pattern=REF_PATTERN),
-    Field(description="An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'."),
-]
+REF_DESCRIPTION = "An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'."
+Ref = Annotated[str, StringConstraints(pattern=REF_PATTERN), Field(description=REF_DESCRIPTION)]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
 
 _SCHEME = re.compile(r"^(https?|file|about|data|blob|view-source|chrome|devtools|ftp|wss?):", re.IGNORECASE)

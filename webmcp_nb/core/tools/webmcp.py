@@ -43,7 +43,7 @@ class WebMCPListData(Data):
 
 class WebMCPListParams(FrameParams):
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
-        None, description="Only the tools of this frame (from browser_frames); default: every frame."
+        None, description="Only this frame's tools; default: every frame."
     )
 
 
@@ -63,8 +63,7 @@ def page_tools(ctx: CallContext) -> PageTools:
 @tool(
     name="browser_webmcp_list",
     title="List page tools (WebMCP)",
-    description="List the WebMCP tools the page offers (every frame, imperative and declarative), with input "
-    "schemas and annotations. Call one with browser_webmcp_call.",
+    description="List the page's WebMCP tools (every frame) with their input schemas and annotations.",
     params=WebMCPListParams,
     data=WebMCPListData,
     target="page",
@@ -85,17 +84,13 @@ async def webmcp_list(ctx: CallContext, p: WebMCPListParams) -> WebMCPListData:
 
 class WebMCPCallParams(FrameParams):
     name: Annotated[str, StringConstraints(min_length=1, max_length=256)] = Field(
-        description="The page tool's name (from browser_webmcp_list)."
+        description="From browser_webmcp_list."
     )
-    input: dict[str, Any] = Field(
-        default_factory=dict, description="The tool's input, checked against its inputSchema before the call."
-    )
-    timeout_s: float | None = Field(
-        None, gt=0, le=600, description="How long to wait for the tool's answer; default: the operation timeout."
-    )
+    input: dict[str, Any] = Field(default_factory=dict, description="Checked against the tool's inputSchema.")
+    timeout_s: float | None = Field(None, gt=0, le=600, description="Default: the operation timeout.")
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
         None,
-        description="The frame whose tool to call; default: the main frame's tool of that name, else the only one.",
+        description="Default: the main frame's tool of that name, else the only one.",
     )
     observe: Observe | None = ObserveField
 
@@ -138,9 +133,8 @@ class WebMCPCallData(ActionData):
 @tool(
     name="browser_webmcp_call",
     title="Call a page tool (WebMCP)",
-    description="Call one of the page's WebMCP tools with an input object (validated against its inputSchema "
-    "first). Returns its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP "
-    "result) or `text`; an MCP result with isError true is an evaluation_failed error with the page's text.",
+    description="Call one of the page's WebMCP tools. Its result is `structured` (a JSON object), `content` "
+    "and `images` (an MCP result) or `text`; isError true: evaluation_failed.",
     params=WebMCPCallParams,
     data=WebMCPCallData,
     target="page",

@@ -1,0 +1,158 @@
+"""The tool list agents are sent: its byte budget, and what shrinking it must not lose.
+
+`webmcp-nb serve --transport stdio` runs as its own process (default grants, and every grant) and
+the official Python client lists its tools in both protocol eras; the sizes are those of the wire
+JSON (`tool_list_bytes`), held to the ceilings declared in webmcp_nb.mcp.schemas. Calls then show
+what the published schemas promise: ``null`` for an optional field means "left out", ``null``
+where a value is needed is invalid_params before anything runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from webmcp_nb.client import tool_registry
+from webmcp_nb.core.grants import CAPS
+from webmcp_nb.demo import DemoServer
+from webmcp_nb.mcp.schemas import SHARED_FIELDS, budget_bytes, tool_list_bytes
+
+from .helpers import ref_for
+
+AGENT = types.Implementation(name="tool-list-agent", version="1.0")
+GRANTS = {"default": [], "every_grant": list(CAPS)}
+ERAS = ("auto", "legacy")
+
+
+def serve(caps: list[str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "webmcp_nb.cli", "serve", "--transport", "stdio", *(["--caps", *caps] if caps else [])],
+        env=dict(os.environ),  # this webmcp_nb (its PYTHONPATH), not the client's default environment
+    )
+
+
+def wire(tools: list[types.Tool]) -> list[dict[str, Any]]:
+    """The tools as they travelled (camelCase, no nulls)."""
+    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+
+
+async def listing(caps: list[str], mode: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The tool list and the server's instructions, as a client in protocol era `mode` gets them."""
+    async with Client(serve(caps), mode=mode, client_info=AGENT) as client:
+        return wire((await client.list_tools()).tools), client.instructions
+
+
+Listed = dict[tuple[str, str], tuple[list[dict[str, Any]], str | None]]
+
+
+@pytest.fixture(scope="module")
+def listed() -> Listed:
+    """Each grant's tool list and instructions, in each protocol era (2026-07-28, and 2025-11-25)."""
+    return {(grant, mode): asyncio.run(listing(caps, mode)) for grant, caps in GRANTS.items() for mode in ERAS}
+
+
+def test_the_tool_list_stays_within_its_budget(listed: Listed) -> None:
+    for grant in GRANTS:
+        assert listed[(grant, "auto")] == listed[(grant, "legacy")], grant  # one list for both eras
+        sizes = tool_list_bytes(listed[(grant, "auto")][0])
+        for part in ("whole", "read"):
+            assert sizes[part] <= budget_bytes(grant, part), (grant, part, sizes)
+    default = tool_list_bytes(listed[("default", "auto")][0])
+    assert default["tools"] == len([spec for spec in tool_registry() if spec.group == "core"])
+
+
+def _nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every subschema of `schema` with its path (property names are not keywords)."""
+    if not isinstance(schema, dict):
+        return
+    yield path, schema
+    for key, value in schema.items():
+        if key in ("properties", "patternProperties") and isinstance(value, dict):
+            for name, sub in value.items():
+                yield from _nodes(sub, f"{path}/{name}")
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            yield from _nodes(value, f"{path}/{key}")
+        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+            for index, sub in enumerate(value):
+                yield from _nodes(sub, f"{path}/{key}/{index}")
+
+
+def test_published_input_schemas_are_lean_and_strict(listed: Listed) -> None:
+    tools = {tool["name"]: tool for tool in listed[("every_grant", "auto")][0]}
+    assert set(tools) == {spec.name for spec in tool_registry() if spec.group != "notebook"}
+    shared = set(SHARED_FIELDS.values())
+    for name, tool in tools.items():
+        schema = tool["inputSchema"]
+        assert schema["type"] == "object" and "description" not in schema, name
+        for path, node in _nodes(schema):
+            assert not {"title", "$ref", "$defs", "pattern", "maxLength"} & set(node), (name, path)
+            assert node.get("description") not in shared, (name, path)  # worded once, in the instructions
+            if node.get("type") == "object" and "properties" in node:
+                assert node.get("additionalProperties") is False, (name, path)
+            required = set(node.get("required", []))
+            for field, prop in node.get("properties", {}).items():
+                if field not in required:  # optional: simply not required, no null branch
+                    assert {"type": "null"} not in prop.get("anyOf", []), (name, path, field)
+                    assert prop.get("default", "") is not None, (name, path, field)
+
+
+def test_annotations_say_what_the_registry_says_under_mcp_defaults(listed: Listed) -> None:
+    """Hints equal to MCP's defaults are left out; read back with those defaults they are the tool's."""
+    tools = {tool["name"]: tool for tool in listed[("every_grant", "auto")][0]}
+    for spec in tool_registry():
+        if spec.name not in tools:
+            continue
+        hints = tools[spec.name]["annotations"]
+        assert hints.get("readOnlyHint", False) is spec.read_only, spec.name
+        assert hints.get("openWorldHint", True) is spec.open_world, spec.name
+        if not spec.read_only:
+            assert hints.get("destructiveHint", True) is spec.destructive, spec.name
+            assert hints.get("idempotentHint", False) is spec.idempotent, spec.name
+        assert tools[spec.name]["title"] == spec.title and "title" not in hints
+
+
+def test_the_shared_fields_are_worded_once_in_the_instructions(listed: Listed) -> None:
+    for era in ERAS:
+        instructions = listed[("default", era)][1] or ""
+        for name, wording in SHARED_FIELDS.items():
+            assert instructions.count(wording.rstrip(".")) == 1, (era, name)
+
+
+# --------------------------------------------------------------------------- #
+# What a client may send
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.browser
+def test_null_for_an_optional_field_is_left_out_and_null_for_a_value_is_invalid(demo: DemoServer) -> None:
+    async def scenario() -> dict[str, types.CallToolResult]:
+        async with Client(serve([]), client_info=AGENT) as client:
+            results = {"navigate": await client.call_tool("browser_navigate", {"url": demo.url_for("index.html")})}
+            nulls = {"instance": None, "page_id": None, "frame_id": None, "ref": None, "depth": None}
+            results["snapshot"] = await client.call_tool("browser_snapshot", nulls)
+            ref = ref_for(results["snapshot"].structured_content["data"]["snapshot"], 'button "Add Banana"')  # type: ignore[index]
+            results["click"] = await client.call_tool("browser_click", {"ref": ref, "observe": None, "instance": None})
+            results["flag"] = await client.call_tool("browser_snapshot", {"save": None})
+            results["observe"] = await client.call_tool(
+                "browser_click", {"ref": ref, "observe": {"kind": "popup", "timeout_ms": None}}
+            )
+            return results
+
+    results = asyncio.run(scenario())
+    for name in ("navigate", "snapshot", "click"):
+        assert results[name].is_error is False, name
+        assert results[name].structured_content["status"] == "success", name  # type: ignore[index]
+    for name, field in (("flag", "save"), ("observe", "observe.timeout_ms")):
+        envelope = results[name].structured_content
+        assert results[name].is_error is True and envelope is not None, name
+        assert envelope["error_type"] == "invalid_params", envelope
+        assert envelope["operation"]["outcome"] == "not_started", envelope
+        assert f"parameter '{field}'" in envelope["message"], envelope
