@@ -45,8 +45,8 @@ class Observe(TypedDict):
 
 class SseLimits(TypedDict):
     max_events: int  # Fail if another event arrives after this many.
-    max_bytes: int  # Fail once the events' UTF-8 JSON (with separators) would pass this.
-    max_duration_ms: int  # Fail (cancelling the reader in the page) if the stream has not ended by then.
+    max_bytes: int  # Fail past this many bytes of event JSON.
+    max_duration_ms: int  # Fail if the stream has not ended by then.
 
 
 class Viewport(TypedDict):
@@ -87,7 +87,7 @@ class ToolMethods:
             modifiers: Keys held during the click. (at most 5 items)
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_click", **given(locals()))
 
@@ -115,7 +115,7 @@ class ToolMethods:
             modifiers: Keys held during the click. (at most 5 items)
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_click", **given(locals()))
 
@@ -358,7 +358,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_drag", **given(locals()))
 
@@ -383,7 +383,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_drag", **given(locals()))
 
@@ -493,14 +493,12 @@ class ToolMethods:
         Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable form is ``aexecute``.
 
         Args:
-            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
-                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
-                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
-                the last expression is the result. Do not block (time.sleep): await instead.
+            code: Async Python (top-level await; the last expression is the result). Do not block (time.sleep):
+                await.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+            timeout_s: Default and maximum: the operation timeout. (> 0)
         """
         return self.call("browser_execute", **given(locals()))
 
@@ -521,14 +519,12 @@ class ToolMethods:
         Calls the ``browser_execute`` tool and returns its `Envelope`; the blocking form is ``execute``.
 
         Args:
-            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
-                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
-                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
-                the last expression is the result. Do not block (time.sleep): await instead.
+            code: Async Python (top-level await; the last expression is the result). Do not block (time.sleep):
+                await.
             instance: Instance to act on; default: the session's current instance (created on first use as
                 'default').
             page_id: Tab to act on (from browser_tabs); default: the current tab.
-            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+            timeout_s: Default and maximum: the operation timeout. (> 0)
         """
         return await self.acall("browser_execute", **given(locals()))
 
@@ -591,7 +587,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_fill_form", **given(locals()))
 
@@ -614,7 +610,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_fill_form", **given(locals()))
 
@@ -730,7 +726,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_hover", **given(locals()))
 
@@ -753,7 +749,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_hover", **given(locals()))
 
@@ -780,10 +776,9 @@ class ToolMethods:
         binary: BinaryOptions | None = default(None),
         secret_fields: list[str] = default([]),
     ) -> Envelope:
-        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
-        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
-        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
-        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+        """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
+        (JSON, text, NDJSON, SSE or binary; over a limit: an error, never clipped). Error statuses are data. Secret
+        JSON fields come back [blocked].
 
         Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable form is ``ahttp``.
 
@@ -794,25 +789,19 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: Request headers (the page's cookies are sent as the page would send them).
+            headers: Request headers (the page's cookies go as usual).
             body: A text body.
-            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
-            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
-                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
-            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
-                response is 'sse' or 'binary'.
-            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
-                request itself is sent.
+            json_body: A JSON object body (other JSON: `body`).
+            response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
+            expect: The media type you expect (streaming or binary ones need response sse or binary).
+            preflight: HEAD first, to refuse an unreadable answer before sending.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
-            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
-                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
-            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
-                result budget).
+            max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
+            save: Stream the body to an artifact file instead.
             max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
-            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
-            sse: Required with response='sse': the collection's limits.
-            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
-                (max_bytes defaults to max_save_bytes).
+            strict: NDJSON: fail on a malformed line (else skip it).
+            sse: response='sse': the limits.
+            binary: response='binary': how to hand the bytes over.
             secret_fields: More JSON field names whose values are blocked. (at most 50 items)
         """
         return self.call("browser_http", **given(locals()))
@@ -840,10 +829,9 @@ class ToolMethods:
         binary: BinaryOptions | None = default(None),
         secret_fields: list[str] = default([]),
     ) -> Envelope:
-        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
-        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
-        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
-        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+        """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
+        (JSON, text, NDJSON, SSE or binary; over a limit: an error, never clipped). Error statuses are data. Secret
+        JSON fields come back [blocked].
 
         Calls the ``browser_http`` tool and returns its `Envelope`; the blocking form is ``http``.
 
@@ -854,25 +842,19 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             frame_id: Frame to act in (from browser_frames); default: the main frame.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: Request headers (the page's cookies are sent as the page would send them).
+            headers: Request headers (the page's cookies go as usual).
             body: A text body.
-            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
-            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
-                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
-            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
-                response is 'sse' or 'binary'.
-            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
-                request itself is sent.
+            json_body: A JSON object body (other JSON: `body`).
+            response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
+            expect: The media type you expect (streaming or binary ones need response sse or binary).
+            preflight: HEAD first, to refuse an unreadable answer before sending.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
-            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
-                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
-            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
-                result budget).
+            max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
+            save: Stream the body to an artifact file instead.
             max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
-            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
-            sse: Required with response='sse': the collection's limits.
-            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
-                (max_bytes defaults to max_save_bytes).
+            strict: NDJSON: fail on a malformed line (else skip it).
+            sse: response='sse': the limits.
+            binary: response='binary': how to hand the bytes over.
             secret_fields: More JSON field names whose values are blocked. (at most 50 items)
         """
         return await self.acall("browser_http", **given(locals()))
@@ -1002,7 +984,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_navigate", **given(locals()))
 
@@ -1026,7 +1008,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_navigate", **given(locals()))
 
@@ -1274,7 +1256,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_press_key", **given(locals()))
 
@@ -1297,7 +1279,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_press_key", **given(locals()))
 
@@ -1463,7 +1445,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_select_option", **given(locals()))
 
@@ -1488,7 +1470,7 @@ class ToolMethods:
             page_id: Tab to act on (from browser_tabs); default: the current tab.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_select_option", **given(locals()))
 
@@ -1652,7 +1634,7 @@ class ToolMethods:
             slowly: One key at a time.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_type", **given(locals()))
 
@@ -1680,7 +1662,7 @@ class ToolMethods:
             slowly: One key at a time.
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_type", **given(locals()))
 
@@ -1964,7 +1946,7 @@ class ToolMethods:
             timeout_s: Default: the operation timeout. (> 0, <= 600)
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return self.call("browser_webmcp_call", **given(locals()))
 
@@ -1994,7 +1976,7 @@ class ToolMethods:
             timeout_s: Default: the operation timeout. (> 0, <= 600)
             observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
                 (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level); url: a substring or * glob. Seen: data.observation; else observation_timeout.
+                level). Seen: data.observation.
         """
         return await self.acall("browser_webmcp_call", **given(locals()))
 
