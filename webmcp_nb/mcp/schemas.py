@@ -9,11 +9,11 @@ it carries is what a model or a validating client uses, once:
 - an optional field is simply not required: ``X | None = None`` is published as ``X``
   (a client that sends ``null`` for it is still served, as "left out"), and a flag off by
   default does not say so;
-- the parameters every browser tool shares (`SHARED_FIELDS`: instance, page_id, frame_id)
-  carry no description of their own: the server's instructions word them once;
-- output schemas hold the envelope loosely (`status` and the tool's `data`; the rest of
-  the envelope is described once, in the instructions) and its data without prose:
-  clients validate structured content, they do not read it.
+- the parameters many tools share (`SHARED_FIELDS`: instance, page_id, frame_id, ref) carry
+  no description of their own: the server's instructions word them once;
+- output schemas hold the envelope loosely (`status` required, the tool's `data` typed; the
+  rest of the envelope is described once, in the instructions) and the data as an outline
+  without prose: clients validate structured content (successes only), they do not read it.
 
 Every object keeps ``additionalProperties: false`` wherever the model declared it.
 The full schemas stay with the core (`ToolSpec.input_schema`: the Python API, the
