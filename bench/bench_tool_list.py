@@ -2,7 +2,8 @@
 
 Each server runs as its own process over stdio and the official Python client lists its tools;
 the size is that of the `tools` array's wire JSON (`webmcp_nb.mcp.schemas.tool_list_bytes`:
-compact, camelCase, no nulls), whole and without output schemas (what a model reads).
+compact, camelCase, no nulls), whole, and without output schemas plus the server's instructions
+(what a model reads; the peers send no instructions).
 
 - webmcp_nb: `webmcp-nb serve --transport stdio`, default grants and every grant (`--caps` all);
 - `@playwright/mcp` 0.0.83 (npm, `bench/peers`): default options, and every cap;
@@ -70,8 +71,9 @@ SERVERS: dict[str, tuple[str, StdioServerParameters]] = {
 
 async def measure(params: StdioServerParameters) -> dict[str, int]:
     async with Client(params) as client:
-        tools = (await client.list_tools()).tools
-    return tool_list_bytes(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools)
+        tools, instructions = (await client.list_tools()).tools, client.instructions
+    wire = (tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools)
+    return tool_list_bytes(wire, instructions)
 
 
 async def run() -> dict[str, dict[str, int]]:
@@ -84,7 +86,8 @@ def report(sizes: dict[str, dict[str, int]]) -> str:
     for key, (label, _) in SERVERS.items():
         size = sizes[key]
         rows.append(
-            f"| {label} | {size['tools']} | {size['whole']:,} | {size['read']:,} | {size['input']:,} | {size['output']:,} |"
+            f"| {label} | {size['tools']} | {size['whole']:,} | {size['read_tools']:,} | {size['instructions']:,} "
+            f"| {size['read']:,} | {size['input']:,} | {size['output']:,} |"
         )
     checks = []
     for (grant, part), target in TOOL_LIST_TARGET.items():
@@ -94,26 +97,34 @@ def report(sizes: dict[str, dict[str, int]]) -> str:
         verdict = "met" if ratio <= target else "not met"
         checks.append(f"| {grant.replace('_', ' ')}, {part} | {ratio:.2f} | <= {target:g} ({verdict}) | {held:g} |")
     recorded = ", ".join(f"{grant}: {value:,}" for grant, value in PEER_TOOL_LIST_BYTES.items())
+    told = "; ".join(
+        f"{grant.replace('_', ' ')} {sizes[f'ours_{grant}']['whole'] + sizes[f'ours_{grant}']['instructions']:,} "
+        f"({(sizes[f'ours_{grant}']['whole'] + sizes[f'ours_{grant}']['instructions']) / peer[grant]['whole']:.2f}x)"
+        for grant in peer
+    )
     return "\n".join(
         [
             BEGIN,
             (
-                "Tool list: the bytes of `tools/list` (the `tools` array as compact wire JSON; `read` is everything "
-                "but `outputSchema`, what a model is sent), each server its own process over stdio, listed by the "
-                "official Python client (`python bench/bench_tool_list.py`). Bytes are deterministic: one run, no noise."
+                "Tool list: the bytes of `tools/list` (`whole`: the `tools` array as compact wire JSON), and what a "
+                "model reads of it (`read`: the array without `outputSchema`, plus the server's instructions, where "
+                "our shared wording lives), each server its own process over stdio, listed by the official Python "
+                "client (`python bench/bench_tool_list.py`). Bytes are deterministic: one run, no noise."
             ),
             (
                 f"Machine: {platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}, "
                 f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
             ),
             "",
-            "| server | tools | whole | read | input schemas | output schemas |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| server | tools | whole | without output schemas | instructions | read | input schemas | output schemas |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
             "",
             "| webmcp_nb / `@playwright/mcp` (same grant) | ratio | issue 22's target | ceiling the tests hold |",
             "|---|---:|---:|---:|",
             *checks,
+            "",
+            f"Counting our instructions in `whole` too: {told}.",
             "",
             (
                 f"The tests hold the ceilings against the peer sizes recorded in `webmcp_nb.mcp.schemas` ({recorded} "

@@ -2,9 +2,11 @@
 
 `webmcp-nb serve --transport stdio` runs as its own process (default grants, and every grant) and
 the official Python client lists its tools in both protocol eras; the sizes are those of the wire
-JSON (`tool_list_bytes`), held to the ceilings declared in webmcp_nb.mcp.schemas. Calls then show
-what the published schemas promise: ``null`` for an optional field means "left out", ``null``
-where a value is needed is invalid_params before anything runs.
+JSON (`tool_list_bytes`, what a model reads counting the server's instructions), held to the
+ceilings declared in webmcp_nb.mcp.schemas. An agent's schemas hold what its grant admits. Calls
+then show what the published schemas promise: ``null`` for an optional field means "left out",
+``null`` where a value is needed is invalid_params before anything runs, and a parameter its
+grant withholds is refused naming the cap.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core.grants import CAPS
+from webmcp_nb.core.grants import CAPS, GATED_PARAMS, Grant
 from webmcp_nb.demo import DemoServer
-from webmcp_nb.mcp.schemas import SHARED_FIELDS, budget_bytes, tool_list_bytes
+from webmcp_nb.mcp.schemas import SHARED_FIELDS, TOOL_LIST_BUDGET, budget_bytes, tool_list_bytes
 
 from .helpers import ref_for
 
@@ -62,11 +64,31 @@ def listed() -> Listed:
 def test_the_tool_list_stays_within_its_budget(listed: Listed) -> None:
     for grant in GRANTS:
         assert listed[(grant, "auto")] == listed[(grant, "legacy")], grant  # one list for both eras
-        sizes = tool_list_bytes(listed[(grant, "auto")][0])
-        for part in ("whole", "read"):
-            assert sizes[part] <= budget_bytes(grant, part), (grant, part, sizes)
-    default = tool_list_bytes(listed[("default", "auto")][0])
+    for grant, part in TOOL_LIST_BUDGET:
+        sizes = tool_list_bytes(*listed[(grant, "auto")])
+        assert sizes[part] <= budget_bytes(grant, part), (grant, part, sizes)
+    default = tool_list_bytes(*listed[("default", "auto")])
     assert default["tools"] == len([spec for spec in tool_registry() if spec.group == "core"])
+    # What moved into the instructions is counted in what a model reads.
+    assert default["read"] == default["read_tools"] + len((listed[("default", "auto")][1] or "").encode()) > 0
+
+
+def test_the_testing_tools_need_the_testing_grant(listed: Listed) -> None:
+    verify = {spec.name for spec in tool_registry() if spec.group == "testing"}
+    assert len(verify) == 4 and all(name.startswith("browser_verify_") for name in verify)
+    assert not verify & {tool["name"] for tool in listed[("default", "auto")][0]}
+    assert verify <= {tool["name"] for tool in listed[("every_grant", "auto")][0]}
+
+
+def test_a_schema_holds_only_the_parameters_the_grant_admits(listed: Listed) -> None:
+    default = {tool["name"]: tool["inputSchema"] for tool in listed[("default", "auto")][0]}
+    every = {tool["name"]: tool["inputSchema"] for tool in listed[("every_grant", "auto")][0]}
+    for cap, tools in GATED_PARAMS.items():
+        for name, params in tools.items():
+            assert set(params) <= set(every[name]["properties"]), (cap, name)  # granted: listed
+            assert not set(params) & set(default[name]["properties"]), (cap, name)  # else left out
+            assert set(params) <= Grant.build().withheld(name) and not Grant.build([cap]).withheld(name)
+    assert {"name", "profile_dir", "viewport"} <= set(default["browser_create_instance"]["properties"])
 
 
 def _nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -124,6 +146,11 @@ def test_the_shared_fields_are_worded_once_in_the_instructions(listed: Listed) -
         instructions = listed[("default", era)][1] or ""
         for name, wording in SHARED_FIELDS.items():
             assert instructions.count(wording.rstrip(".")) == 1, (era, name)
+    observe = next(t for t in listed[("default", "auto")][0] if t["name"] == "browser_click")["inputSchema"][
+        "properties"
+    ]
+    assert observe["observe"]["properties"]["kind"]["enum"][0] == "response"  # its structure stays, its prose moved
+    assert "timeout_ms" in observe["observe"]["properties"] and "description" not in observe["observe"]
 
 
 # --------------------------------------------------------------------------- #
@@ -156,3 +183,38 @@ def test_null_for_an_optional_field_is_left_out_and_null_for_a_value_is_invalid(
         assert envelope["error_type"] == "invalid_params", envelope
         assert envelope["operation"]["outcome"] == "not_started", envelope
         assert f"parameter '{field}'" in envelope["message"], envelope
+
+
+WITHHELD_VALUES: dict[str, dict[str, Any]] = {
+    "args": {"args": ["--no-first-run"]},
+    "executable_path": {"executable_path": "/bin/sh"},
+    "endpoint": {"backend": "remote", "endpoint": "ws://127.0.0.1:9/x"},
+    "cdp_endpoint": {"backend": "remote", "cdp_endpoint": "http://127.0.0.1:9"},
+    "headers": {"headers": {"X-Token": "t"}},
+    "headless": {"headless": False},
+    "reveal_secrets": {"reveal_secrets": True},
+}
+"""A value for each parameter a cap gates (`GATED_PARAMS`) that the tool refuses without it."""
+REFUSAL = {"browser": ("`browser` capability", "--caps browser"), "secrets": ("'secrets' grant", "--caps secrets")}
+
+
+@pytest.mark.browser
+def test_a_withheld_parameter_sent_anyway_is_refused_naming_its_cap() -> None:
+    base = {"browser_create_instance": {"name": "widened"}, "browser_trace": {"action": "stop"}}
+    calls = [
+        (cap, name, param, {**base.get(name, {}), **WITHHELD_VALUES[param]})
+        for cap, tools in GATED_PARAMS.items()
+        for name, params in tools.items()
+        for param in params
+    ]
+    assert {param for _, _, param, _ in calls} == set(WITHHELD_VALUES) and set(GATED_PARAMS) == set(REFUSAL)
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with Client(serve([]), client_info=AGENT) as client:
+            return [await client.call_tool(name, args) for _, name, _, args in calls]
+
+    for (cap, name, param, _), result in zip(calls, asyncio.run(scenario()), strict=True):
+        envelope = result.structured_content
+        assert result.is_error is True and envelope is not None, (name, param)
+        assert (envelope["error_type"], envelope["operation"]["outcome"]) == ("invalid_params", "not_started"), envelope
+        assert all(words in envelope["message"] for words in REFUSAL[cap]), (name, param, envelope["message"])

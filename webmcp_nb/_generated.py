@@ -22,10 +22,10 @@ class BinaryOptions(TypedDict):
 
 
 class FormField(TypedDict):
-    ref: str  # An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+    ref: str  # An element ref from the latest browser_snapshot ('e12', 'f3e7').
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
-    value: str | bool  # Text, or true/false for checkbox/radio.
-    name: NotRequired[str | None]  # A label, for reading.
+    value: str | bool  # Text; checkbox/radio: true/false.
+    name: NotRequired[str | None]  # For the log.
 
 
 class Observe(TypedDict):
@@ -74,20 +74,18 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element. Returns once a navigation it started has loaded; a dialog it opens is in `modal_state`.
+        """Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).
 
         Calls the ``browser_click`` tool and returns its `Envelope`; the awaitable form is ``aclick``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            double: Double-click.
-            modifiers: Keys held during the click. (at most 5 items)
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            modifiers: Keys held down. (at most 5 items)
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_click", **given(locals()))
 
@@ -102,20 +100,18 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element. Returns once a navigation it started has loaded; a dialog it opens is in `modal_state`.
+        """Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).
 
         Calls the ``browser_click`` tool and returns its `Envelope`; the blocking form is ``click``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            double: Double-click.
-            modifiers: Keys held during the click. (at most 5 items)
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            modifiers: Keys held down. (at most 5 items)
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_click", **given(locals()))
 
@@ -130,18 +126,16 @@ class ToolMethods:
         level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
-        """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
-        cursor) on.
+        """Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.
 
         Calls the ``browser_console`` tool and returns its `Envelope`; the awaitable form is ``aconsole``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: A next_cursor: only newer entries.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
             limit: (1 to 500)
             page_id: Only this tab's.
-            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            reveal_secrets: Secret headers unredacted.
             level: 'error' includes uncaught page errors.
             text: A substring (any case).
         """
@@ -158,18 +152,16 @@ class ToolMethods:
         level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
-        """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
-        cursor) on.
+        """Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.
 
         Calls the ``browser_console`` tool and returns its `Envelope`; the blocking form is ``console``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: A next_cursor: only newer entries.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
             limit: (1 to 500)
             page_id: Only this tab's.
-            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            reveal_secrets: Secret headers unredacted.
             level: 'error' includes uncaught page errors.
             text: A substring (any case).
         """
@@ -179,7 +171,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "camoufox", "remote"] = default("chromium"),
+        backend: Literal["chromium", "camoufox", "remote"] | None = default(None),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -197,24 +189,21 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a browser instance under a name (or connect to a remote one) and make it current.
+        """Launch (or connect to) a named browser instance and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable form is
         ``acreate_instance``.
 
         Args:
-            name: Letters, digits, '_', '.', '-'.
-            backend: camoufox: a fingerprint-varying Firefox (needs `webmcp-nb install camoufox`); remote: a grid
-                (endpoint or cdp_endpoint). Default: remote if the session has an endpoint. See browser_health.
+            backend: camoufox: a fingerprint-varying Firefox (`webmcp-nb install camoufox`); default: chromium, or
+                remote if the session has a browser server.
             headless: Default: the session's setting.
-            profile_dir: A persistent profile: a name in the session's profiles (a path needs the `browser` cap).
-                Default: a fresh one.
-            viewport: CSS pixels; default 1280x720 (camoufox: its fingerprint's).
+            profile_dir: A persistent profile's name (a path: `browser` cap).
+            viewport: Default 1280x720 (camoufox: its fingerprint's).
             locale: Such as 'fr-FR'.
             executable_path: The browser binary; default: resolved (see browser_health).
             args: Browser flags (`browser` cap). (at most 64 items)
-            webmcp: native: the browser's own (default); page: only what pages bring (default for remote); polyfill:
-                inject ours into every page.
+            webmcp: native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.
             os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
             humanize: camoufox: human-like cursor; a number: longest move (s).
             block_webrtc: camoufox: WebRTC off.
@@ -222,7 +211,7 @@ class ToolMethods:
             endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
             cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
             headers: remote: headers to connect with (a token; recorded as [redacted]).
-            connect_timeout_s: remote: connect timeout (default 10 s). (> 0, <= 120.0)
+            connect_timeout_s: remote: default 10. (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
 
@@ -230,7 +219,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "camoufox", "remote"] = default("chromium"),
+        backend: Literal["chromium", "camoufox", "remote"] | None = default(None),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -248,24 +237,21 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a browser instance under a name (or connect to a remote one) and make it current.
+        """Launch (or connect to) a named browser instance and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the blocking form is
         ``create_instance``.
 
         Args:
-            name: Letters, digits, '_', '.', '-'.
-            backend: camoufox: a fingerprint-varying Firefox (needs `webmcp-nb install camoufox`); remote: a grid
-                (endpoint or cdp_endpoint). Default: remote if the session has an endpoint. See browser_health.
+            backend: camoufox: a fingerprint-varying Firefox (`webmcp-nb install camoufox`); default: chromium, or
+                remote if the session has a browser server.
             headless: Default: the session's setting.
-            profile_dir: A persistent profile: a name in the session's profiles (a path needs the `browser` cap).
-                Default: a fresh one.
-            viewport: CSS pixels; default 1280x720 (camoufox: its fingerprint's).
+            profile_dir: A persistent profile's name (a path: `browser` cap).
+            viewport: Default 1280x720 (camoufox: its fingerprint's).
             locale: Such as 'fr-FR'.
             executable_path: The browser binary; default: resolved (see browser_health).
             args: Browser flags (`browser` cap). (at most 64 items)
-            webmcp: native: the browser's own (default); page: only what pages bring (default for remote); polyfill:
-                inject ours into every page.
+            webmcp: native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.
             os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
             humanize: camoufox: human-like cursor; a number: longest move (s).
             block_webrtc: camoufox: WebRTC off.
@@ -273,7 +259,7 @@ class ToolMethods:
             endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
             cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
             headers: remote: headers to connect with (a token; recorded as [redacted]).
-            connect_timeout_s: remote: connect timeout (default 10 s). (> 0, <= 120.0)
+            connect_timeout_s: remote: default 10. (> 0, <= 120.0)
         """
         return await self.acall("browser_create_instance", **given(locals()))
 
@@ -281,7 +267,7 @@ class ToolMethods:
         self,
         name: str,
     ) -> Envelope:
-        """Close a browser instance and everything in it. Also clears the record of a crashed instance.
+        """Close a browser instance and its tabs (or forget a crashed one).
 
         Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the awaitable form is
         ``adestroy_instance``.
@@ -292,7 +278,7 @@ class ToolMethods:
         self,
         name: str,
     ) -> Envelope:
-        """Close a browser instance and everything in it. Also clears the record of a crashed instance.
+        """Close a browser instance and its tabs (or forget a crashed one).
 
         Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the blocking form is
         ``destroy_instance``.
@@ -311,8 +297,7 @@ class ToolMethods:
         Calls the ``browser_downloads`` tool and returns its `Envelope`; the awaitable form is ``adownloads``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             download_id: Only this one.
             wait_s: Wait this long for a new download to start and finish. (0 to 30)
         """
@@ -330,8 +315,7 @@ class ToolMethods:
         Calls the ``browser_downloads`` tool and returns its `Envelope`; the blocking form is ``downloads``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             download_id: Only this one.
             wait_s: Wait this long for a new download to start and finish. (0 to 30)
         """
@@ -351,14 +335,13 @@ class ToolMethods:
         Calls the ``browser_drag`` tool and returns its `Envelope`; the awaitable form is ``adrag``.
 
         Args:
-            source_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            target_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            source_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            target_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_drag", **given(locals()))
 
@@ -376,14 +359,13 @@ class ToolMethods:
         Calls the ``browser_drag`` tool and returns its `Envelope`; the blocking form is ``drag``.
 
         Args:
-            source_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            target_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            source_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            target_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_drag", **given(locals()))
 
@@ -403,11 +385,10 @@ class ToolMethods:
 
         Args:
             expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
-            save: Write the result to an artifact file; return its path, size and first 40 lines.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return self.call("browser_evaluate", **given(locals()))
 
@@ -427,11 +408,10 @@ class ToolMethods:
 
         Args:
             expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
-            save: Write the result to an artifact file; return its path, size and first 40 lines.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return await self.acall("browser_evaluate", **given(locals()))
 
@@ -443,15 +423,14 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to an artifact file (JSON Lines or HAR).
+        """Write the retained console or network entries to an artifact file.
 
         Calls the ``browser_events_export`` tool and returns its `Envelope`; the awaitable form is
         ``aevents_export``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            format: har: HAR 1.2, network only.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            format: har: network only.
             page_id: Only this tab's.
         """
         return self.call("browser_events_export", **given(locals()))
@@ -464,14 +443,13 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to an artifact file (JSON Lines or HAR).
+        """Write the retained console or network entries to an artifact file.
 
         Calls the ``browser_events_export`` tool and returns its `Envelope`; the blocking form is ``events_export``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            format: har: HAR 1.2, network only.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            format: har: network only.
             page_id: Only this tab's.
         """
         return await self.acall("browser_events_export", **given(locals()))
@@ -495,9 +473,8 @@ class ToolMethods:
         Args:
             code: Async Python (top-level await; the last expression is the result). Do not block (time.sleep):
                 await.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             timeout_s: Default and maximum: the operation timeout. (> 0)
         """
         return self.call("browser_execute", **given(locals()))
@@ -521,9 +498,8 @@ class ToolMethods:
         Args:
             code: Async Python (top-level await; the last expression is the result). Do not block (time.sleep):
                 await.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             timeout_s: Default and maximum: the operation timeout. (> 0)
         """
         return await self.acall("browser_execute", **given(locals()))
@@ -542,9 +518,8 @@ class ToolMethods:
         Args:
             paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
                 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_file_upload", **given(locals()))
 
@@ -562,9 +537,8 @@ class ToolMethods:
         Args:
             paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
                 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_file_upload", **given(locals()))
 
@@ -576,18 +550,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Fill several fields at once. Every ref is checked before anything is changed.
+        """Fill several fields; every ref is checked before any changes.
 
         Calls the ``browser_fill_form`` tool and returns its `Envelope`; the awaitable form is ``afill_form``.
 
         Args:
             fields: (1 to 100 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_fill_form", **given(locals()))
 
@@ -599,18 +572,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Fill several fields at once. Every ref is checked before anything is changed.
+        """Fill several fields; every ref is checked before any changes.
 
         Calls the ``browser_fill_form`` tool and returns its `Envelope`; the blocking form is ``fill_form``.
 
         Args:
             fields: (1 to 100 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_fill_form", **given(locals()))
 
@@ -620,14 +592,13 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """List the frames of a tab (main frame first) with stable frame ids.
+        """List the tab's frames (main first) with stable frame ids.
 
         Calls the ``browser_frames`` tool and returns its `Envelope`; the awaitable form is ``aframes``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_frames", **given(locals()))
 
@@ -637,14 +608,13 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """List the frames of a tab (main frame first) with stable frame ids.
+        """List the tab's frames (main first) with stable frame ids.
 
         Calls the ``browser_frames`` tool and returns its `Envelope`; the blocking form is ``frames``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_frames", **given(locals()))
 
@@ -662,10 +632,9 @@ class ToolMethods:
         ``ahandle_dialog``.
 
         Args:
-            accept: OK (true) or Cancel.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            accept: OK or Cancel.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             prompt_text: A prompt()'s answer.
         """
         return self.call("browser_handle_dialog", **given(locals()))
@@ -683,25 +652,22 @@ class ToolMethods:
         Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the blocking form is ``handle_dialog``.
 
         Args:
-            accept: OK (true) or Cancel.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            accept: OK or Cancel.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             prompt_text: A prompt()'s answer.
         """
         return await self.acall("browser_handle_dialog", **given(locals()))
 
     def health(self) -> Envelope:
-        """Report instance counts, limits, the backends and browsers that can be found, failed launches and crashes.
-        Launches and downloads nothing.
+        """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable form is ``ahealth``.
         """
         return self.call("browser_health", **given(locals()))
 
     async def ahealth(self) -> Envelope:
-        """Report instance counts, limits, the backends and browsers that can be found, failed launches and crashes.
-        Launches and downloads nothing.
+        """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the blocking form is ``health``.
         """
@@ -720,13 +686,12 @@ class ToolMethods:
         Calls the ``browser_hover`` tool and returns its `Envelope`; the awaitable form is ``ahover``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_hover", **given(locals()))
 
@@ -743,13 +708,12 @@ class ToolMethods:
         Calls the ``browser_hover`` tool and returns its `Envelope`; the blocking form is ``hover``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_hover", **given(locals()))
 
@@ -784,10 +748,9 @@ class ToolMethods:
 
         Args:
             url: Absolute, or relative to the page's URL (such as '/api/items').
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
             headers: Request headers (the page's cookies go as usual).
             body: A text body.
@@ -837,10 +800,9 @@ class ToolMethods:
 
         Args:
             url: Absolute, or relative to the page's URL (such as '/api/items').
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
             headers: Request headers (the page's cookies go as usual).
             body: A text body.
@@ -866,16 +828,14 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Type text into the focused element, key by key (use browser_type to target a ref).
+        """Type key by key into the focused element (browser_type: into a ref).
 
         Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the awaitable form is
         ``akeyboard_type``.
 
         Args:
-            text: Text typed key by key into whatever has focus.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_keyboard_type", **given(locals()))
 
@@ -886,20 +846,18 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Type text into the focused element, key by key (use browser_type to target a ref).
+        """Type key by key into the focused element (browser_type: into a ref).
 
         Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the blocking form is ``keyboard_type``.
 
         Args:
-            text: Text typed key by key into whatever has focus.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_keyboard_type", **given(locals()))
 
     def list_instances(self) -> Envelope:
-        """List live, launching and closing instances and which one is current.
+        """List the instances and which one is current.
 
         Calls the ``browser_list_instances`` tool and returns its `Envelope`; the awaitable form is
         ``alist_instances``.
@@ -907,7 +865,7 @@ class ToolMethods:
         return self.call("browser_list_instances", **given(locals()))
 
     async def alist_instances(self) -> Envelope:
-        """List live, launching and closing instances and which one is current.
+        """List the instances and which one is current.
 
         Calls the ``browser_list_instances`` tool and returns its `Envelope`; the blocking form is
         ``list_instances``.
@@ -924,18 +882,16 @@ class ToolMethods:
         button: Literal["left", "right", "middle"] = default("left"),
         double: bool = default(False),
     ) -> Envelope:
-        """Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. Prefer browser_click
-        with a snapshot ref when the element is known.
+        """Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.
 
         Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the awaitable form is
         ``amouse_click_xy``.
 
         Args:
-            x: CSS pixels from the viewport's left edge. (0 to 100000)
-            y: CSS pixels from the viewport's top edge. (0 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            x: (0 to 100000)
+            y: (0 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_mouse_click_xy", **given(locals()))
 
@@ -949,18 +905,16 @@ class ToolMethods:
         button: Literal["left", "right", "middle"] = default("left"),
         double: bool = default(False),
     ) -> Envelope:
-        """Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. Prefer browser_click
-        with a snapshot ref when the element is known.
+        """Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.
 
         Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the blocking form is
         ``mouse_click_xy``.
 
         Args:
-            x: CSS pixels from the viewport's left edge. (0 to 100000)
-            y: CSS pixels from the viewport's top edge. (0 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            x: (0 to 100000)
+            y: (0 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_mouse_click_xy", **given(locals()))
 
@@ -973,18 +927,17 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL in the tab; returns the final URL, title and HTTP status.
+        """Load a URL; returns the final URL, title and HTTP status.
 
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable form is ``anavigate``.
 
         Args:
-            url: With its scheme: https://, http://, about:blank (others where granted).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            url: Absolute: https://, http://, about:blank (others if granted).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_navigate", **given(locals()))
 
@@ -997,18 +950,17 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL in the tab; returns the final URL, title and HTTP status.
+        """Load a URL; returns the final URL, title and HTTP status.
 
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the blocking form is ``navigate``.
 
         Args:
-            url: With its scheme: https://, http://, about:blank (others where granted).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            url: Absolute: https://, http://, about:blank (others if granted).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_navigate", **given(locals()))
 
@@ -1019,15 +971,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history (`moved`: false if there was nothing to go back to).
+        """Go back in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the awaitable form is
         ``anavigate_back``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_navigate_back", **given(locals()))
 
@@ -1038,14 +989,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history (`moved`: false if there was nothing to go back to).
+        """Go back in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the blocking form is ``navigate_back``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_navigate_back", **given(locals()))
 
@@ -1056,15 +1006,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history (`moved`: false if there was nothing to go forward to).
+        """Go forward in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the awaitable form is
         ``anavigate_forward``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_navigate_forward", **given(locals()))
 
@@ -1075,15 +1024,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history (`moved`: false if there was nothing to go forward to).
+        """Go forward in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the blocking form is
         ``navigate_forward``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_navigate_forward", **given(locals()))
 
@@ -1101,18 +1049,16 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Read the network requests of the instance's tabs (method, URL, status, timing, sizes, headers...), oldest
-        first, from `after` (a cursor) on.
+        """Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, from `after` on.
 
         Calls the ``browser_network`` tool and returns its `Envelope`; the awaitable form is ``anetwork``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: A next_cursor: only newer entries.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
             limit: (1 to 500)
             page_id: Only this tab's.
-            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            reveal_secrets: Secret headers unredacted.
             url: A URL substring.
             status: 0: no response. (0 to 999)
             resource_type: document, script, fetch, xhr, image...
@@ -1134,18 +1080,16 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Read the network requests of the instance's tabs (method, URL, status, timing, sizes, headers...), oldest
-        first, from `after` (a cursor) on.
+        """Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, from `after` on.
 
         Calls the ``browser_network`` tool and returns its `Envelope`; the blocking form is ``network``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: A next_cursor: only newer entries.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
             limit: (1 to 500)
             page_id: Only this tab's.
-            reveal_secrets: Secret headers unredacted ('secrets' grant).
+            reveal_secrets: Secret headers unredacted.
             url: A URL substring.
             status: 0: no response. (0 to 999)
             resource_type: document, script, fetch, xhr, image...
@@ -1161,15 +1105,14 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or response: text, an image or base64 (too large: result_too_large; use save).
+        """A recorded request's or response's body: text, an image or base64 (too large: use save).
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable form is ``anetwork_body``.
 
         Args:
             request_id: From browser_network.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            save: Write it to an artifact file.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            save: To an artifact file.
         """
         return self.call("browser_network_body", **given(locals()))
 
@@ -1181,15 +1124,14 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or response: text, an image or base64 (too large: result_too_large; use save).
+        """A recorded request's or response's body: text, an image or base64 (too large: use save).
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the blocking form is ``network_body``.
 
         Args:
             request_id: From browser_network.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            save: Write it to an artifact file.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            save: To an artifact file.
         """
         return await self.acall("browser_network_body", **given(locals()))
 
@@ -1208,9 +1150,8 @@ class ToolMethods:
         Calls the ``browser_pdf`` tool and returns its `Envelope`; the awaitable form is ``apdf``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             print_background: Background colours and images.
         """
         return self.call("browser_pdf", **given(locals()))
@@ -1230,9 +1171,8 @@ class ToolMethods:
         Calls the ``browser_pdf`` tool and returns its `Envelope`; the blocking form is ``pdf``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             print_background: Background colours and images.
         """
         return await self.acall("browser_pdf", **given(locals()))
@@ -1250,13 +1190,12 @@ class ToolMethods:
         Calls the ``browser_press_key`` tool and returns its `Envelope`; the awaitable form is ``apress_key``.
 
         Args:
-            key: A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            key: 'Enter', 'ArrowDown', 'a', 'Control+A'...
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_press_key", **given(locals()))
 
@@ -1273,13 +1212,12 @@ class ToolMethods:
         Calls the ``browser_press_key`` tool and returns its `Envelope`; the blocking form is ``press_key``.
 
         Args:
-            key: A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            key: 'Enter', 'ArrowDown', 'a', 'Control+A'...
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_press_key", **given(locals()))
 
@@ -1291,15 +1229,14 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the tab (force=true: the way out for an unresponsive tab).
+        """Reload the tab.
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable form is ``areload``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            force: In a fresh renderer (for a tab stuck in script); the page_id stays.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            force: In a fresh renderer: the way out for a tab stuck in script (same page_id).
         """
         return self.call("browser_reload", **given(locals()))
 
@@ -1311,15 +1248,14 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the tab (force=true: the way out for an unresponsive tab).
+        """Reload the tab.
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the blocking form is ``reload``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            force: In a fresh renderer (for a tab stuck in script); the page_id stays.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            force: In a fresh renderer: the way out for a tab stuck in script (same page_id).
         """
         return await self.acall("browser_reload", **given(locals()))
 
@@ -1335,20 +1271,17 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """A PNG or JPEG screenshot of the viewport, the full page or one element, at most 1568 px on its longest side
-        unless original=true.
+        """Screenshot the viewport, the full page or an element, scaled to at most 1568 px.
 
         Calls the ``browser_screenshot`` tool and returns its `Envelope`; the awaitable form is ``ascreenshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             quality: JPEG quality (default 80). (1 to 100)
-            full_page: The whole scrollable page.
             ref: Only this element.
-            original: Keep the original size.
-            save: Also save it as an artifact.
+            original: Not scaled down.
+            save: Also as an artifact.
         """
         return self.call("browser_screenshot", **given(locals()))
 
@@ -1364,20 +1297,17 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """A PNG or JPEG screenshot of the viewport, the full page or one element, at most 1568 px on its longest side
-        unless original=true.
+        """Screenshot the viewport, the full page or an element, scaled to at most 1568 px.
 
         Calls the ``browser_screenshot`` tool and returns its `Envelope`; the blocking form is ``screenshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             quality: JPEG quality (default 80). (1 to 100)
-            full_page: The whole scrollable page.
             ref: Only this element.
-            original: Keep the original size.
-            save: Also save it as an artifact.
+            original: Not scaled down.
+            save: Also as an artifact.
         """
         return await self.acall("browser_screenshot", **given(locals()))
 
@@ -1389,15 +1319,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         delta_x: float = default(0),
     ) -> Envelope:
-        """Scroll the page with the mouse wheel at the current pointer position.
+        """Scroll with the mouse wheel where the pointer is.
 
         Calls the ``browser_scroll`` tool and returns its `Envelope`; the awaitable form is ``ascroll``.
 
         Args:
-            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_y: Pixels down (negative: up). (-100000 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             delta_x: (-100000 to 100000)
         """
         return self.call("browser_scroll", **given(locals()))
@@ -1410,15 +1339,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         delta_x: float = default(0),
     ) -> Envelope:
-        """Scroll the page with the mouse wheel at the current pointer position.
+        """Scroll with the mouse wheel where the pointer is.
 
         Calls the ``browser_scroll`` tool and returns its `Envelope`; the blocking form is ``scroll``.
 
         Args:
-            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_y: Pixels down (negative: up). (-100000 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             delta_x: (-100000 to 100000)
         """
         return await self.acall("browser_scroll", **given(locals()))
@@ -1432,20 +1360,19 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Select one or more options of a <select> by value or label.
+        """Select options of a <select>.
 
         Calls the ``browser_select_option`` tool and returns its `Envelope`; the awaitable form is
         ``aselect_option``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            values: Option values or visible labels. (1 to 1000 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            values: Values or labels. (1 to 1000 items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_select_option", **given(locals()))
 
@@ -1458,19 +1385,18 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Select one or more options of a <select> by value or label.
+        """Select options of a <select>.
 
         Calls the ``browser_select_option`` tool and returns its `Envelope`; the blocking form is ``select_option``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            values: Option values or visible labels. (1 to 1000 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            values: Values or labels. (1 to 1000 items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_select_option", **given(locals()))
 
@@ -1484,19 +1410,18 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """The page's accessibility tree as YAML with element refs ([ref=e12]) for the other tools; refs go stale when
-        the page changes.
+        """The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once the page
+        changes).
 
         Calls the ``browser_snapshot`` tool and returns its `Envelope`; the awaitable form is ``asnapshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
             ref: Only this element's subtree.
-            depth: Levels to include. (1 to 1000)
-            save: Write the result to an artifact file; return its path, size and first 40 lines.
+            depth: (1 to 1000)
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return self.call("browser_snapshot", **given(locals()))
 
@@ -1510,19 +1435,18 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """The page's accessibility tree as YAML with element refs ([ref=e12]) for the other tools; refs go stale when
-        the page changes.
+        """The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once the page
+        changes).
 
         Calls the ``browser_snapshot`` tool and returns its `Envelope`; the blocking form is ``snapshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
             ref: Only this element's subtree.
-            depth: Levels to include. (1 to 1000)
-            save: Write the result to an artifact file; return its path, size and first 40 lines.
+            depth: (1 to 1000)
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return await self.acall("browser_snapshot", **given(locals()))
 
@@ -1539,8 +1463,7 @@ class ToolMethods:
         Calls the ``browser_tabs`` tool and returns its `Envelope`; the awaitable form is ``atabs``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             page_id: select, close (default: current).
             url: new: a URL to open.
         """
@@ -1559,8 +1482,7 @@ class ToolMethods:
         Calls the ``browser_tabs`` tool and returns its `Envelope`; the blocking form is ``tabs``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             page_id: select, close (default: current).
             url: new: a URL to open.
         """
@@ -1575,16 +1497,15 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop a Playwright trace of the instance; stop saves trace.zip as an artifact (secrets [redacted]).
+        """Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable form is ``atrace``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secrets unredacted ('secrets' grant).
+            reveal_secrets: stop: keep secrets unredacted.
         """
         return self.call("browser_trace", **given(locals()))
 
@@ -1597,16 +1518,15 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop a Playwright trace of the instance; stop saves trace.zip as an artifact (secrets [redacted]).
+        """Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the blocking form is ``trace``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secrets unredacted ('secrets' grant).
+            reveal_secrets: stop: keep secrets unredacted.
         """
         return await self.acall("browser_trace", **given(locals()))
 
@@ -1621,20 +1541,19 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace an editable element's text (checked after) and optionally press Enter.
+        """Replace an editable element's text (checked after).
 
         Calls the ``browser_type`` tool and returns its `Envelope`; the awaitable form is ``atype``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            submit: Press Enter afterwards.
-            slowly: One key at a time.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            submit: Press Enter after.
+            slowly: Key by key.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_type", **given(locals()))
 
@@ -1649,20 +1568,19 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace an editable element's text (checked after) and optionally press Enter.
+        """Replace an editable element's text (checked after).
 
         Calls the ``browser_type`` tool and returns its `Envelope`; the blocking form is ``type``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            submit: Press Enter afterwards.
-            slowly: One key at a time.
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            submit: Press Enter after.
+            slowly: Key by key.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_type", **given(locals()))
 
@@ -1683,10 +1601,9 @@ class ToolMethods:
         Args:
             role: As in the snapshot: button, link...
             name: Exact accessible name.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_element_visible", **given(locals()))
 
@@ -1707,10 +1624,9 @@ class ToolMethods:
         Args:
             role: As in the snapshot: button, link...
             name: Exact accessible name.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_element_visible", **given(locals()))
 
@@ -1729,12 +1645,11 @@ class ToolMethods:
         ``averify_list_visible``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
             items: Texts it must show. (1 to 200 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_list_visible", **given(locals()))
 
@@ -1753,12 +1668,11 @@ class ToolMethods:
         ``verify_list_visible``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
             items: Texts it must show. (1 to 200 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_list_visible", **given(locals()))
 
@@ -1777,10 +1691,9 @@ class ToolMethods:
 
         Args:
             text: A substring (case-sensitive).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_text_visible", **given(locals()))
 
@@ -1799,10 +1712,9 @@ class ToolMethods:
 
         Args:
             text: A substring (case-sensitive).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_text_visible", **given(locals()))
 
@@ -1820,12 +1732,11 @@ class ToolMethods:
         Calls the ``browser_verify_value`` tool and returns its `Envelope`; the awaitable form is ``averify_value``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
             value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_value", **given(locals()))
 
@@ -1843,12 +1754,11 @@ class ToolMethods:
         Calls the ``browser_verify_value`` tool and returns its `Envelope`; the blocking form is ``verify_value``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
             value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_value", **given(locals()))
 
@@ -1867,22 +1777,18 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait until text appears or disappears, an element reaches a state, the URL matches or the network is idle
-        (else wait_timeout); or wait time_s.
+        """Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); or wait time_s.
 
         Calls the ``browser_wait_for`` tool and returns its `Envelope`; the awaitable form is ``await_for``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            text: Text to appear.
-            text_gone: Text to disappear.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             ref: An element to reach `state`.
             role: With name: an element to reach `state`.
             url: A URL substring, or a glob with *.
             network_idle: No request in flight for 0.5 s.
-            time_s: Alone: wait this long; else the limit (default 10). (> 0, <= 30)
+            time_s: Alone: wait this long; else the limit (10). (> 0, <= 30)
         """
         return self.call("browser_wait_for", **given(locals()))
 
@@ -1901,22 +1807,18 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait until text appears or disappears, an element reaches a state, the URL matches or the network is idle
-        (else wait_timeout); or wait time_s.
+        """Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); or wait time_s.
 
         Calls the ``browser_wait_for`` tool and returns its `Envelope`; the blocking form is ``wait_for``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            text: Text to appear.
-            text_gone: Text to disappear.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             ref: An element to reach `state`.
             role: With name: an element to reach `state`.
             url: A URL substring, or a glob with *.
             network_idle: No request in flight for 0.5 s.
-            time_s: Alone: wait this long; else the limit (default 10). (> 0, <= 30)
+            time_s: Alone: wait this long; else the limit (10). (> 0, <= 30)
         """
         return await self.acall("browser_wait_for", **given(locals()))
 
@@ -1931,22 +1833,21 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call one of the page's WebMCP tools. Its result is `structured` (a JSON object), `content` and `images` (an
-        MCP result) or `text`; isError true: evaluation_failed.
+        """Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP result) or
+        `text` (isError: evaluation_failed).
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_call``.
 
         Args:
             name: From browser_webmcp_list.
-            input: Checked against the tool's inputSchema.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Default: the main frame's tool of that name, else the only one.
+            input: As its inputSchema says.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Default: the main frame's tool, else the only one.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_webmcp_call", **given(locals()))
 
@@ -1961,22 +1862,21 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call one of the page's WebMCP tools. Its result is `structured` (a JSON object), `content` and `images` (an
-        MCP result) or `text`; isError true: evaluation_failed.
+        """Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP result) or
+        `text` (isError: evaluation_failed).
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the blocking form is ``webmcp_call``.
 
         Args:
             name: From browser_webmcp_list.
-            input: Checked against the tool's inputSchema.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Default: the main frame's tool of that name, else the only one.
+            input: As its inputSchema says.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Default: the main frame's tool, else the only one.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
-            observe: Wait for a consequence of the action, armed before it: response (url, method, status), request
-                (url, method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level). Seen: data.observation.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_webmcp_call", **given(locals()))
 
@@ -1987,15 +1887,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the page's WebMCP tools (every frame) with their input schemas and annotations.
+        """List the page's WebMCP tools (every frame) with their schemas and annotations.
 
         Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_list``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Only this frame's tools; default: every frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Only this frame's; default: all.
         """
         return self.call("browser_webmcp_list", **given(locals()))
 
@@ -2006,14 +1905,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the page's WebMCP tools (every frame) with their input schemas and annotations.
+        """List the page's WebMCP tools (every frame) with their schemas and annotations.
 
         Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the blocking form is ``webmcp_list``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Only this frame's tools; default: every frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Only this frame's; default: all.
         """
         return await self.acall("browser_webmcp_list", **given(locals()))

@@ -101,10 +101,11 @@ def _kinds() -> str:
     )
 
 
-ObserveField = Field(
-    None,
-    description=f"Wait for a consequence of the action, armed before it: {_kinds()}. Seen: data.observation.",
+OBSERVE_DESCRIPTION = (
+    f"Wait for what the action causes, armed before it: {_kinds()} (url: a substring or * glob), "
+    f"for timeout_ms ({Observe.model_fields['timeout_ms'].default}); seen: data.observation."
 )
+ObserveField = Field(None, description=OBSERVE_DESCRIPTION)
 
 
 def url_matches(pattern: str, url: str) -> bool:

@@ -44,8 +44,8 @@ ARTIFACT_URI = "webmcp-nb://artifacts/"
 
 
 ENVELOPE_NOTE = (
-    "Every result is an envelope {status, instance, data | error_type + message, operation}; "
-    "operation.outcome and operation.retry say whether anything happened and whether repeating is safe."
+    "Results are envelopes {status, instance, data | error_type + message, operation}; "
+    "operation.outcome and .retry say whether anything happened and whether repeating is safe."
 )
 """The envelope around every tool's data, described once (the server's instructions); each
 output schema holds it loosely (`output_schema`)."""
@@ -66,11 +66,7 @@ def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
     validate successes only)."""
     if carries_image(spec) or not spec.structured_output:
         return None
-    return {
-        "type": "object",
-        "properties": {"data": agent_data_schema(spec.data_schema)},
-        "required": ["status"],
-    }
+    return {"type": "object", "properties": {"data": agent_data_schema(spec.data_schema)}}
 
 
 # --------------------------------------------------------------------------- #

@@ -35,7 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..core.engine import Approval
-from ..core.grants import widens_grant
+from ..core.grants import Grant, widens_grant
 from ..core.registry import ToolSpec
 from ..core.util import spawn
 from ..published import Kind
@@ -53,10 +53,8 @@ CALLER_META_KEY = "webmcp_nb/caller"
 """`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
 
 INSTRUCTIONS = (
-    "These tools drive a live browser that a person is also using in a Jupyter notebook. "
-    f"{ENVELOPE_NOTE} "
-    "Start with browser_snapshot: it returns the page as YAML with [ref=...] handles for the other tools. "
-    f"Browser tools act on the notebook's current instance and tab unless told otherwise: {shared_fields_note()}"
+    "These tools drive a live browser that a person also uses in a Jupyter notebook. "
+    f"{ENVELOPE_NOTE} Start with browser_snapshot. Shared parameters: {shared_fields_note()}"
 )
 
 
@@ -71,12 +69,13 @@ def agent_description(spec: ToolSpec) -> str:
 
 
 @cache
-def describe_tool(spec: ToolSpec) -> types.Tool:
+def describe_tool(spec: ToolSpec, grant: Grant) -> types.Tool:
+    """`spec` as an agent under `grant` is sent it: its schema holds what the grant admits."""
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=agent_description(spec),
-        input_schema=agent_input_schema(spec.input_schema),
+        input_schema=agent_input_schema(spec.input_schema, grant.withheld(spec.name)),
         output_schema=output_schema(spec),
         annotations=tool_annotations(
             read_only=spec.read_only,
@@ -211,7 +210,7 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self.notifier.seen(ctx)
-        tools = [describe_tool(spec) for spec in self.visible()]
+        tools = [describe_tool(spec, self.grant) for spec in self.visible()]
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
         tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
         return types.ListToolsResult(tools=tools)
@@ -223,7 +222,7 @@ class AgentServer:
         if mirror is not None:
             return mirror.input_schema
         spec = self.visible_spec(name)
-        return describe_tool(spec).input_schema if spec is not None else None
+        return describe_tool(spec, self.grant).input_schema if spec is not None else None
 
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class DialogParams(PageParams):
-    accept: bool = Field(description="OK (true) or Cancel.")
+    accept: bool = Field(description="OK or Cancel.")
     prompt_text: Annotated[str, StringConstraints(max_length=100_000)] | None = Field(
         None, description="A prompt()'s answer."
     )

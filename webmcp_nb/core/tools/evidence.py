@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..errors import ToolFailure
 from ..evidence import Record, StreamName, Window
+from ..grants import SECRETS_CAP
 from ..har import har_log
 from ..registry import tool
 from ..secret_fields import block_in_json_text
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from ..context import CallContext
     from ..evidence import Evidence
 
-SECRETS_GROUP = "secrets"
 Cursor = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Filter = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 ConsoleLevel = Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"]
@@ -40,10 +40,10 @@ _TEXT_TYPES = (
 
 
 class StreamParams(InstanceParams):
-    after: Cursor | None = Field(None, description="A next_cursor: only newer entries.")
+    after: Cursor | None = Field(None, description="A next_cursor: newer entries only.")
     limit: int = Field(100, ge=1, le=500)
     page_id: Identifier | None = Field(None, description="Only this tab's.")
-    reveal_secrets: bool = Field(False, description="Secret headers unredacted ('secrets' grant).")
+    reveal_secrets: bool = Field(False, description="Secret headers unredacted.")
 
 
 class ConsoleParams(StreamParams):
@@ -121,7 +121,7 @@ def _evidence(ctx: CallContext) -> Evidence:
 
 
 def _check_reveal(ctx: CallContext, reveal: bool) -> bool:
-    if reveal and not ctx.allows(SECRETS_GROUP):
+    if reveal and not ctx.allows(SECRETS_CAP):
         raise ToolFailure(
             "invalid_params",
             "reveal_secrets needs the 'secrets' grant, which this caller does not have "
@@ -146,8 +146,7 @@ def _window_data(window: Window[Any], reveal: bool) -> dict[str, Any]:
 @tool(
     name="browser_console",
     title="Console messages",
-    description="Read the console messages and uncaught page errors of the instance's tabs, oldest first, "
-    "from `after` (a cursor) on.",
+    description="Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.",
     params=ConsoleParams,
     data=ConsoleData,
     target="instance",
@@ -173,8 +172,8 @@ async def console(ctx: CallContext, p: ConsoleParams) -> ConsoleData:
 @tool(
     name="browser_network",
     title="Network requests",
-    description="Read the network requests of the instance's tabs (method, URL, status, timing, sizes, "
-    "headers...), oldest first, from `after` (a cursor) on.",
+    description="Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, "
+    "from `after` on.",
     params=NetworkParams,
     data=NetworkData,
     target="instance",
@@ -206,7 +205,7 @@ async def network(ctx: CallContext, p: NetworkParams) -> NetworkData:
 class BodyParams(InstanceParams):
     request_id: Identifier = Field(description="From browser_network.")
     part: Literal["response", "request"] = "response"
-    save: bool = Field(False, description="Write it to an artifact file.")
+    save: bool = Field(False, description="To an artifact file.")
 
 
 class BodyImage(Data):
@@ -233,8 +232,7 @@ class BodyData(Data):
 @tool(
     name="browser_network_body",
     title="Network body",
-    description="The body of a recorded request or response: text, an image or base64 (too large: "
-    "result_too_large; use save).",
+    description="A recorded request's or response's body: text, an image or base64 (too large: use save).",
     params=BodyParams,
     data=BodyData,
     target="instance",
@@ -345,7 +343,7 @@ def _ending(mime_type: str | None) -> str:
 # export -------------------------------------------------------------------------------
 class ExportParams(InstanceParams):
     stream: StreamName = "network"
-    format: Literal["jsonl", "har"] = Field("jsonl", description="har: HAR 1.2, network only.")
+    format: Literal["jsonl", "har"] = Field("jsonl", description="har: network only.")
     page_id: Identifier | None = Field(None, description="Only this tab's.")
 
 
@@ -360,7 +358,7 @@ class ExportData(Data):
 @tool(
     name="browser_events_export",
     title="Export events",
-    description="Write the retained console or network entries to an artifact file (JSON Lines or HAR).",
+    description="Write the retained console or network entries to an artifact file.",
     params=ExportParams,
     data=ExportData,
     target="instance",
@@ -396,7 +394,7 @@ class TraceParams(InstanceParams):
     snapshots: bool = Field(True, description="start: record DOM snapshots.")
     reveal_secrets: bool = Field(
         False,
-        description="stop: keep secrets unredacted ('secrets' grant).",
+        description="stop: keep secrets unredacted.",
     )
 
 
@@ -411,8 +409,7 @@ class TraceData(Data):
 @tool(
     name="browser_trace",
     title="Playwright trace",
-    description="Start or stop a Playwright trace of the instance; stop saves trace.zip as an artifact "
-    "(secrets [redacted]).",
+    description="Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).",
     params=TraceParams,
     data=TraceData,
     target="instance",

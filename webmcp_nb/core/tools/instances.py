@@ -30,19 +30,18 @@ class Viewport(Params):
 
 
 class CreateParams(Params):
-    name: InstanceName = Field(description="Letters, digits, '_', '.', '-'.")
-    backend: Backend = Field(
-        "chromium",
-        description=f"camoufox: a fingerprint-varying Firefox (needs `{camoufox_backend.INSTALL_COMMAND}`); remote: "
-        "a grid (endpoint or cdp_endpoint). Default: remote if the session has an endpoint. See browser_health.",
+    name: InstanceName
+    backend: Backend | None = Field(
+        None,
+        description=f"camoufox: a fingerprint-varying Firefox (`{camoufox_backend.INSTALL_COMMAND}`); default: chromium, "
+        "or remote if the session has a browser server.",
     )
     headless: bool | None = Field(None, description="Default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
-        description="A persistent profile: a name in the session's profiles (a path needs the `browser` cap). "
-        "Default: a fresh one.",
+        description="A persistent profile's name (a path: `browser` cap).",
     )
-    viewport: Viewport | None = Field(None, description="CSS pixels; default 1280x720 (camoufox: its fingerprint's).")
+    viewport: Viewport | None = Field(None, description="Default 1280x720 (camoufox: its fingerprint's).")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = Field(
         None, description="Such as 'fr-FR'."
     )
@@ -54,8 +53,7 @@ class CreateParams(Params):
     args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Browser flags (`browser` cap).")
     webmcp: Mode | None = Field(
         None,
-        description="native: the browser's own (default); page: only what pages bring (default for remote); "
-        "polyfill: inject ours into every page.",
+        description="native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.",
     )
     # backend='camoufox' only (webmcp_nb.core.camoufox_backend checks where each option may go).
     # A list in the schema; a single name is read as a list of one (os="linux" from Python).
@@ -94,7 +92,7 @@ class CreateParams(Params):
         None,
         gt=0,
         le=remote.MAX_CONNECT_TIMEOUT_S,
-        description=f"remote: connect timeout (default {remote.CONNECT_TIMEOUT_S:g} s).",
+        description=f"remote: default {remote.CONNECT_TIMEOUT_S:g}.",
     )
 
 
@@ -120,7 +118,7 @@ class CreateData(Data):
 @tool(
     name="browser_create_instance",
     title="Create browser instance",
-    description="Launch a browser instance under a name (or connect to a remote one) and make it current.",
+    description="Launch (or connect to) a named browser instance and make it current.",
     params=CreateParams,
     data=CreateData,
     target="server",
@@ -132,7 +130,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     options = ctx.engine.launch_options(
         p.name,
         ctx.grant,
-        backend=p.backend if "backend" in p.model_fields_set else None,
+        backend=p.backend,
         headless=p.headless,
         profile_dir=_profile_dir(ctx, p.profile_dir),
         viewport=p.viewport.model_dump() if p.viewport else None,
@@ -192,7 +190,7 @@ class DestroyData(Data):
 @tool(
     name="browser_destroy_instance",
     title="Destroy browser instance",
-    description="Close a browser instance and everything in it. Also clears the record of a crashed instance.",
+    description="Close a browser instance and its tabs (or forget a crashed one).",
     params=DestroyParams,
     data=DestroyData,
     target="server",
@@ -228,7 +226,7 @@ class ListData(Data):
 @tool(
     name="browser_list_instances",
     title="List browser instances",
-    description="List live, launching and closing instances and which one is current.",
+    description="List the instances and which one is current.",
     params=Params,
     data=ListData,
     target="server",
@@ -271,8 +269,7 @@ class HealthData(Data):
 @tool(
     name="browser_health",
     title="Health",
-    description="Report instance counts, limits, the backends and browsers that can be found, failed "
-    "launches and crashes. Launches and downloads nothing.",
+    description="Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.",
     params=Params,
     data=HealthData,
     target="server",

@@ -21,7 +21,7 @@ WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 
 
 class NavigateParams(PageParams):
-    url: AbsoluteUrl = Field(description="With its scheme: https://, http://, about:blank (others where granted).")
+    url: AbsoluteUrl = Field(description="Absolute: https://, http://, about:blank (others if granted).")
     wait_until: WaitUntil = Field("load")
     observe: Observe | None = ObserveField
 
@@ -33,7 +33,7 @@ class WaitParams(PageParams):
 class ReloadParams(WaitParams):
     force: bool = Field(
         False,
-        description="In a fresh renderer (for a tab stuck in script); the page_id stays.",
+        description="In a fresh renderer: the way out for a tab stuck in script (same page_id).",
     )
 
 
@@ -81,7 +81,7 @@ async def _navigation(
 @tool(
     name="browser_navigate",
     title="Navigate",
-    description="Load a URL in the tab; returns the final URL, title and HTTP status.",
+    description="Load a URL; returns the final URL, title and HTTP status.",
     params=NavigateParams,
     data=PageData,
     target="page",
@@ -96,7 +96,7 @@ async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
 @tool(
     name="browser_navigate_back",
     title="Go back",
-    description="Go back in the tab's history (`moved`: false if there was nothing to go back to).",
+    description="Go back in the tab's history (`moved`: false if it could not).",
     params=WaitParams,
     data=PageData,
     target="page",
@@ -108,7 +108,7 @@ async def navigate_back(ctx: CallContext, p: WaitParams) -> PageData:
 @tool(
     name="browser_navigate_forward",
     title="Go forward",
-    description="Go forward in the tab's history (`moved`: false if there was nothing to go forward to).",
+    description="Go forward in the tab's history (`moved`: false if it could not).",
     params=WaitParams,
     data=PageData,
     target="page",
@@ -133,7 +133,7 @@ def _position(ctx: CallContext) -> tuple[str, int]:
 @tool(
     name="browser_reload",
     title="Reload",
-    description="Reload the tab (force=true: the way out for an unresponsive tab).",
+    description="Reload the tab.",
     params=ReloadParams,
     data=PageData,
     target="page",

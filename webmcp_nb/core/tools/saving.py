@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 HEAD_LINES = 40
 HEAD_MAX_CHARS = 8_000
 
-SAVE_DESCRIPTION = f"Write the result to an artifact file; return its path, size and first {HEAD_LINES} lines."
+SAVE_DESCRIPTION = f"Write it to an artifact file; return its path and first {HEAD_LINES} lines."
 
 
 class SavedFile(Data):

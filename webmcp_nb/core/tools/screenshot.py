@@ -23,10 +23,10 @@ MAX_SIDE = 1568
 class ScreenshotParams(PageParams):
     format: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(None, ge=1, le=100, description="JPEG quality (default 80).")
-    full_page: bool = Field(False, description="The whole scrollable page.")
+    full_page: bool = False
     ref: Ref | None = Field(None, description="Only this element.")
-    original: bool = Field(False, description="Keep the original size.")
-    save: bool = Field(False, description="Also save it as an artifact.")
+    original: bool = Field(False, description="Not scaled down.")
+    save: bool = Field(False, description="Also as an artifact.")
 
     @model_validator(mode="after")
     def _consistent(self) -> ScreenshotParams:
@@ -51,8 +51,7 @@ class ScreenshotData(Data):
 @tool(
     name="browser_screenshot",
     title="Screenshot",
-    description=f"A PNG or JPEG screenshot of the viewport, the full page or one element, at most {MAX_SIDE} px "
-    "on its longest side unless original=true.",
+    description=f"Screenshot the viewport, the full page or an element, scaled to at most {MAX_SIDE} px.",
     params=ScreenshotParams,
     data=ScreenshotData,
     target="page",

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 class SnapshotParams(FrameParams):
     ref: Ref | None = Field(None, description="Only this element's subtree.")
-    depth: int | None = Field(None, ge=1, le=1000, description="Levels to include.")
+    depth: int | None = Field(None, ge=1, le=1000)
     save: bool = Field(False, description=SAVE_DESCRIPTION)
 
 
@@ -36,8 +36,8 @@ class SnapshotData(Data):
 @tool(
     name="browser_snapshot",
     title="Accessibility snapshot",
-    description="The page's accessibility tree as YAML with element refs ([ref=e12]) for the other tools; "
-    "refs go stale when the page changes.",
+    description="The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once "
+    "the page changes).",
     params=SnapshotParams,
     data=SnapshotData,
     target="page",

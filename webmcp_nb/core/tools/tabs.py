@@ -137,7 +137,7 @@ class FramesData(Data):
 @tool(
     name="browser_frames",
     title="Frames",
-    description="List the frames of a tab (main frame first) with stable frame ids.",
+    description="List the tab's frames (main first) with stable frame ids.",
     params=PageParams,
     data=FramesData,
     target="page",

@@ -2,6 +2,7 @@
 
 A mismatch is `verification_failed` with outcome ``completed`` (the check ran) and retry
 ``read_only``; the message says what was found instead. A secret field's value is never quoted.
+Group ``testing``: agents get these tools with that grant (`--caps testing`), the notebook always.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class ElementParams(FrameParams):
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_element_visible(ctx: CallContext, p: ElementParams) -> VerifyData:
     assert ctx.frame is not None
@@ -101,6 +103,7 @@ class TextParams(FrameParams):
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_text_visible(ctx: CallContext, p: TextParams) -> VerifyData:
     assert ctx.frame is not None
@@ -126,6 +129,7 @@ class ListParams(FrameParams):
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_list_visible(ctx: CallContext, p: ListParams) -> VerifyData:
     container = await ctx.locate(p.ref)
@@ -153,6 +157,7 @@ class ValueParams(FrameParams):
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_value(ctx: CallContext, p: ValueParams) -> VerifyData:
     element = await ctx.locate(p.ref)

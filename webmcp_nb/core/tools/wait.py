@@ -21,8 +21,8 @@ NETWORK_QUIET_S = 0.5  # network idle: no request of the page in flight for this
 
 
 class WaitForParams(PageParams):
-    text: Needle | None = Field(None, description="Text to appear.")
-    text_gone: Needle | None = Field(None, description="Text to disappear.")
+    text: Needle | None = None
+    text_gone: Needle | None = None
     ref: Ref | None = Field(None, description="An element to reach `state`.")
     role: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,40}$")] | None = Field(
         None, description="With name: an element to reach `state`."
@@ -33,7 +33,7 @@ class WaitForParams(PageParams):
         None, description="A URL substring, or a glob with *."
     )
     network_idle: bool = Field(False, description="No request in flight for 0.5 s.")
-    time_s: float | None = Field(None, gt=0, le=30, description="Alone: wait this long; else the limit (default 10).")
+    time_s: float | None = Field(None, gt=0, le=30, description="Alone: wait this long; else the limit (10).")
 
     @model_validator(mode="after")
     def _one_condition(self) -> WaitForParams:
@@ -67,8 +67,8 @@ class WaitForData(Data):
 @tool(
     name="browser_wait_for",
     title="Wait for",
-    description="Wait until text appears or disappears, an element reaches a state, the URL matches or the "
-    "network is idle (else wait_timeout); or wait time_s.",
+    description="Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); "
+    "or wait time_s.",
     params=WaitForParams,
     data=WaitForData,
     target="page",

@@ -43,7 +43,7 @@ class WebMCPListData(Data):
 
 class WebMCPListParams(FrameParams):
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
-        None, description="Only this frame's tools; default: every frame."
+        None, description="Only this frame's; default: all."
     )
 
 
@@ -63,7 +63,7 @@ def page_tools(ctx: CallContext) -> PageTools:
 @tool(
     name="browser_webmcp_list",
     title="List page tools (WebMCP)",
-    description="List the page's WebMCP tools (every frame) with their input schemas and annotations.",
+    description="List the page's WebMCP tools (every frame) with their schemas and annotations.",
     params=WebMCPListParams,
     data=WebMCPListData,
     target="page",
@@ -86,11 +86,11 @@ class WebMCPCallParams(FrameParams):
     name: Annotated[str, StringConstraints(min_length=1, max_length=256)] = Field(
         description="From browser_webmcp_list."
     )
-    input: dict[str, Any] = Field(default_factory=dict, description="Checked against the tool's inputSchema.")
+    input: dict[str, Any] = Field(default_factory=dict, description="As its inputSchema says.")
     timeout_s: float | None = Field(None, gt=0, le=600, description="Default: the operation timeout.")
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
         None,
-        description="Default: the main frame's tool of that name, else the only one.",
+        description="Default: the main frame's tool, else the only one.",
     )
     observe: Observe | None = ObserveField
 
@@ -133,8 +133,8 @@ class WebMCPCallData(ActionData):
 @tool(
     name="browser_webmcp_call",
     title="Call a page tool (WebMCP)",
-    description="Call one of the page's WebMCP tools. Its result is `structured` (a JSON object), `content` "
-    "and `images` (an MCP result) or `text`; isError true: evaluation_failed.",
+    description="Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP "
+    "result) or `text` (isError: evaluation_failed).",
     params=WebMCPCallParams,
     data=WebMCPCallData,
     target="page",
