@@ -83,7 +83,7 @@ def test_a_new_tool_gets_both_methods_from_its_params_model() -> None:
     assert f"    async def afrob_widget{signature}" in source
     assert 'return self.call("browser_frob_widget", **given(locals()))' in source
     assert 'return await self.acall("browser_frob_widget", **given(locals()))' in source
-    assert "        Args:\n            target: What to frob.\n            instance: Instance to act on" in source
+    assert "        Args:\n            target: What to frob.\n            instance: The browser instance" in source
     assert '            times: How often. (1 to 9)\n        """\n' in source
 
 
