@@ -462,17 +462,15 @@ class ToolMethods:
         page_id: str | None = default(None),
         timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
-        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
-        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
-        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
-        (navigation: the navigation timeout) unless given their own.
+        """Run async Python with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per
+        instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a
+        Locator); returns the last expression's value (JSON, an image for PNG/JPEG bytes, or its repr) and the logs.
+        Playwright calls wait at most the action (navigation) timeout unless given their own.
 
         Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable form is ``aexecute``.
 
         Args:
-            code: Async Python (top-level await; the last expression is the result). Do not block (time.sleep):
-                await.
+            code: Top-level await; never block (time.sleep).
             instance: The browser instance; default: the current one ('default', created on first use).
             page_id: The tab (from browser_tabs); default: the current one.
             timeout_s: Default and maximum: the operation timeout. (> 0)
@@ -487,17 +485,15 @@ class ToolMethods:
         page_id: str | None = default(None),
         timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
-        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
-        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
-        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
-        (navigation: the navigation timeout) unless given their own.
+        """Run async Python with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per
+        instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a
+        Locator); returns the last expression's value (JSON, an image for PNG/JPEG bytes, or its repr) and the logs.
+        Playwright calls wait at most the action (navigation) timeout unless given their own.
 
         Calls the ``browser_execute`` tool and returns its `Envelope`; the blocking form is ``execute``.
 
         Args:
-            code: Async Python (top-level await; the last expression is the result). Do not block (time.sleep):
-                await.
+            code: Top-level await; never block (time.sleep).
             instance: The browser instance; default: the current one ('default', created on first use).
             page_id: The tab (from browser_tabs); default: the current one.
             timeout_s: Default and maximum: the operation timeout. (> 0)
@@ -741,31 +737,31 @@ class ToolMethods:
         secret_fields: list[str] = default([]),
     ) -> Envelope:
         """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
-        (JSON, text, NDJSON, SSE or binary; over a limit: an error, never clipped). Error statuses are data. Secret
-        JSON fields come back [blocked].
+        (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; secret JSON
+        fields come back [blocked].
 
         Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable form is ``ahttp``.
 
         Args:
-            url: Absolute, or relative to the page's URL (such as '/api/items').
+            url: Absolute, or relative to the page ('/api/items').
             instance: The browser instance; default: the current one ('default', created on first use).
             page_id: The tab (from browser_tabs); default: the current one.
             frame_id: The frame (from browser_frames); default: the main one.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: Request headers (the page's cookies go as usual).
+            headers: The page's cookies go as usual.
             body: A text body.
             json_body: A JSON object body (other JSON: `body`).
             response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
-            expect: The media type you expect (streaming or binary ones need response sse or binary).
-            preflight: HEAD first, to refuse an unreadable answer before sending.
+            expect: The media type expected (a streaming or binary one needs response sse or binary).
+            preflight: HEAD first: refuse an unreadable answer before sending.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
             max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
-            save: Stream the body to an artifact file instead.
-            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
+            save: Stream the body to an artifact file.
+            max_save_bytes: save=true: fail past this size. (> 0, <= 9007199254740991)
             strict: NDJSON: fail on a malformed line (else skip it).
             sse: response='sse': the limits.
             binary: response='binary': how to hand the bytes over.
-            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+            secret_fields: More JSON fields to block. (at most 50 items)
         """
         return self.call("browser_http", **given(locals()))
 
@@ -793,31 +789,31 @@ class ToolMethods:
         secret_fields: list[str] = default([]),
     ) -> Envelope:
         """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
-        (JSON, text, NDJSON, SSE or binary; over a limit: an error, never clipped). Error statuses are data. Secret
-        JSON fields come back [blocked].
+        (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; secret JSON
+        fields come back [blocked].
 
         Calls the ``browser_http`` tool and returns its `Envelope`; the blocking form is ``http``.
 
         Args:
-            url: Absolute, or relative to the page's URL (such as '/api/items').
+            url: Absolute, or relative to the page ('/api/items').
             instance: The browser instance; default: the current one ('default', created on first use).
             page_id: The tab (from browser_tabs); default: the current one.
             frame_id: The frame (from browser_frames); default: the main one.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: Request headers (the page's cookies go as usual).
+            headers: The page's cookies go as usual.
             body: A text body.
             json_body: A JSON object body (other JSON: `body`).
             response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
-            expect: The media type you expect (streaming or binary ones need response sse or binary).
-            preflight: HEAD first, to refuse an unreadable answer before sending.
+            expect: The media type expected (a streaming or binary one needs response sse or binary).
+            preflight: HEAD first: refuse an unreadable answer before sending.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
             max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
-            save: Stream the body to an artifact file instead.
-            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
+            save: Stream the body to an artifact file.
+            max_save_bytes: save=true: fail past this size. (> 0, <= 9007199254740991)
             strict: NDJSON: fail on a malformed line (else skip it).
             sse: response='sse': the limits.
             binary: response='binary': how to hand the bytes over.
-            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+            secret_fields: More JSON fields to block. (at most 50 items)
         """
         return await self.acall("browser_http", **given(locals()))
 

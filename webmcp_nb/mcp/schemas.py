@@ -214,13 +214,14 @@ TOOL_LIST_TARGET = {
 and the server's instructions)."""
 
 TOOL_LIST_BUDGET = {
-    ("default", "whole"): 1.60,
-    ("default", "read"): 1.09,
+    ("default", "whole"): 1.595,
+    ("default", "read"): 1.083,
     ("every_grant", "whole"): 1.0,
 }
 """The most the list may weigh (tests/test_tool_list.py holds it), in the same multiples: the
-target where it is met, else the measured list (the default one: nine tools carry the `observe`
-structure and every page tool `instance` and `page_id`, with 31 tools against the peer's 25)."""
+target where it is met, else the list as measured. The default list misses its targets (31 tools
+against the peer's 25; nine of them carry the `observe` structure, about 420 bytes each, and
+every page tool `instance` and `page_id`)."""
 
 
 def budget_bytes(grant: str, part: str, budget: Mapping[tuple[str, str], float] = TOOL_LIST_BUDGET) -> int:

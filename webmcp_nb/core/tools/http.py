@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     name="browser_http",
     title="HTTP request from the page",
     description="An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers "
-    "and body (JSON, text, NDJSON, SSE or binary; over a limit: an error, never clipped). Error statuses are "
-    "data. Secret JSON fields come back [blocked].",
+    "and body (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; "
+    "secret JSON fields come back [blocked].",
     params=HttpParams,
     data=HttpData,
     target="page",

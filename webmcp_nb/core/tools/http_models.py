@@ -64,10 +64,10 @@ class BinaryOptions(Params):
 class HttpParams(FrameParams):
     method: Method = Field("GET", description="GET, HEAD and OPTIONS change nothing; the others are mutations.")
     url: Annotated[str, StringConstraints(min_length=1, max_length=8192)] = Field(
-        description="Absolute, or relative to the page's URL (such as '/api/items')."
+        description="Absolute, or relative to the page ('/api/items')."
     )
     headers: dict[str, Annotated[str, StringConstraints(max_length=8192)]] = Field(
-        default_factory=dict, description="Request headers (the page's cookies go as usual)."
+        default_factory=dict, description="The page's cookies go as usual."
     )
     body: Annotated[str, StringConstraints(max_length=1_048_576)] | None = Field(None, description="A text body.")
     json_body: dict[str, Any] | None = Field(None, description="A JSON object body (other JSON: `body`).")
@@ -77,11 +77,11 @@ class HttpParams(FrameParams):
     )
     expect: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         None,
-        description="The media type you expect (streaming or binary ones need response sse or binary).",
+        description="The media type expected (a streaming or binary one needs response sse or binary).",
     )
     preflight: bool = Field(
         False,
-        description="HEAD first, to refuse an unreadable answer before sending.",
+        description="HEAD first: refuse an unreadable answer before sending.",
     )
     timeout_s: float | None = Field(None, gt=0, le=600, description="Default: the operation timeout.")
     max_result_bytes: Annotated[int, Field(gt=RESERVED_BYTES, le=MAX_SAFE_INTEGER)] | None = Field(
@@ -90,9 +90,9 @@ class HttpParams(FrameParams):
     )
     save: bool = Field(
         False,
-        description="Stream the body to an artifact file instead.",
+        description="Stream the body to an artifact file.",
     )
-    max_save_bytes: PositiveSafe = Field(DEFAULT_MAX_SAVE_BYTES, description="With save=true: fail past this size.")
+    max_save_bytes: PositiveSafe = Field(DEFAULT_MAX_SAVE_BYTES, description="save=true: fail past this size.")
     strict: bool = Field(False, description="NDJSON: fail on a malformed line (else skip it).")
     sse: SseLimits | None = Field(None, description="response='sse': the limits.")
     binary: BinaryOptions | None = Field(
@@ -100,7 +100,7 @@ class HttpParams(FrameParams):
         description="response='binary': how to hand the bytes over.",
     )
     secret_fields: list[Annotated[str, StringConstraints(min_length=1, max_length=100)]] = Field(
-        default_factory=list, max_length=50, description="More JSON field names whose values are blocked."
+        default_factory=list, max_length=50, description="More JSON fields to block."
     )
 
     @model_validator(mode="after")
