@@ -64,6 +64,7 @@ bench: install chromium
 	$(PY) bench/bench_webmcp.py --write BENCHMARKS.md
 	$(PY) bench/bench_execute.py --write BENCHMARKS.md
 	$(PY) bench/bench_mcp.py --write BENCHMARKS.md
+	$(PY) bench/bench_tool_list.py --write BENCHMARKS.md
 	$(PY) bench/bench_results.py --write BENCHMARKS.md
 	$(PY) bench/bench_evidence.py --write BENCHMARKS.md
 	$(PY) bench/bench_instances.py --write BENCHMARKS.md

@@ -46,6 +46,9 @@ from webmcp_nb.demo import DemoServer
 CHROMIUM = "/usr/bin/chromium"
 PEERS = Path(__file__).parent / "peers"
 PLAYWRIGHT_MCP = PEERS / "node_modules" / "@playwright" / "mcp" / "cli.js"
+CHROME_DEVTOOLS_MCP = (
+    PEERS / "node_modules" / "chrome-devtools-mcp" / "build" / "src" / "bin" / "chrome-devtools-mcp.js"
+)
 BEGIN, END = "<!-- bench_mcp:begin -->", "<!-- bench_mcp:end -->"
 REF = re.compile(r'button "Add Banana" \[ref=(\w+)\]')
 
@@ -55,7 +58,7 @@ def ms(seconds: float) -> float:
 
 
 def ensure_peers() -> None:
-    if not PLAYWRIGHT_MCP.exists():
+    if not (PLAYWRIGHT_MCP.exists() and CHROME_DEVTOOLS_MCP.exists()):
         subprocess.run([shutil.which("npm") or "npm", "ci", "--no-audit", "--no-fund"], cwd=PEERS, check=True)
 
 

@@ -608,7 +608,10 @@ def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("serve --caps bogus", "unknown capability bogus; choose from js, code, files, pdf, secrets, http, browser"),
+        (
+            "serve --caps bogus",
+            "unknown capability bogus; choose from js, code, files, pdf, secrets, http, testing, browser",
+        ),
         ("serve --approve maybe", "invalid choice: 'maybe'"),
         ("serve --host 0.0.0.0", "only loopback by default"),
         ("serve --port nine", "invalid int value"),

@@ -22,10 +22,10 @@ class BinaryOptions(TypedDict):
 
 
 class FormField(TypedDict):
-    ref: str  # An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
+    ref: str  # An element ref from the latest browser_snapshot ('e12', 'f3e7').
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
-    value: str | bool  # Text for textbox/combobox/slider; true or false for checkbox/radio.
-    name: NotRequired[str | None]  # A label, for reading.
+    value: str | bool  # Text; checkbox/radio: true/false.
+    name: NotRequired[str | None]  # For the log.
 
 
 class Observe(TypedDict):
@@ -33,20 +33,20 @@ class Observe(TypedDict):
     """
 
     kind: Literal["response", "request", "url", "text", "text_gone", "element", "popup", "download", "console"]
-    url: NotRequired[str | None]  # response/request/url: a substring of the URL, or a glob with * (whole URL).
+    url: NotRequired[str | None]
     method: NotRequired[str | None]
-    status: NotRequired[int | None]  # response: this status.
-    text: NotRequired[str | None]  # text/text_gone: visible text; console: a substring of the message.
+    status: NotRequired[int | None]
+    text: NotRequired[str | None]
     role: NotRequired[str | None]
     name: NotRequired[str | None]
-    level: NotRequired[str | None]  # console: this level (log, info, warning, error...).
+    level: NotRequired[str | None]
     timeout_ms: NotRequired[int]
 
 
 class SseLimits(TypedDict):
     max_events: int  # Fail if another event arrives after this many.
-    max_bytes: int  # Fail once the events' UTF-8 JSON (with separators) would pass this.
-    max_duration_ms: int  # Fail (cancelling the reader in the page) if the stream has not ended by then.
+    max_bytes: int  # Fail past this many bytes of event JSON.
+    max_duration_ms: int  # Fail if the stream has not ended by then.
 
 
 class Viewport(TypedDict):
@@ -74,21 +74,18 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element by its snapshot ref. Returns once any navigation it started has loaded its document; if the
-        click opens a dialog, `modal_state` says so.
+        """Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).
 
         Calls the ``browser_click`` tool and returns its `Envelope`; the awaitable form is ``aclick``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            double: Double-click.
-            modifiers: Keys held during the click. (at most 5 items)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            modifiers: Keys held down. (at most 5 items)
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_click", **given(locals()))
 
@@ -103,21 +100,18 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element by its snapshot ref. Returns once any navigation it started has loaded its document; if the
-        click opens a dialog, `modal_state` says so.
+        """Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).
 
         Calls the ``browser_click`` tool and returns its `Envelope`; the blocking form is ``click``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            double: Double-click.
-            modifiers: Keys held during the click. (at most 5 items)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            modifiers: Keys held down. (at most 5 items)
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_click", **given(locals()))
 
@@ -132,21 +126,18 @@ class ToolMethods:
         level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
-        """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
-        cursor) on. Every instance records them from its first page; the buffer keeps the latest entries
-        (retention_lost says when some after the cursor were dropped).
+        """Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.
 
         Calls the ``browser_console`` tool and returns its `Envelope`; the awaitable form is ``aconsole``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            level: Only this level ('error' includes uncaught page errors).
-            text: Only entries whose text contains this (case-insensitive).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted.
+            level: 'error' includes uncaught page errors.
+            text: A substring (any case).
         """
         return self.call("browser_console", **given(locals()))
 
@@ -161,21 +152,18 @@ class ToolMethods:
         level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
-        """Read the console messages and uncaught page errors of the instance's tabs, oldest first, from `after` (a
-        cursor) on. Every instance records them from its first page; the buffer keeps the latest entries
-        (retention_lost says when some after the cursor were dropped).
+        """Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.
 
         Calls the ``browser_console`` tool and returns its `Envelope`; the blocking form is ``console``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            level: Only this level ('error' includes uncaught page errors).
-            text: Only entries whose text contains this (case-insensitive).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted.
+            level: 'error' includes uncaught page errors.
+            text: A substring (any case).
         """
         return await self.acall("browser_console", **given(locals()))
 
@@ -183,7 +171,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "camoufox", "remote"] = default("chromium"),
+        backend: Literal["chromium", "camoufox", "remote"] | None = default(None),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -201,44 +189,29 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a new browser instance under a name (or connect to a remote one, backend='remote') and make it the
-        current instance. Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or
-        binary_not_found (also: a remote endpoint that cannot be reached).
+        """Launch (or connect to) a named browser instance and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable form is
         ``acreate_instance``.
 
         Args:
-            name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; needs `pip
-                install 'webmcp_nb[camoufox]'` and `webmcp-nb install camoufox`) or 'remote' (a browser on a grid:
-                give endpoint or cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else
-                'chromium'. browser_health says which are available.
-            headless: Run without a window; default: the session's setting.
-            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
-                or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
-            locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
-            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
-                browser_health).
-            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
-            webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
-                itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
-                one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
-                'off'.
-            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
-            humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
-            block_webrtc: backend='camoufox': turn WebRTC off.
-            geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
-                locale instead).
-            endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
-                launch-server, Moon, Browserless). Agents: `browser` capability.
-            cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
-                of endpoint. Agents: `browser` capability.
-            headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
-                shown: recorded as [redacted].
-            connect_timeout_s: backend='remote': how long to try to connect (default 10 s; at most 80% of the call's
-                time left). (> 0, <= 120.0)
+            backend: camoufox: a fingerprint-varying Firefox (`webmcp-nb install camoufox`); default: chromium, or
+                remote if the session has a browser server.
+            headless: Default: the session's setting.
+            profile_dir: A persistent profile's name (a path: `browser` cap).
+            viewport: Default 1280x720 (camoufox: its fingerprint's).
+            locale: Such as 'fr-FR'.
+            executable_path: The browser binary; default: resolved (see browser_health).
+            args: Browser flags (`browser` cap). (at most 64 items)
+            webmcp: native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.
+            os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
+            humanize: camoufox: human-like cursor; a number: longest move (s).
+            block_webrtc: camoufox: WebRTC off.
+            geoip: camoufox: only false (no web lookups; set locale).
+            endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
+            cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
+            headers: remote: headers to connect with (a token; recorded as [redacted]).
+            connect_timeout_s: remote: default 10. (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
 
@@ -246,7 +219,7 @@ class ToolMethods:
         self,
         name: str,
         *,
-        backend: Literal["chromium", "camoufox", "remote"] = default("chromium"),
+        backend: Literal["chromium", "camoufox", "remote"] | None = default(None),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
         viewport: Viewport | None = default(None),
@@ -264,44 +237,29 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch a new browser instance under a name (or connect to a remote one, backend='remote') and make it the
-        current instance. Fails with instance_already_exists, instance_limit_exceeded, profile_dir_in_use or
-        binary_not_found (also: a remote endpoint that cannot be reached).
+        """Launch (or connect to) a named browser instance and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the blocking form is
         ``create_instance``.
 
         Args:
-            name: A name for the instance (letters, digits, '_', '.', '-').
-            backend: 'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; needs `pip
-                install 'webmcp_nb[camoufox]'` and `webmcp-nb install camoufox`) or 'remote' (a browser on a grid:
-                give endpoint or cdp_endpoint). Left out: 'remote' when the session has a remote endpoint, else
-                'chromium'. browser_health says which are available.
-            headless: Run without a window; default: the session's setting.
-            profile_dir: A persistent profile: for agents, a name (a directory in the session's profiles directory),
-                or a directory path with the `browser` capability. Default: a fresh temporary profile.
-            viewport: Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws).
-            locale: A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region).
-            executable_path: The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved (see
-                browser_health).
-            args: Extra browser flags (agents: `browser` capability). (at most 64 items)
-            webmcp: WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the page brings
-                itself, such as a polyfill; the default for remote browsers, whose server decides whether the native
-                one is on), 'polyfill' (inject our small polyfill into every page; it changes what pages see) or
-                'off'.
-            os: backend='camoufox': the OSes the fingerprint may claim (one is drawn). (1 to 3 items)
-            humanize: backend='camoufox': move the cursor like a person; a number: the longest move in seconds.
-            block_webrtc: backend='camoufox': turn WebRTC off.
-            geoip: backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes (set
-                locale instead).
-            endpoint: backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's
-                launch-server, Moon, Browserless). Agents: `browser` capability.
-            cdp_endpoint: backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), instead
-                of endpoint. Agents: `browser` capability.
-            headers: backend='remote': HTTP headers sent when connecting (a grid's token). Their values are never
-                shown: recorded as [redacted].
-            connect_timeout_s: backend='remote': how long to try to connect (default 10 s; at most 80% of the call's
-                time left). (> 0, <= 120.0)
+            backend: camoufox: a fingerprint-varying Firefox (`webmcp-nb install camoufox`); default: chromium, or
+                remote if the session has a browser server.
+            headless: Default: the session's setting.
+            profile_dir: A persistent profile's name (a path: `browser` cap).
+            viewport: Default 1280x720 (camoufox: its fingerprint's).
+            locale: Such as 'fr-FR'.
+            executable_path: The browser binary; default: resolved (see browser_health).
+            args: Browser flags (`browser` cap). (at most 64 items)
+            webmcp: native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.
+            os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
+            humanize: camoufox: human-like cursor; a number: longest move (s).
+            block_webrtc: camoufox: WebRTC off.
+            geoip: camoufox: only false (no web lookups; set locale).
+            endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
+            cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
+            headers: remote: headers to connect with (a token; recorded as [redacted]).
+            connect_timeout_s: remote: default 10. (> 0, <= 120.0)
         """
         return await self.acall("browser_create_instance", **given(locals()))
 
@@ -309,7 +267,7 @@ class ToolMethods:
         self,
         name: str,
     ) -> Envelope:
-        """Close a browser instance and everything in it. Also clears the record of a crashed instance.
+        """Close a browser instance and its tabs (or forget a crashed one).
 
         Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the awaitable form is
         ``adestroy_instance``.
@@ -320,7 +278,7 @@ class ToolMethods:
         self,
         name: str,
     ) -> Envelope:
-        """Close a browser instance and everything in it. Also clears the record of a crashed instance.
+        """Close a browser instance and its tabs (or forget a crashed one).
 
         Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the blocking form is
         ``destroy_instance``.
@@ -334,19 +292,14 @@ class ToolMethods:
         download_id: str | None = default(None),
         wait_s: float = default(0),
     ) -> Envelope:
-        """List the files this instance's pages downloaded (a click on a download link starts one), oldest first. Each
-        finished download is saved under the session's artifacts directory; its path is in `path` and in
-        operation.artifacts. With wait_s, first waits for a download that no earlier call listed to start (after a
-        click, say), then for the downloads to finish.
+        """List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).
 
         Calls the ``browser_downloads`` tool and returns its `Envelope`; the awaitable form is ``adownloads``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            download_id: Only this download (from an earlier list).
-            wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
-                already) and for the downloads to finish. (0 to 30)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            download_id: Only this one.
+            wait_s: Wait this long for a new download to start and finish. (0 to 30)
         """
         return self.call("browser_downloads", **given(locals()))
 
@@ -357,19 +310,14 @@ class ToolMethods:
         download_id: str | None = default(None),
         wait_s: float = default(0),
     ) -> Envelope:
-        """List the files this instance's pages downloaded (a click on a download link starts one), oldest first. Each
-        finished download is saved under the session's artifacts directory; its path is in `path` and in
-        operation.artifacts. With wait_s, first waits for a download that no earlier call listed to start (after a
-        click, say), then for the downloads to finish.
+        """List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).
 
         Calls the ``browser_downloads`` tool and returns its `Envelope`; the blocking form is ``downloads``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            download_id: Only this download (from an earlier list).
-            wait_s: Wait up to this long for a new download to start (unless one no earlier call listed is there
-                already) and for the downloads to finish. (0 to 30)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            download_id: Only this one.
+            wait_s: Wait this long for a new download to start and finish. (0 to 30)
         """
         return await self.acall("browser_downloads", **given(locals()))
 
@@ -387,14 +335,13 @@ class ToolMethods:
         Calls the ``browser_drag`` tool and returns its `Envelope`; the awaitable form is ``adrag``.
 
         Args:
-            source_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            target_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            source_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            target_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_drag", **given(locals()))
 
@@ -412,14 +359,13 @@ class ToolMethods:
         Calls the ``browser_drag`` tool and returns its `Envelope`; the blocking form is ``drag``.
 
         Args:
-            source_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            target_ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            source_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            target_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_drag", **given(locals()))
 
@@ -433,20 +379,16 @@ class ToolMethods:
         ref: str | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Evaluate JavaScript in the page (or on one element) and return its JSON result.
+        """Evaluate JavaScript in the page (or on an element); returns its JSON result.
 
         Calls the ``browser_evaluate`` tool and returns its `Envelope`; the awaitable form is ``aevaluate``.
 
         Args:
-            expression: A JavaScript expression, or a function such as '() => document.title'. With `ref`, a function
-                that receives the element: 'el => el.textContent'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return). A string is saved as text, anything else as
-                JSON.
+            expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return self.call("browser_evaluate", **given(locals()))
 
@@ -460,20 +402,16 @@ class ToolMethods:
         ref: str | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Evaluate JavaScript in the page (or on one element) and return its JSON result.
+        """Evaluate JavaScript in the page (or on an element); returns its JSON result.
 
         Calls the ``browser_evaluate`` tool and returns its `Envelope`; the blocking form is ``evaluate``.
 
         Args:
-            expression: A JavaScript expression, or a function such as '() => document.title'. With `ref`, a function
-                that receives the element: 'el => el.textContent'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return). A string is saved as text, anything else as
-                JSON.
+            expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return await self.acall("browser_evaluate", **given(locals()))
 
@@ -485,18 +423,15 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to a file under the session's artifacts directory: JSON Lines,
-        or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR viewers). Secret headers stay
-        [redacted].
+        """Write the retained console or network entries to an artifact file.
 
         Calls the ``browser_events_export`` tool and returns its `Envelope`; the awaitable form is
         ``aevents_export``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            format: 'har' (HAR 1.2, network only) or 'jsonl'.
-            page_id: Only entries of this tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            format: har: network only.
+            page_id: Only this tab's.
         """
         return self.call("browser_events_export", **given(locals()))
 
@@ -508,17 +443,14 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to a file under the session's artifacts directory: JSON Lines,
-        or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR viewers). Secret headers stay
-        [redacted].
+        """Write the retained console or network entries to an artifact file.
 
         Calls the ``browser_events_export`` tool and returns its `Envelope`; the blocking form is ``events_export``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            format: 'har' (HAR 1.2, network only) or 'jsonl'.
-            page_id: Only entries of this tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            format: har: network only.
+            page_id: Only this tab's.
         """
         return await self.acall("browser_events_export", **given(locals()))
 
@@ -530,23 +462,18 @@ class ToolMethods:
         page_id: str | None = default(None),
         timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
-        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
-        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
-        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
-        (navigation: the navigation timeout) unless given their own.
+        """Run async Python with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per
+        instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a
+        Locator); returns the last expression's value (JSON, an image for PNG/JPEG bytes, or its repr) and the logs.
+        Playwright calls wait at most the action (navigation) timeout unless given their own.
 
         Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable form is ``aexecute``.
 
         Args:
-            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
-                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
-                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
-                the last expression is the result. Do not block (time.sleep): await instead.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+            code: Top-level await; never block (time.sleep).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            timeout_s: Default and maximum: the operation timeout. (> 0)
         """
         return self.call("browser_execute", **given(locals()))
 
@@ -558,23 +485,18 @@ class ToolMethods:
         page_id: str | None = default(None),
         timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Run an async Python snippet with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a
-        dict kept per instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana',
-        role='button')` (a Locator); returns its last expression's value (JSON, an image for PNG/JPEG bytes such as
-        `await page.screenshot()`, or its repr) and the logs. Playwright calls in it wait at most the action timeout
-        (navigation: the navigation timeout) unless given their own.
+        """Run async Python with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per
+        instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a
+        Locator); returns the last expression's value (JSON, an image for PNG/JPEG bytes, or its repr) and the logs.
+        Playwright calls wait at most the action (navigation) timeout unless given their own.
 
         Calls the ``browser_execute`` tool and returns its `Envelope`; the blocking form is ``execute``.
 
         Args:
-            code: Async Python run on the browser's event loop with `page`, `context`, `browser` (the instance's
-                Playwright objects), `state` (a dict kept per instance), `snapshot()` (the browser_snapshot text) and
-                `ref('e12')` / `ref('Add Banana', role='button')` (a Locator). Top-level await works; the value of
-                the last expression is the result. Do not block (time.sleep): await instead.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            timeout_s: Stop the snippet after this many seconds (default and maximum: the operation timeout). (> 0)
+            code: Top-level await; never block (time.sleep).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            timeout_s: Default and maximum: the operation timeout. (> 0)
         """
         return await self.acall("browser_execute", **given(locals()))
 
@@ -585,16 +507,15 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Answer an open file chooser with local files (or cancel it with an empty list).
+        """Answer an open file chooser with local files.
 
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable form is ``afile_upload``.
 
         Args:
-            paths: Files to choose (for agents: under the directories the operator named, by default the session's
-                artifacts directory); an empty list cancels the chooser. (at most 100 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
+                items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_file_upload", **given(locals()))
 
@@ -605,16 +526,15 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Answer an open file chooser with local files (or cancel it with an empty list).
+        """Answer an open file chooser with local files.
 
         Calls the ``browser_file_upload`` tool and returns its `Envelope`; the blocking form is ``file_upload``.
 
         Args:
-            paths: Files to choose (for agents: under the directories the operator named, by default the session's
-                artifacts directory); an empty list cancels the chooser. (at most 100 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
+                items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_file_upload", **given(locals()))
 
@@ -626,18 +546,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Fill several fields at once. Every ref is checked before anything is changed.
+        """Fill several fields; every ref is checked before any changes.
 
         Calls the ``browser_fill_form`` tool and returns its `Envelope`; the awaitable form is ``afill_form``.
 
         Args:
             fields: (1 to 100 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_fill_form", **given(locals()))
 
@@ -649,18 +568,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Fill several fields at once. Every ref is checked before anything is changed.
+        """Fill several fields; every ref is checked before any changes.
 
         Calls the ``browser_fill_form`` tool and returns its `Envelope`; the blocking form is ``fill_form``.
 
         Args:
             fields: (1 to 100 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_fill_form", **given(locals()))
 
@@ -670,14 +588,13 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """List the frames of a tab (main frame first) with stable frame ids.
+        """List the tab's frames (main first) with stable frame ids.
 
         Calls the ``browser_frames`` tool and returns its `Envelope`; the awaitable form is ``aframes``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_frames", **given(locals()))
 
@@ -687,14 +604,13 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """List the frames of a tab (main frame first) with stable frame ids.
+        """List the tab's frames (main first) with stable frame ids.
 
         Calls the ``browser_frames`` tool and returns its `Envelope`; the blocking form is ``frames``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_frames", **given(locals()))
 
@@ -706,17 +622,16 @@ class ToolMethods:
         page_id: str | None = default(None),
         prompt_text: str | None = default(None),
     ) -> Envelope:
-        """Accept or dismiss the dialog the page is showing. Works while the action that opened it is still waiting.
+        """Accept or dismiss the page's dialog (also while the action that opened it waits).
 
         Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the awaitable form is
         ``ahandle_dialog``.
 
         Args:
-            accept: Accept (OK) or dismiss (Cancel) the dialog.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            prompt_text: The answer to a prompt() dialog.
+            accept: OK or Cancel.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            prompt_text: A prompt()'s answer.
         """
         return self.call("browser_handle_dialog", **given(locals()))
 
@@ -728,30 +643,27 @@ class ToolMethods:
         page_id: str | None = default(None),
         prompt_text: str | None = default(None),
     ) -> Envelope:
-        """Accept or dismiss the dialog the page is showing. Works while the action that opened it is still waiting.
+        """Accept or dismiss the page's dialog (also while the action that opened it waits).
 
         Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the blocking form is ``handle_dialog``.
 
         Args:
-            accept: Accept (OK) or dismiss (Cancel) the dialog.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            prompt_text: The answer to a prompt() dialog.
+            accept: OK or Cancel.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            prompt_text: A prompt()'s answer.
         """
         return await self.acall("browser_handle_dialog", **given(locals()))
 
     def health(self) -> Envelope:
-        """Report instance counts, limits, the backends and browsers that can be found, failed launches and crashes.
-        Launches and downloads nothing.
+        """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable form is ``ahealth``.
         """
         return self.call("browser_health", **given(locals()))
 
     async def ahealth(self) -> Envelope:
-        """Report instance counts, limits, the backends and browsers that can be found, failed launches and crashes.
-        Launches and downloads nothing.
+        """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the blocking form is ``health``.
         """
@@ -770,13 +682,12 @@ class ToolMethods:
         Calls the ``browser_hover`` tool and returns its `Envelope`; the awaitable form is ``ahover``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_hover", **given(locals()))
 
@@ -793,13 +704,12 @@ class ToolMethods:
         Calls the ``browser_hover`` tool and returns its `Envelope`; the blocking form is ``hover``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_hover", **given(locals()))
 
@@ -826,40 +736,32 @@ class ToolMethods:
         binary: BinaryOptions | None = default(None),
         secret_fields: list[str] = default([]),
     ) -> Envelope:
-        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
-        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
-        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
-        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+        """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
+        (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; secret JSON
+        fields come back [blocked].
 
         Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable form is ``ahttp``.
 
         Args:
-            url: Absolute, or relative to the page's URL (such as '/api/items').
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            url: Absolute, or relative to the page ('/api/items').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: Request headers (the page's cookies are sent as the page would send them).
+            headers: The page's cookies go as usual.
             body: A text body.
-            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
-            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
-                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
-            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
-                response is 'sse' or 'binary'.
-            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
-                request itself is sent.
+            json_body: A JSON object body (other JSON: `body`).
+            response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
+            expect: The media type expected (a streaming or binary one needs response sse or binary).
+            preflight: HEAD first: refuse an unreadable answer before sending.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
-            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
-                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
-            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
-                result budget).
-            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
-            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
-            sse: Required with response='sse': the collection's limits.
-            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
-                (max_bytes defaults to max_save_bytes).
-            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+            max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
+            save: Stream the body to an artifact file.
+            max_save_bytes: save=true: fail past this size. (> 0, <= 9007199254740991)
+            strict: NDJSON: fail on a malformed line (else skip it).
+            sse: response='sse': the limits.
+            binary: response='binary': how to hand the bytes over.
+            secret_fields: More JSON fields to block. (at most 50 items)
         """
         return self.call("browser_http", **given(locals()))
 
@@ -886,40 +788,32 @@ class ToolMethods:
         binary: BinaryOptions | None = default(None),
         secret_fields: list[str] = default([]),
     ) -> Envelope:
-        """Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the status, headers
-        and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the result budget: nothing
-        is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. HTTP error statuses are
-        data, not errors. POST, PUT, PATCH and DELETE are mutations.
+        """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
+        (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; secret JSON
+        fields come back [blocked].
 
         Calls the ``browser_http`` tool and returns its `Envelope`; the blocking form is ``http``.
 
         Args:
-            url: Absolute, or relative to the page's URL (such as '/api/items').
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            url: Absolute, or relative to the page ('/api/items').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
             method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: Request headers (the page's cookies are sent as the page would send them).
+            headers: The page's cookies go as usual.
             body: A text body.
-            json_body: A JSON object as the body (sets Content-Type: application/json); other JSON: `body`.
-            response: How to read the body: auto (JSON, NDJSON or text by its media type), json, text, ndjson, sse
-                (collect server-sent events; needs `sse` limits) or binary (see `binary`).
-            expect: The media type you expect: a streaming or binary one is refused before the request is sent unless
-                response is 'sse' or 'binary'.
-            preflight: Send a HEAD first to learn the media type, so an unreadable answer is refused before the
-                request itself is sent.
+            json_body: A JSON object body (other JSON: `body`).
+            response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
+            expect: The media type expected (a streaming or binary one needs response sse or binary).
+            preflight: HEAD first: refuse an unreadable answer before sending.
             timeout_s: Default: the operation timeout. (> 0, <= 600)
-            max_result_bytes: The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES);
-                1024 bytes of it are kept for the envelope. (> 1024, <= 9007199254740991)
-            save: Stream the body to a file in the artifacts directory instead of returning it (for bodies over the
-                result budget).
-            max_save_bytes: With save=true: fail past this size. (> 0, <= 9007199254740991)
-            strict: NDJSON: fail on the first malformed line (default: skip it, warn).
-            sse: Required with response='sse': the collection's limits.
-            binary: With response='binary': base64 (default; max_bytes defaults to what fits the budget) or download
-                (max_bytes defaults to max_save_bytes).
-            secret_fields: More JSON field names whose values are blocked. (at most 50 items)
+            max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
+            save: Stream the body to an artifact file.
+            max_save_bytes: save=true: fail past this size. (> 0, <= 9007199254740991)
+            strict: NDJSON: fail on a malformed line (else skip it).
+            sse: response='sse': the limits.
+            binary: response='binary': how to hand the bytes over.
+            secret_fields: More JSON fields to block. (at most 50 items)
         """
         return await self.acall("browser_http", **given(locals()))
 
@@ -930,16 +824,14 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Type text into the focused element, key by key (use browser_type to target a ref).
+        """Type key by key into the focused element (browser_type: into a ref).
 
         Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the awaitable form is
         ``akeyboard_type``.
 
         Args:
-            text: Text typed key by key into whatever has focus.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_keyboard_type", **given(locals()))
 
@@ -950,20 +842,18 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Type text into the focused element, key by key (use browser_type to target a ref).
+        """Type key by key into the focused element (browser_type: into a ref).
 
         Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the blocking form is ``keyboard_type``.
 
         Args:
-            text: Text typed key by key into whatever has focus.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_keyboard_type", **given(locals()))
 
     def list_instances(self) -> Envelope:
-        """List live, launching and closing instances and which one is current.
+        """List the instances and which one is current.
 
         Calls the ``browser_list_instances`` tool and returns its `Envelope`; the awaitable form is
         ``alist_instances``.
@@ -971,7 +861,7 @@ class ToolMethods:
         return self.call("browser_list_instances", **given(locals()))
 
     async def alist_instances(self) -> Envelope:
-        """List live, launching and closing instances and which one is current.
+        """List the instances and which one is current.
 
         Calls the ``browser_list_instances`` tool and returns its `Envelope`; the blocking form is
         ``list_instances``.
@@ -988,18 +878,16 @@ class ToolMethods:
         button: Literal["left", "right", "middle"] = default("left"),
         double: bool = default(False),
     ) -> Envelope:
-        """Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. Prefer browser_click
-        with a snapshot ref when the element is known.
+        """Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.
 
         Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the awaitable form is
         ``amouse_click_xy``.
 
         Args:
-            x: CSS pixels from the viewport's left edge. (0 to 100000)
-            y: CSS pixels from the viewport's top edge. (0 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            x: (0 to 100000)
+            y: (0 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_mouse_click_xy", **given(locals()))
 
@@ -1013,18 +901,16 @@ class ToolMethods:
         button: Literal["left", "right", "middle"] = default("left"),
         double: bool = default(False),
     ) -> Envelope:
-        """Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. Prefer browser_click
-        with a snapshot ref when the element is known.
+        """Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.
 
         Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the blocking form is
         ``mouse_click_xy``.
 
         Args:
-            x: CSS pixels from the viewport's left edge. (0 to 100000)
-            y: CSS pixels from the viewport's top edge. (0 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            x: (0 to 100000)
+            y: (0 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_mouse_click_xy", **given(locals()))
 
@@ -1037,21 +923,17 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL in the current tab and wait for it (default: the load event). Returns the final URL, title and
-        HTTP status.
+        """Load a URL; returns the final URL, title and HTTP status.
 
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable form is ``anavigate``.
 
         Args:
-            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
-                others only where the operator granted them).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            wait_until: When the navigation counts as done.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            url: Absolute: https://, http://, about:blank (others if granted).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_navigate", **given(locals()))
 
@@ -1064,21 +946,17 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL in the current tab and wait for it (default: the load event). Returns the final URL, title and
-        HTTP status.
+        """Load a URL; returns the final URL, title and HTTP status.
 
         Calls the ``browser_navigate`` tool and returns its `Envelope`; the blocking form is ``navigate``.
 
         Args:
-            url: Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, data: and
-                others only where the operator granted them).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            wait_until: When the navigation counts as done.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            url: Absolute: https://, http://, about:blank (others if granted).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_navigate", **given(locals()))
 
@@ -1089,15 +967,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history. `moved` is false when there was nothing to go back to.
+        """Go back in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the awaitable form is
         ``anavigate_back``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_navigate_back", **given(locals()))
 
@@ -1108,14 +985,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history. `moved` is false when there was nothing to go back to.
+        """Go back in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the blocking form is ``navigate_back``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_navigate_back", **given(locals()))
 
@@ -1126,15 +1002,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history. `moved` is false when there was nothing to go forward to.
+        """Go forward in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the awaitable form is
         ``anavigate_forward``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return self.call("browser_navigate_forward", **given(locals()))
 
@@ -1145,15 +1020,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history. `moved` is false when there was nothing to go forward to.
+        """Go forward in the tab's history (`moved`: false if it could not).
 
         Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the blocking form is
         ``navigate_forward``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
         """
         return await self.acall("browser_navigate_forward", **given(locals()))
 
@@ -1171,23 +1045,20 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) on: method, URL,
-        type, status, timing, sizes, failure, redirects and headers (secret headers [redacted]). A request's entry is
-        updated as it progresses (state pending/finished/failed).
+        """Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, from `after` on.
 
         Calls the ``browser_network`` tool and returns its `Envelope`; the awaitable form is ``anetwork``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            url: Only requests whose URL contains this.
-            status: Only responses with this status (0: none). (0 to 999)
-            resource_type: Only this kind: document, script, fetch, xhr, image, stylesheet, ...
-            failed: true: only failed requests; false: only the others.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted.
+            url: A URL substring.
+            status: 0: no response. (0 to 999)
+            resource_type: document, script, fetch, xhr, image...
+            failed: Only failed (true) or not (false).
         """
         return self.call("browser_network", **given(locals()))
 
@@ -1205,23 +1076,20 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) on: method, URL,
-        type, status, timing, sizes, failure, redirects and headers (secret headers [redacted]). A request's entry is
-        updated as it progresses (state pending/finished/failed).
+        """Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, from `after` on.
 
         Calls the ``browser_network`` tool and returns its `Envelope`; the blocking form is ``network``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            after: next_cursor from an earlier call: only newer entries.
-            limit: At most this many entries. (1 to 500)
-            page_id: Only entries of this tab.
-            reveal_secrets: Show secret headers instead of [redacted] (agents need the 'secrets' grant).
-            url: Only requests whose URL contains this.
-            status: Only responses with this status (0: none). (0 to 999)
-            resource_type: Only this kind: document, script, fetch, xhr, image, stylesheet, ...
-            failed: true: only failed requests; false: only the others.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            after: A next_cursor: newer entries only.
+            limit: (1 to 500)
+            page_id: Only this tab's.
+            reveal_secrets: Secret headers unredacted.
+            url: A URL substring.
+            status: 0: no response. (0 to 999)
+            resource_type: document, script, fetch, xhr, image...
+            failed: Only failed (true) or not (false).
         """
         return await self.acall("browser_network", **given(locals()))
 
@@ -1233,17 +1101,14 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or of its response, as text (text, JSON, XML...), an image (an image block
-        over MCP) or base64. A body larger than the result limit fails with result_too_large; save=true writes it to
-        a file instead.
+        """A recorded request's or response's body: text, an image or base64 (too large: use save).
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable form is ``anetwork_body``.
 
         Args:
             request_id: From browser_network.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            save: Write the body to a file under the session's artifacts directory.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            save: To an artifact file.
         """
         return self.call("browser_network_body", **given(locals()))
 
@@ -1255,17 +1120,14 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """The body of a recorded request or of its response, as text (text, JSON, XML...), an image (an image block
-        over MCP) or base64. A body larger than the result limit fails with result_too_large; save=true writes it to
-        a file instead.
+        """A recorded request's or response's body: text, an image or base64 (too large: use save).
 
         Calls the ``browser_network_body`` tool and returns its `Envelope`; the blocking form is ``network_body``.
 
         Args:
             request_id: From browser_network.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            save: Write the body to a file under the session's artifacts directory.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            save: To an artifact file.
         """
         return await self.acall("browser_network_body", **given(locals()))
 
@@ -1279,16 +1141,14 @@ class ToolMethods:
         print_background: bool = default(True),
         page_ranges: str | None = default(None),
     ) -> Envelope:
-        """Print the tab to a PDF file (print media styles, as the browser's own print does) under the session's
-        artifacts directory; returns its path. Headless Chromium only.
+        """Print the tab to a PDF artifact file; returns its path. Headless Chromium only.
 
         Calls the ``browser_pdf`` tool and returns its `Envelope`; the awaitable form is ``apdf``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            print_background: Print background colours and images.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            print_background: Background colours and images.
         """
         return self.call("browser_pdf", **given(locals()))
 
@@ -1302,16 +1162,14 @@ class ToolMethods:
         print_background: bool = default(True),
         page_ranges: str | None = default(None),
     ) -> Envelope:
-        """Print the tab to a PDF file (print media styles, as the browser's own print does) under the session's
-        artifacts directory; returns its path. Headless Chromium only.
+        """Print the tab to a PDF artifact file; returns its path. Headless Chromium only.
 
         Calls the ``browser_pdf`` tool and returns its `Envelope`; the blocking form is ``pdf``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            print_background: Print background colours and images.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            print_background: Background colours and images.
         """
         return await self.acall("browser_pdf", **given(locals()))
 
@@ -1328,13 +1186,12 @@ class ToolMethods:
         Calls the ``browser_press_key`` tool and returns its `Envelope`; the awaitable form is ``apress_key``.
 
         Args:
-            key: A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            key: 'Enter', 'ArrowDown', 'a', 'Control+A'...
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_press_key", **given(locals()))
 
@@ -1351,13 +1208,12 @@ class ToolMethods:
         Calls the ``browser_press_key`` tool and returns its `Envelope`; the blocking form is ``press_key``.
 
         Args:
-            key: A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            key: 'Enter', 'ArrowDown', 'a', 'Control+A'...
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_press_key", **given(locals()))
 
@@ -1369,17 +1225,14 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
-        a tab marked unresponsive (a script stuck in a loop).
+        """Reload the tab.
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable form is ``areload``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
-                the page_id stays. A crashed tab is reloaded this way without it.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            force: In a fresh renderer: the way out for a tab stuck in script (same page_id).
         """
         return self.call("browser_reload", **given(locals()))
 
@@ -1391,17 +1244,14 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the current tab. force=true terminates its renderer and loads the URL in a fresh one: the way out for
-        a tab marked unresponsive (a script stuck in a loop).
+        """Reload the tab.
 
         Calls the ``browser_reload`` tool and returns its `Envelope`; the blocking form is ``reload``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            force: Terminate the tab's renderer first (for a page stuck in script) and load its URL in a fresh one;
-                the page_id stays. A crashed tab is reloaded this way without it.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            force: In a fresh renderer: the way out for a tab stuck in script (same page_id).
         """
         return await self.acall("browser_reload", **given(locals()))
 
@@ -1417,21 +1267,17 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is (running animations are
-        not stopped). Scaled down to at most 1568 px on the longest side unless original=true; the source size is
-        reported.
+        """Screenshot the viewport, the full page or an element, scaled to at most 1568 px.
 
         Calls the ``browser_screenshot`` tool and returns its `Envelope`; the awaitable form is ``ascreenshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             quality: JPEG quality (default 80). (1 to 100)
-            full_page: The whole scrollable page, not just the viewport.
             ref: Only this element.
-            original: Keep the original size (by default the longest side is at most 1568 px).
-            save: Also write the image to the session's artifacts directory.
+            original: Not scaled down.
+            save: Also as an artifact.
         """
         return self.call("browser_screenshot", **given(locals()))
 
@@ -1447,21 +1293,17 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is (running animations are
-        not stopped). Scaled down to at most 1568 px on the longest side unless original=true; the source size is
-        reported.
+        """Screenshot the viewport, the full page or an element, scaled to at most 1568 px.
 
         Calls the ``browser_screenshot`` tool and returns its `Envelope`; the blocking form is ``screenshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             quality: JPEG quality (default 80). (1 to 100)
-            full_page: The whole scrollable page, not just the viewport.
             ref: Only this element.
-            original: Keep the original size (by default the longest side is at most 1568 px).
-            save: Also write the image to the session's artifacts directory.
+            original: Not scaled down.
+            save: Also as an artifact.
         """
         return await self.acall("browser_screenshot", **given(locals()))
 
@@ -1473,15 +1315,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         delta_x: float = default(0),
     ) -> Envelope:
-        """Scroll the page with the mouse wheel at the current pointer position.
+        """Scroll with the mouse wheel where the pointer is.
 
         Calls the ``browser_scroll`` tool and returns its `Envelope`; the awaitable form is ``ascroll``.
 
         Args:
-            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_y: Pixels down (negative: up). (-100000 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             delta_x: (-100000 to 100000)
         """
         return self.call("browser_scroll", **given(locals()))
@@ -1494,15 +1335,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         delta_x: float = default(0),
     ) -> Envelope:
-        """Scroll the page with the mouse wheel at the current pointer position.
+        """Scroll with the mouse wheel where the pointer is.
 
         Calls the ``browser_scroll`` tool and returns its `Envelope`; the blocking form is ``scroll``.
 
         Args:
-            delta_y: Pixels to scroll down (negative: up). (-100000 to 100000)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
+            delta_y: Pixels down (negative: up). (-100000 to 100000)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
             delta_x: (-100000 to 100000)
         """
         return await self.acall("browser_scroll", **given(locals()))
@@ -1516,20 +1356,19 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Select one or more options of a <select> by value or label.
+        """Select options of a <select>.
 
         Calls the ``browser_select_option`` tool and returns its `Envelope`; the awaitable form is
         ``aselect_option``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            values: Option values or visible labels. (1 to 1000 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            values: Values or labels. (1 to 1000 items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_select_option", **given(locals()))
 
@@ -1542,19 +1381,18 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Select one or more options of a <select> by value or label.
+        """Select options of a <select>.
 
         Calls the ``browser_select_option`` tool and returns its `Envelope`; the blocking form is ``select_option``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            values: Option values or visible labels. (1 to 1000 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            values: Values or labels. (1 to 1000 items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_select_option", **given(locals()))
 
@@ -1568,20 +1406,18 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that click, type and other tools
-        accept. Refs from older snapshots go stale when the page changes.
+        """The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once the page
+        changes).
 
         Calls the ``browser_snapshot`` tool and returns its `Envelope`; the awaitable form is ``asnapshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
-            ref: Return only the subtree of this element.
-            depth: Limit how many levels deep the tree goes. (1 to 1000)
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
+            ref: Only this element's subtree.
+            depth: (1 to 1000)
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return self.call("browser_snapshot", **given(locals()))
 
@@ -1595,20 +1431,18 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that click, type and other tools
-        accept. Refs from older snapshots go stale when the page changes.
+        """The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once the page
+        changes).
 
         Calls the ``browser_snapshot`` tool and returns its `Envelope`; the blocking form is ``snapshot``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
-            ref: Return only the subtree of this element.
-            depth: Limit how many levels deep the tree goes. (1 to 1000)
-            save: Write the whole result to a file in the session's artifacts directory and return its path, size and
-                first 40 lines instead (for results too large to return).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
+            ref: Only this element's subtree.
+            depth: (1 to 1000)
+            save: Write it to an artifact file; return its path and first 40 lines.
         """
         return await self.acall("browser_snapshot", **given(locals()))
 
@@ -1620,16 +1454,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         url: str | None = default(None),
     ) -> Envelope:
-        """List, open, select or close tabs. Each tab has a stable page_id; other tools act on the current tab unless
-        given a page_id.
+        """List, open, select or close tabs (each has a stable page_id).
 
         Calls the ``browser_tabs`` tool and returns its `Envelope`; the awaitable form is ``atabs``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: For select and close (close defaults to the current tab).
-            url: For new: a URL (with its scheme) to open in the new tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: select, close (default: current).
+            url: new: a URL to open.
         """
         return self.call("browser_tabs", **given(locals()))
 
@@ -1641,16 +1473,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         url: str | None = default(None),
     ) -> Envelope:
-        """List, open, select or close tabs. Each tab has a stable page_id; other tools act on the current tab unless
-        given a page_id.
+        """List, open, select or close tabs (each has a stable page_id).
 
         Calls the ``browser_tabs`` tool and returns its `Envelope`; the blocking form is ``tabs``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: For select and close (close defaults to the current tab).
-            url: For new: a URL (with its scheme) to open in the new tab.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: select, close (default: current).
+            url: new: a URL to open.
         """
         return await self.acall("browser_tabs", **given(locals()))
 
@@ -1663,19 +1493,15 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
-        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`, with
-        secret headers, cookies and text typed into secret fields [redacted].
+        """Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable form is ``atrace``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secret headers, cookies and text typed into secret fields in the trace instead
-                of [redacted] (agents need the 'secrets' grant).
+            reveal_secrets: stop: keep secrets unredacted.
         """
         return self.call("browser_trace", **given(locals()))
 
@@ -1688,19 +1514,15 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM snapshots, network);
-        stop saves trace.zip under the session's artifacts directory, viewable with `playwright show-trace`, with
-        secret headers, cookies and text typed into secret fields [redacted].
+        """Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).
 
         Calls the ``browser_trace`` tool and returns its `Envelope`; the blocking form is ``trace``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
+            instance: The browser instance; default: the current one ('default', created on first use).
             screenshots: start: record screenshots.
             snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secret headers, cookies and text typed into secret fields in the trace instead
-                of [redacted] (agents need the 'secrets' grant).
+            reveal_secrets: stop: keep secrets unredacted.
         """
         return await self.acall("browser_trace", **given(locals()))
 
@@ -1715,21 +1537,19 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace the content of an editable element with text, verify it holds exactly that text, and optionally press
-        Enter.
+        """Replace an editable element's text (checked after).
 
         Calls the ``browser_type`` tool and returns its `Envelope`; the awaitable form is ``atype``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            submit: Press Enter afterwards.
-            slowly: Type one key at a time (for pages that react to each key).
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            submit: Press Enter after.
+            slowly: Key by key.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_type", **given(locals()))
 
@@ -1744,21 +1564,19 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace the content of an editable element with text, verify it holds exactly that text, and optionally press
-        Enter.
+        """Replace an editable element's text (checked after).
 
         Calls the ``browser_type`` tool and returns its `Envelope`; the blocking form is ``type``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            submit: Press Enter afterwards.
-            slowly: Type one key at a time (for pages that react to each key).
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            submit: Press Enter after.
+            slowly: Key by key.
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_type", **given(locals()))
 
@@ -1771,19 +1589,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that an element with this role and accessible name is visible now. Fails with verification_failed
-        naming the visible elements of that role.
+        """Check that an element with this role and name is visible (else verification_failed).
 
         Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the awaitable form is
         ``averify_element_visible``.
 
         Args:
-            role: The ARIA role, as in the snapshot: button, link, heading, textbox...
-            name: The accessible name, as in the snapshot (exact match).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            role: As in the snapshot: button, link...
+            name: Exact accessible name.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_element_visible", **given(locals()))
 
@@ -1796,19 +1612,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that an element with this role and accessible name is visible now. Fails with verification_failed
-        naming the visible elements of that role.
+        """Check that an element with this role and name is visible (else verification_failed).
 
         Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the blocking form is
         ``verify_element_visible``.
 
         Args:
-            role: The ARIA role, as in the snapshot: button, link, heading, textbox...
-            name: The accessible name, as in the snapshot (exact match).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            role: As in the snapshot: button, link...
+            name: Exact accessible name.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_element_visible", **given(locals()))
 
@@ -1821,19 +1635,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that each of these texts is visible inside the element `ref` (a list, a table, a region). Fails naming
-        the missing items and what the element shows.
+        """Check that each text is visible inside the element `ref` (a list, a table...).
 
         Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the awaitable form is
         ``averify_list_visible``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            items: Texts that must each be visible in it. (1 to 200 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            items: Texts it must show. (1 to 200 items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_list_visible", **given(locals()))
 
@@ -1846,19 +1658,17 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that each of these texts is visible inside the element `ref` (a list, a table, a region). Fails naming
-        the missing items and what the element shows.
+        """Check that each text is visible inside the element `ref` (a list, a table...).
 
         Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the blocking form is
         ``verify_list_visible``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            items: Texts that must each be visible in it. (1 to 200 items)
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            items: Texts it must show. (1 to 200 items)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_list_visible", **given(locals()))
 
@@ -1870,17 +1680,16 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that this text is visible on the page now (hidden copies do not count).
+        """Check that this text is visible on the page.
 
         Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the awaitable form is
         ``averify_text_visible``.
 
         Args:
-            text: Text that must be visible (a substring, case-sensitive).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            text: A substring (case-sensitive).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_text_visible", **given(locals()))
 
@@ -1892,17 +1701,16 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that this text is visible on the page now (hidden copies do not count).
+        """Check that this text is visible on the page.
 
         Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the blocking form is
         ``verify_text_visible``.
 
         Args:
-            text: Text that must be visible (a substring, case-sensitive).
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            text: A substring (case-sensitive).
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_text_visible", **given(locals()))
 
@@ -1915,19 +1723,16 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check the value of the element `ref`: a field's text, a checkbox's state, a select's options or an element's
-        text. A secret field's value is never shown in the message.
+        """Check the value of the element `ref` (a field, checkbox, select or text).
 
         Calls the ``browser_verify_value`` tool and returns its `Envelope`; the awaitable form is ``averify_value``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            value: The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the selected
-                option labels (comma-separated) for a select, or an element's text.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return self.call("browser_verify_value", **given(locals()))
 
@@ -1940,19 +1745,16 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check the value of the element `ref`: a field's text, a checkbox's state, a select's options or an element's
-        text. A secret field's value is never shown in the message.
+        """Check the value of the element `ref` (a field, checkbox, select or text).
 
         Calls the ``browser_verify_value`` tool and returns its `Envelope`; the blocking form is ``verify_value``.
 
         Args:
-            ref: An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'.
-            value: The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the selected
-                option labels (comma-separated) for a select, or an element's text.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Frame to act in (from browser_frames); default: the main frame.
+            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
+            value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: The frame (from browser_frames); default: the main one.
         """
         return await self.acall("browser_verify_value", **given(locals()))
 
@@ -1971,23 +1773,18 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, the URL matches,
-        or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).
+        """Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); or wait time_s.
 
         Calls the ``browser_wait_for`` tool and returns its `Envelope`; the awaitable form is ``await_for``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            text: Wait until this text is visible.
-            text_gone: Wait until this text is no longer visible.
-            ref: Wait for this element (from the latest snapshot) to reach `state`.
-            role: With name: wait for the element with this role and accessible name to reach `state`.
-            state: The element state to wait for (with ref or role/name).
-            url: Wait until the page's URL contains this (or matches it, as a glob with *).
-            network_idle: Wait until no request of the page has been in flight for 0.5 s.
-            time_s: Alone: wait this long. With a condition: the time limit (default 10). (> 0, <= 30)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            ref: An element to reach `state`.
+            role: With name: an element to reach `state`.
+            url: A URL substring, or a glob with *.
+            network_idle: No request in flight for 0.5 s.
+            time_s: Alone: wait this long; else the limit (10). (> 0, <= 30)
         """
         return self.call("browser_wait_for", **given(locals()))
 
@@ -2006,23 +1803,18 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, the URL matches,
-        or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).
+        """Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); or wait time_s.
 
         Calls the ``browser_wait_for`` tool and returns its `Envelope`; the blocking form is ``wait_for``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            text: Wait until this text is visible.
-            text_gone: Wait until this text is no longer visible.
-            ref: Wait for this element (from the latest snapshot) to reach `state`.
-            role: With name: wait for the element with this role and accessible name to reach `state`.
-            state: The element state to wait for (with ref or role/name).
-            url: Wait until the page's URL contains this (or matches it, as a glob with *).
-            network_idle: Wait until no request of the page has been in flight for 0.5 s.
-            time_s: Alone: wait this long. With a condition: the time limit (default 10). (> 0, <= 30)
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            ref: An element to reach `state`.
+            role: With name: an element to reach `state`.
+            url: A URL substring, or a glob with *.
+            network_idle: No request in flight for 0.5 s.
+            time_s: Alone: wait this long; else the limit (10). (> 0, <= 30)
         """
         return await self.acall("browser_wait_for", **given(locals()))
 
@@ -2037,24 +1829,21 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
-        its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
-        an MCP result with isError true, a multi-round (input_required) result, and for agents a result that does not
-        match the tool's outputSchema are evaluation_failed errors.
+        """Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP result) or
+        `text`. isError, a multi-round result and, for agents, a result off its outputSchema: evaluation_failed.
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_call``.
 
         Args:
-            name: The page tool's name (from browser_webmcp_list).
-            input: The tool's input, checked against its inputSchema before the call.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
-            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            name: From browser_webmcp_list.
+            input: As its inputSchema says.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Default: the main frame's tool, else the only one.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return self.call("browser_webmcp_call", **given(locals()))
 
@@ -2069,24 +1858,21 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call one of the page's WebMCP tools with an input object (validated against its inputSchema first). Returns
-        its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP result) or `text`;
-        an MCP result with isError true, a multi-round (input_required) result, and for agents a result that does not
-        match the tool's outputSchema are evaluation_failed errors.
+        """Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP result) or
+        `text`. isError, a multi-round result and, for agents, a result off its outputSchema: evaluation_failed.
 
         Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the blocking form is ``webmcp_call``.
 
         Args:
-            name: The page tool's name (from browser_webmcp_list).
-            input: The tool's input, checked against its inputSchema before the call.
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: The frame whose tool to call; default: the main frame's tool of that name, else the only one.
-            timeout_s: How long to wait for the tool's answer; default: the operation timeout. (> 0, <= 600)
-            observe: Wait for a consequence of the action, armed before it starts: kind response/request (url,
-                method, status), url, text/text_gone, element (role, name), popup, download or console (text, level);
-                timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.
+            name: From browser_webmcp_list.
+            input: As its inputSchema says.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Default: the main frame's tool, else the only one.
+            timeout_s: Default: the operation timeout. (> 0, <= 600)
+            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
+                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
+                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
         """
         return await self.acall("browser_webmcp_call", **given(locals()))
 
@@ -2097,16 +1883,14 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the WebMCP tools the page offers (every frame, imperative and declarative), with input schemas and
-        annotations. Call one with browser_webmcp_call.
+        """List the page's WebMCP tools (every frame) with their schemas and annotations.
 
         Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_list``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Only the tools of this frame (from browser_frames); default: every frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Only this frame's; default: all.
         """
         return self.call("browser_webmcp_list", **given(locals()))
 
@@ -2117,15 +1901,13 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the WebMCP tools the page offers (every frame, imperative and declarative), with input schemas and
-        annotations. Call one with browser_webmcp_call.
+        """List the page's WebMCP tools (every frame) with their schemas and annotations.
 
         Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the blocking form is ``webmcp_list``.
 
         Args:
-            instance: Instance to act on; default: the session's current instance (created on first use as
-                'default').
-            page_id: Tab to act on (from browser_tabs); default: the current tab.
-            frame_id: Only the tools of this frame (from browser_frames); default: every frame.
+            instance: The browser instance; default: the current one ('default', created on first use).
+            page_id: The tab (from browser_tabs); default: the current one.
+            frame_id: Only this frame's; default: all.
         """
         return await self.acall("browser_webmcp_list", **given(locals()))

@@ -20,8 +20,21 @@ from .registry import Group
 
 ALWAYS_GRANTED = ("core", "notebook")
 BROWSER_CAP = "browser"
+SECRETS_CAP = "secrets"
 CAPS: tuple[str, ...] = (*(group for group in get_args(Group) if group not in ALWAYS_GRANTED), BROWSER_CAP)
 """What an operator can grant with ``--caps``: tool groups, and ``browser`` (any launch option)."""
+CREATE_INSTANCE = "browser_create_instance"
+LAUNCH_OPTIONS = ("args", "executable_path", "endpoint", "cdp_endpoint", "headers")
+"""Launch options only the `browser` cap admits, whatever their value (a remote endpoint makes
+the session connect to a host the agent chose)."""
+
+GATED_PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
+    BROWSER_CAP: {CREATE_INSTANCE: (*LAUNCH_OPTIONS, "headless")},
+    SECRETS_CAP: dict.fromkeys(("browser_console", "browser_network", "browser_trace"), ("reveal_secrets",)),
+}
+"""The parameters of a granted tool that need one more cap, by cap and tool. Without the cap an
+agent's schemas leave them out (`Grant.withheld`), and the tool refuses them naming the cap:
+`LAUNCH_OPTIONS` and headless=false (`check_launch`), reveal_secrets=true (the evidence tools)."""
 
 SCHEMES: tuple[str, ...] = ("data", "blob", "view-source", "chrome", "devtools")
 """URL schemes an operator can grant with ``--allow-scheme`` (``file:`` comes with ``--file-root``)."""
@@ -29,7 +42,6 @@ OPEN_SCHEMES = ("http", "https")  # plus exactly ``about:blank``
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-CREATE_INSTANCE = "browser_create_instance"
 
 
 def as_browsers_read(url: str) -> str:
@@ -89,6 +101,11 @@ class Grant:
     def caps(self) -> tuple[str, ...]:
         """The grantable caps this grant holds (for reports)."""
         return tuple(cap for cap in CAPS if cap in self.groups or (cap == BROWSER_CAP and self.browser))
+
+    def withheld(self, tool: str) -> frozenset[str]:
+        """The parameters of `tool` this grant does not admit (`GATED_PARAMS`)."""
+        held = self.caps
+        return frozenset(name for cap, tools in GATED_PARAMS.items() if cap not in held for name in tools.get(tool, ()))
 
     def describe(self) -> str:
         schemes = [*OPEN_SCHEMES, "about:blank", *sorted(self.schemes)]
@@ -177,8 +194,7 @@ def launch_widening(args: Any, default_headless: bool = True) -> list[str]:
     """The launch options in `args` (a create call's arguments) beyond the safe defaults."""
     if not isinstance(args, Mapping):
         return []
-    # A remote endpoint makes the session connect to a host the agent chose.
-    widened = [name for name in ("args", "executable_path", "endpoint", "cdp_endpoint", "headers") if args.get(name)]
+    widened = [name for name in LAUNCH_OPTIONS if args.get(name)]
     profile = args.get("profile_dir")
     if profile is not None and not is_profile_name(profile):
         widened.append("profile_dir as a path")

@@ -59,19 +59,13 @@ class Observe(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     kind: Kind
-    url: Pattern | None = Field(
-        None, description="response/request/url: a substring of the URL, or a glob with * (whole URL)."
-    )
+    url: Pattern | None = None
     method: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{1,16}$")] | None = None
-    status: int | None = Field(None, ge=100, le=599, description="response: this status.")
-    text: Annotated[str, StringConstraints(min_length=1, max_length=10_000)] | None = Field(
-        None, description="text/text_gone: visible text; console: a substring of the message."
-    )
+    status: int | None = Field(None, ge=100, le=599)
+    text: Annotated[str, StringConstraints(min_length=1, max_length=10_000)] | None = None
     role: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,40}$")] | None = None
     name: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
-    level: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,16}$")] | None = Field(
-        None, description="console: this level (log, info, warning, error...)."
-    )
+    level: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,16}$")] | None = None
     timeout_ms: int = Field(5000, ge=1, le=60_000)
 
     @model_validator(mode="after")
@@ -95,12 +89,23 @@ class Observe(BaseModel):
         return f"{self.kind}" + (f" ({said})" if said else "")
 
 
-ObserveField = Field(
-    None,
-    description="Wait for a consequence of the action, armed before it starts: kind response/request (url, "
-    "method, status), url, text/text_gone, element (role, name), popup, download or console (text, level); "
-    "timeout_ms (default 5000). Its result is data.observation; not seen in time: observation_timeout.",
+def _kinds() -> str:
+    """Each kind with the fields it takes (from `_ALLOWED`), kinds that take the same ones together."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for kind, allowed in _ALLOWED.items():
+        groups.setdefault(allowed, []).append(kind)
+    order = ("url", "method", "status", "text", "role", "name", "level")
+    return ", ".join(
+        "/".join(kinds) + (f" ({', '.join(key for key in order if key in allowed)})" if allowed else "")
+        for allowed, kinds in groups.items()
+    )
+
+
+OBSERVE_DESCRIPTION = (
+    f"Wait for what the action causes, armed before it: {_kinds()} (url: a substring or * glob), "
+    f"for timeout_ms ({Observe.model_fields['timeout_ms'].default}); seen: data.observation."
 )
+ObserveField = Field(None, description=OBSERVE_DESCRIPTION)
 
 
 def url_matches(pattern: str, url: str) -> bool:

@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from .pages import PageState
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "notebook"]
+Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "testing", "notebook"]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
-the others are granted explicitly (`serve_mcp(caps=...)`)."""
+the others are granted explicitly (`serve_mcp(caps=...)`). The `Session` and the notebook
+call every tool."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
 Check = Callable[["CallContext", Any], None]
 Dispatch = Callable[["CallContext", Any, "PageState | None"], Awaitable["Consequence"]]

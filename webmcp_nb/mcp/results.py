@@ -25,7 +25,6 @@ of single types) and every enumeration says its type.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import mimetypes
 from collections.abc import Iterator
@@ -35,67 +34,21 @@ from typing import Any, get_args
 
 import mcp_types as types
 
-from ..core.envelope import ERROR_TYPES, Envelope, Outcome, Retry, enforce_size_limit
+from ..core.envelope import Envelope, enforce_size_limit
 from ..core.registry import ToolSpec
 from ..core.render import render_text
+from .schemas import agent_data_schema
 
 ARTIFACT_URI = "webmcp-nb://artifacts/"
 """Files a call wrote are offered to agents as resource links under this URI."""
 
 
-def _enum(*values: str) -> dict[str, Any]:
-    return {"type": "string", "enum": list(values)}
-
-
-_NULLABLE_STRING: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-
-OPERATION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "tool": {"type": "string"},
-        "instance_id": _NULLABLE_STRING,
-        "page_id": _NULLABLE_STRING,
-        "frame_id": _NULLABLE_STRING,
-        "started_at": {"type": "string"},
-        "finished_at": {"type": "string"},
-        "duration_ms": {"type": "number"},
-        "outcome": _enum(*get_args(Outcome)),
-        "retry": _enum(*get_args(Retry)),
-        "artifacts": {"type": "array", "items": {"type": "string"}},
-        "references_omitted": {"type": "boolean"},
-    },
-    "required": [
-        "id",
-        "tool",
-        "instance_id",
-        "page_id",
-        "frame_id",
-        "started_at",
-        "finished_at",
-        "duration_ms",
-        "outcome",
-        "retry",
-        "artifacts",
-    ],
-}
-
-_ERROR_BRANCH: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "status": _enum("error"),
-        "instance": _NULLABLE_STRING,
-        "error_type": _enum(*ERROR_TYPES),
-        "message": {"type": "string"},
-        "context": {
-            "type": "object",
-            "description": "What the page did during the call, and hints (see webmcp_nb.core.failure).",
-        },
-        "operation": {"$ref": "#/$defs/Operation"},
-    },
-    "required": ["status", "instance", "error_type", "message", "operation"],
-    "additionalProperties": False,
-}
+ENVELOPE_NOTE = (
+    "Results are envelopes {status, instance, data | error_type + message, operation}; "
+    "operation.outcome and .retry say whether anything happened and whether repeating is safe."
+)
+"""The envelope around every tool's data, described once (the server's instructions); each
+output schema holds it loosely (`output_schema`)."""
 
 
 def carries_image(spec: ToolSpec) -> bool:
@@ -106,28 +59,14 @@ def carries_image(spec: ToolSpec) -> bool:
 
 @cache
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
-    """The envelope of `spec` (success with its data schema, or error), or None for image tools
-    and tools without structured output."""
+    """The envelope of `spec`, or None for image tools and tools without structured output.
+
+    Loose around the tool's own data (`agent_data_schema`, strict): the other envelope keys
+    (`ENVELOPE_NOTE`) are not spelled out, so an error envelope validates too (clients
+    validate successes only)."""
     if carries_image(spec) or not spec.structured_output:
         return None
-    data = copy.deepcopy(spec.data_schema)
-    defs = data.pop("$defs", {})
-    success = {
-        "type": "object",
-        "properties": {
-            "status": _enum("success"),
-            "instance": _NULLABLE_STRING,
-            "data": data,
-            "operation": {"$ref": "#/$defs/Operation"},
-        },
-        "required": ["status", "instance", "data", "operation"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "anyOf": [success, _ERROR_BRANCH],
-        "$defs": {**defs, "Operation": OPERATION_SCHEMA},
-    }
+    return {"type": "object", "properties": {"data": agent_data_schema(spec.data_schema)}}
 
 
 # --------------------------------------------------------------------------- #

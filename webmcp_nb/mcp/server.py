@@ -14,6 +14,7 @@ import asyncio
 import base64
 import weakref
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -34,13 +35,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..core.approval import Approval
+from ..core.grants import Grant
 from ..core.registry import ToolSpec
 from ..core.util import spawn
 from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
-from .results import ARTIFACT_URI, artifact_mime_type, call_result, is_text, output_schema
+from .results import ARTIFACT_URI, ENVELOPE_NOTE, artifact_mime_type, call_result, is_text, output_schema
+from .schemas import agent_input_schema, shared_fields_note, tool_annotations
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -50,45 +53,35 @@ CALLER_META_KEY = "webmcp_nb/caller"
 """`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
 
 INSTRUCTIONS = (
-    "These tools drive a live browser that a person is also using in a Jupyter notebook. "
-    "Every result is an envelope {status, instance, data | error_type + message, operation}; "
-    "operation.outcome and operation.retry say whether anything happened and whether repeating is safe. "
-    "Start with browser_snapshot: it returns the page as YAML with [ref=...] handles for the other tools. "
-    "Browser tools act on the notebook's current instance and tab unless given instance / page_id."
+    "These tools drive a live browser that a person also uses in a Jupyter notebook. "
+    f"{ENVELOPE_NOTE} Start with browser_snapshot. Shared parameters: {shared_fields_note()}"
 )
-
-_TARGET_NOTES = {
-    "server": "",
-    "instance": " Acts on the notebook's current browser instance unless `instance` is given.",
-    "page": " Acts on the current tab of the notebook's current instance unless `instance` / `page_id` "
-    "(and `frame_id`) are given.",
-}
 
 
 def agent_description(spec: ToolSpec) -> str:
-    notes = [spec.description.rstrip(".") + "." + _TARGET_NOTES[spec.target]]
-    if spec.read_only:
-        notes.append("Read-only: changes nothing and is safe to repeat.")
-    elif spec.destructive:
+    """The tool's description, and what its annotations alone would not tell a model."""
+    notes = [spec.description.rstrip(".") + "."]
+    if spec.destructive:
         notes.append("Consequential: the notebook user may be asked to approve it.")
     if spec.group == "notebook":
         notes.append("Published by the notebook user: it runs their Python code.")
     return " ".join(notes)
 
 
-def describe_tool(spec: ToolSpec) -> types.Tool:
+@cache
+def describe_tool(spec: ToolSpec, grant: Grant) -> types.Tool:
+    """`spec` as an agent under `grant` is sent it: its schema holds what the grant admits."""
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=agent_description(spec),
-        input_schema=spec.input_schema,
+        input_schema=agent_input_schema(spec.input_schema, grant.withheld(spec.name)),
         output_schema=output_schema(spec),
-        annotations=types.ToolAnnotations(
-            title=spec.title,
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            idempotent_hint=spec.idempotent,
-            open_world_hint=spec.open_world,
+        annotations=tool_annotations(
+            read_only=spec.read_only,
+            destructive=spec.destructive,
+            idempotent=spec.idempotent,
+            open_world=spec.open_world,
         ),
     )
 
@@ -218,7 +211,7 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self.notifier.seen(ctx)
-        tools = [describe_tool(spec) for spec in self.visible()]
+        tools = [describe_tool(spec, self.grant) for spec in self.visible()]
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
         tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
         return types.ListToolsResult(tools=tools)
@@ -230,7 +223,7 @@ class AgentServer:
         if mirror is not None:
             return mirror.input_schema
         spec = self.visible_spec(name)
-        return spec.input_schema if spec is not None else None
+        return describe_tool(spec, self.grant).input_schema if spec is not None else None
 
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)

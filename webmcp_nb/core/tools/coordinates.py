@@ -18,8 +18,8 @@ Coordinate = float
 
 
 class ClickXYParams(PageParams):
-    x: Coordinate = Field(ge=0, le=100_000, description="CSS pixels from the viewport's left edge.")
-    y: Coordinate = Field(ge=0, le=100_000, description="CSS pixels from the viewport's top edge.")
+    x: Coordinate = Field(ge=0, le=100_000)
+    y: Coordinate = Field(ge=0, le=100_000)
     button: Literal["left", "right", "middle"] = "left"
     double: bool = False
 
@@ -27,8 +27,7 @@ class ClickXYParams(PageParams):
 @tool(
     name="browser_mouse_click_xy",
     title="Click at coordinates",
-    description="Click at a point of the viewport (CSS pixels), as a person clicking a screenshot would. "
-    "Prefer browser_click with a snapshot ref when the element is known.",
+    description="Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.",
     params=ClickXYParams,
     data=ActionData,
     target="page",
@@ -40,13 +39,13 @@ async def mouse_click_xy(ctx: CallContext, p: ClickXYParams) -> ActionData:
 
 
 class KeyboardTypeParams(PageParams):
-    text: Text = Field(description="Text typed key by key into whatever has focus.")
+    text: Text
 
 
 @tool(
     name="browser_keyboard_type",
     title="Type into focus",
-    description="Type text into the focused element, key by key (use browser_type to target a ref).",
+    description="Type key by key into the focused element (browser_type: into a ref).",
     params=KeyboardTypeParams,
     data=ActionData,
     target="page",
@@ -61,13 +60,13 @@ async def keyboard_type(ctx: CallContext, p: KeyboardTypeParams) -> ActionData:
 
 class ScrollParams(PageParams):
     delta_x: float = Field(0, ge=-100_000, le=100_000)
-    delta_y: float = Field(ge=-100_000, le=100_000, description="Pixels to scroll down (negative: up).")
+    delta_y: float = Field(ge=-100_000, le=100_000, description="Pixels down (negative: up).")
 
 
 @tool(
     name="browser_scroll",
     title="Scroll",
-    description="Scroll the page with the mouse wheel at the current pointer position.",
+    description="Scroll with the mouse wheel where the pointer is.",
     params=ScrollParams,
     data=ActionData,
     target="page",

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 
 class DialogParams(PageParams):
-    accept: bool = Field(description="Accept (OK) or dismiss (Cancel) the dialog.")
+    accept: bool = Field(description="OK or Cancel.")
     prompt_text: Annotated[str, StringConstraints(max_length=100_000)] | None = Field(
-        None, description="The answer to a prompt() dialog."
+        None, description="A prompt()'s answer."
     )
 
 
@@ -32,8 +32,7 @@ class DialogData(ActionData):
 @tool(
     name="browser_handle_dialog",
     title="Handle dialog",
-    description="Accept or dismiss the dialog the page is showing. Works while the action that opened "
-    "it is still waiting.",
+    description="Accept or dismiss the page's dialog (also while the action that opened it waits).",
     params=DialogParams,
     data=DialogData,
     target="page",

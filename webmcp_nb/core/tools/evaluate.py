@@ -20,11 +20,10 @@ if TYPE_CHECKING:
 
 class EvaluateParams(FrameParams):
     expression: Annotated[str, StringConstraints(min_length=1, max_length=100_000)] = Field(
-        description="A JavaScript expression, or a function such as '() => document.title'. With `ref`, "
-        "a function that receives the element: 'el => el.textContent'."
+        description="An expression or a function ('() => document.title'; with ref: 'el => el.textContent')."
     )
     ref: Ref | None = None
-    save: bool = Field(False, description=SAVE_DESCRIPTION + " A string is saved as text, anything else as JSON.")
+    save: bool = Field(False, description=SAVE_DESCRIPTION)
 
 
 class EvaluateData(ActionData):
@@ -42,7 +41,7 @@ class EvaluateData(ActionData):
 @tool(
     name="browser_evaluate",
     title="Evaluate JavaScript",
-    description="Evaluate JavaScript in the page (or on one element) and return its JSON result.",
+    description="Evaluate JavaScript in the page (or on an element); returns its JSON result.",
     params=EvaluateParams,
     data=EvaluateData,
     target="page",

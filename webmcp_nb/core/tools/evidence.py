@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..errors import ToolFailure
 from ..evidence import Record, StreamName, Window
+from ..grants import SECRETS_CAP
 from ..har import har_log
 from ..registry import tool
 from ..secret_fields import block_in_json_bytes, block_in_json_text
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from ..context import CallContext
     from ..evidence import Evidence
 
-SECRETS_GROUP = "secrets"
 Cursor = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Filter = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 ConsoleLevel = Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"]
@@ -40,27 +40,25 @@ _TEXT_TYPES = (
 
 
 class StreamParams(InstanceParams):
-    after: Cursor | None = Field(None, description="next_cursor from an earlier call: only newer entries.")
-    limit: int = Field(100, ge=1, le=500, description="At most this many entries.")
-    page_id: Identifier | None = Field(None, description="Only entries of this tab.")
-    reveal_secrets: bool = Field(
-        False, description="Show secret headers instead of [redacted] (agents need the 'secrets' grant)."
-    )
+    after: Cursor | None = Field(None, description="A next_cursor: newer entries only.")
+    limit: int = Field(100, ge=1, le=500)
+    page_id: Identifier | None = Field(None, description="Only this tab's.")
+    reveal_secrets: bool = Field(False, description="Secret headers unredacted.")
 
 
 class ConsoleParams(StreamParams):
-    level: ConsoleLevel | None = Field(None, description="Only this level ('error' includes uncaught page errors).")
-    text: Filter | None = Field(None, description="Only entries whose text contains this (case-insensitive).")
+    level: ConsoleLevel | None = Field(None, description="'error' includes uncaught page errors.")
+    text: Filter | None = Field(None, description="A substring (any case).")
 
 
 class NetworkParams(StreamParams):
-    url: Filter | None = Field(None, description="Only requests whose URL contains this.")
+    url: Filter | None = Field(None, description="A URL substring.")
     method: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{1,16}$")] | None = None
-    status: int | None = Field(None, ge=0, le=999, description="Only responses with this status (0: none).")
+    status: int | None = Field(None, ge=0, le=999, description="0: no response.")
     resource_type: Annotated[str, StringConstraints(min_length=1, max_length=40)] | None = Field(
-        None, description="Only this kind: document, script, fetch, xhr, image, stylesheet, ..."
+        None, description="document, script, fetch, xhr, image..."
     )
-    failed: bool | None = Field(None, description="true: only failed requests; false: only the others.")
+    failed: bool | None = Field(None, description="Only failed (true) or not (false).")
 
 
 class _Entry(BaseModel):
@@ -123,7 +121,7 @@ def _evidence(ctx: CallContext) -> Evidence:
 
 
 def _check_reveal(ctx: CallContext, reveal: bool) -> bool:
-    if reveal and not ctx.allows(SECRETS_GROUP):
+    if reveal and not ctx.allows(SECRETS_CAP):
         raise ToolFailure(
             "invalid_params",
             "reveal_secrets needs the 'secrets' grant, which this caller does not have "
@@ -148,9 +146,7 @@ def _window_data(window: Window[Any], reveal: bool) -> dict[str, Any]:
 @tool(
     name="browser_console",
     title="Console messages",
-    description="Read the console messages and uncaught page errors of the instance's tabs, oldest first, "
-    "from `after` (a cursor) on. Every instance records them from its first page; the buffer keeps the "
-    "latest entries (retention_lost says when some after the cursor were dropped).",
+    description="Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.",
     params=ConsoleParams,
     data=ConsoleData,
     target="instance",
@@ -176,9 +172,8 @@ async def console(ctx: CallContext, p: ConsoleParams) -> ConsoleData:
 @tool(
     name="browser_network",
     title="Network requests",
-    description="Read the network requests of the instance's tabs, oldest first, from `after` (a cursor) "
-    "on: method, URL, type, status, timing, sizes, failure, redirects and headers (secret headers "
-    "[redacted]). A request's entry is updated as it progresses (state pending/finished/failed).",
+    description="Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, "
+    "from `after` on.",
     params=NetworkParams,
     data=NetworkData,
     target="instance",
@@ -210,7 +205,7 @@ async def network(ctx: CallContext, p: NetworkParams) -> NetworkData:
 class BodyParams(InstanceParams):
     request_id: Identifier = Field(description="From browser_network.")
     part: Literal["response", "request"] = "response"
-    save: bool = Field(False, description="Write the body to a file under the session's artifacts directory.")
+    save: bool = Field(False, description="To an artifact file.")
 
 
 class BodyImage(Data):
@@ -237,9 +232,7 @@ class BodyData(Data):
 @tool(
     name="browser_network_body",
     title="Network body",
-    description="The body of a recorded request or of its response, as text (text, JSON, XML...), an image "
-    "(an image block over MCP) or base64. "
-    "A body larger than the result limit fails with result_too_large; save=true writes it to a file instead.",
+    description="A recorded request's or response's body: text, an image or base64 (too large: use save).",
     params=BodyParams,
     data=BodyData,
     target="instance",
@@ -356,8 +349,8 @@ def _ending(mime_type: str | None) -> str:
 # export -------------------------------------------------------------------------------
 class ExportParams(InstanceParams):
     stream: StreamName = "network"
-    format: Literal["jsonl", "har"] = Field("jsonl", description="'har' (HAR 1.2, network only) or 'jsonl'.")
-    page_id: Identifier | None = Field(None, description="Only entries of this tab.")
+    format: Literal["jsonl", "har"] = Field("jsonl", description="har: network only.")
+    page_id: Identifier | None = Field(None, description="Only this tab's.")
 
 
 class ExportData(Data):
@@ -371,9 +364,7 @@ class ExportData(Data):
 @tool(
     name="browser_events_export",
     title="Export events",
-    description="Write the retained console or network entries to a file under the session's artifacts "
-    "directory: JSON Lines, or HAR 1.2 for the network (opens in Chrome DevTools' Import HAR and HAR "
-    "viewers). Secret headers stay [redacted].",
+    description="Write the retained console or network entries to an artifact file.",
     params=ExportParams,
     data=ExportData,
     target="instance",
@@ -411,8 +402,7 @@ class TraceParams(InstanceParams):
     snapshots: bool = Field(True, description="start: record DOM snapshots.")
     reveal_secrets: bool = Field(
         False,
-        description="stop: keep secret headers, cookies and text typed into secret fields in the trace "
-        "instead of [redacted] (agents need the 'secrets' grant).",
+        description="stop: keep secrets unredacted.",
     )
 
 
@@ -427,9 +417,7 @@ class TraceData(Data):
 @tool(
     name="browser_trace",
     title="Playwright trace",
-    description="Start or stop recording a Playwright trace of the instance (actions, screenshots, DOM "
-    "snapshots, network); stop saves trace.zip under the session's artifacts directory, viewable with "
-    "`playwright show-trace`, with secret headers, cookies and text typed into secret fields [redacted].",
+    description="Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).",
     params=TraceParams,
     data=TraceData,
     target="instance",

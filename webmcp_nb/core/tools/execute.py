@@ -35,19 +35,16 @@ _RESULT = "__execute_result__"
 _REF = re.compile(REF_PATTERN)
 _IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
 _HELPERS = (
-    "`page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict kept per instance), "
+    "`page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per instance), "
     "`snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a Locator)"
 )
 
 
 class ExecuteParams(PageParams):
     code: Annotated[str, StringConstraints(min_length=1, max_length=100_000)] = Field(
-        description=f"Async Python run on the browser's event loop with {_HELPERS}. Top-level await works; "
-        "the value of the last expression is the result. Do not block (time.sleep): await instead."
+        description="Top-level await; never block (time.sleep)."
     )
-    timeout_s: float | None = Field(
-        None, gt=0, description="Stop the snippet after this many seconds (default and maximum: the operation timeout)."
-    )
+    timeout_s: float | None = Field(None, gt=0, description="Default and maximum: the operation timeout.")
 
 
 class ExecuteData(ActionData):
@@ -67,9 +64,9 @@ class ExecuteData(ActionData):
 @tool(
     name="browser_execute",
     title="Execute Python",
-    description=f"Run an async Python snippet with {_HELPERS}; returns its last expression's value (JSON, an "
-    "image for PNG/JPEG bytes such as `await page.screenshot()`, or its repr) and the logs. Playwright calls in "
-    "it wait at most the action timeout (navigation: the navigation timeout) unless given their own.",
+    description=f"Run async Python with {_HELPERS}; returns the last expression's value (JSON, an image for "
+    "PNG/JPEG bytes, or its repr) and the logs. Playwright calls wait at most the action (navigation) timeout "
+    "unless given their own.",
     params=ExecuteParams,
     data=ExecuteData,
     target="page",

@@ -24,13 +24,12 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 # downloads --------------------------------------------------------------------------
 class DownloadsParams(InstanceParams):
-    download_id: Identifier | None = Field(None, description="Only this download (from an earlier list).")
+    download_id: Identifier | None = Field(None, description="Only this one.")
     wait_s: float = Field(
         0,
         ge=0,
         le=MAX_WAIT_S,
-        description="Wait up to this long for a new download to start (unless one no earlier call listed is "
-        "there already) and for the downloads to finish.",
+        description="Wait this long for a new download to start and finish.",
     )
 
 
@@ -53,10 +52,7 @@ class DownloadsData(Data):
 @tool(
     name="browser_downloads",
     title="Downloads",
-    description="List the files this instance's pages downloaded (a click on a download link starts one), "
-    "oldest first. Each finished download is saved under the session's artifacts directory; its path is in "
-    "`path` and in operation.artifacts. With wait_s, first waits for a download that no earlier call listed "
-    "to start (after a click, say), then for the downloads to finish.",
+    description="List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).",
     params=DownloadsParams,
     data=DownloadsData,
     target="instance",
@@ -131,7 +127,7 @@ PageRanges = Annotated[
 class PdfParams(PageParams):
     paper: Literal["A4", "Letter", "Legal", "A3", "Tabloid"] = "A4"
     landscape: bool = False
-    print_background: bool = Field(True, description="Print background colours and images.")
+    print_background: bool = Field(True, description="Background colours and images.")
     page_ranges: PageRanges | None = None
 
 
@@ -144,8 +140,7 @@ class PdfData(Data):
 @tool(
     name="browser_pdf",
     title="Save as PDF",
-    description="Print the tab to a PDF file (print media styles, as the browser's own print does) under "
-    "the session's artifacts directory; returns its path. Headless Chromium only.",
+    description="Print the tab to a PDF artifact file; returns its path. Headless Chromium only.",
     params=PdfParams,
     data=PdfData,
     target="page",

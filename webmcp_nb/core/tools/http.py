@@ -52,10 +52,9 @@ SNIFF_BYTES = 4096  # how much of a saved body is looked at to tell whether it i
 @tool(
     name="browser_http",
     title="HTTP request from the page",
-    description="Make an HTTP request with the page's own fetch (its origin, cookies and CORS) and return the "
-    "status, headers and body (JSON, text, NDJSON, collected server-sent events or binary), bounded by the "
-    "result budget: nothing is clipped, a body over a limit fails. Secret JSON fields come back as [blocked]. "
-    "HTTP error statuses are data, not errors. POST, PUT, PATCH and DELETE are mutations.",
+    description="An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers "
+    "and body (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; "
+    "secret JSON fields come back [blocked].",
     params=HttpParams,
     data=HttpData,
     target="page",

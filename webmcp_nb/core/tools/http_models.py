@@ -45,17 +45,16 @@ def is_json(media_type: str) -> bool:
 
 class SseLimits(Params):
     max_events: PositiveSafe = Field(description="Fail if another event arrives after this many.")
-    max_bytes: PositiveSafe = Field(description="Fail once the events' UTF-8 JSON (with separators) would pass this.")
+    max_bytes: PositiveSafe = Field(description="Fail past this many bytes of event JSON.")
     max_duration_ms: Annotated[int, Field(gt=0, le=MAX_DURATION_MS)] = Field(
-        description="Fail (cancelling the reader in the page) if the stream has not ended by then."
+        description="Fail if the stream has not ended by then."
     )
 
 
 class BinaryOptions(Params):
     mode: Literal["base64", "download"] = Field(
         "base64",
-        description="base64: the bytes in the result (within its budget); download: handed to the "
-        "session's binary_renderer, which returns an https URL.",
+        description="base64: in the result; download: an https URL from the session's binary_renderer.",
     )
     max_bytes: PositiveSafe | None = Field(
         None, description="Fail if the body is larger; default: what the mode allows."
@@ -65,51 +64,43 @@ class BinaryOptions(Params):
 class HttpParams(FrameParams):
     method: Method = Field("GET", description="GET, HEAD and OPTIONS change nothing; the others are mutations.")
     url: Annotated[str, StringConstraints(min_length=1, max_length=8192)] = Field(
-        description="Absolute, or relative to the page's URL (such as '/api/items')."
+        description="Absolute, or relative to the page ('/api/items')."
     )
     headers: dict[str, Annotated[str, StringConstraints(max_length=8192)]] = Field(
-        default_factory=dict, description="Request headers (the page's cookies are sent as the page would send them)."
+        default_factory=dict, description="The page's cookies go as usual."
     )
     body: Annotated[str, StringConstraints(max_length=1_048_576)] | None = Field(None, description="A text body.")
-    json_body: dict[str, Any] | None = Field(
-        None, description="A JSON object as the body (sets Content-Type: application/json); other JSON: `body`."
-    )
+    json_body: dict[str, Any] | None = Field(None, description="A JSON object body (other JSON: `body`).")
     response: ResponseMode = Field(
         "auto",
-        description="How to read the body: auto (JSON, NDJSON or text by its media type), json, text, "
-        "ndjson, sse (collect server-sent events; needs `sse` limits) or binary (see `binary`).",
+        description="auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.",
     )
     expect: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         None,
-        description="The media type you expect: a streaming or binary one is refused before the request is "
-        "sent unless response is 'sse' or 'binary'.",
+        description="The media type expected (a streaming or binary one needs response sse or binary).",
     )
     preflight: bool = Field(
         False,
-        description="Send a HEAD first to learn the media type, so an unreadable answer "
-        "is refused before the request itself is sent.",
+        description="HEAD first: refuse an unreadable answer before sending.",
     )
     timeout_s: float | None = Field(None, gt=0, le=600, description="Default: the operation timeout.")
     max_result_bytes: Annotated[int, Field(gt=RESERVED_BYTES, le=MAX_SAFE_INTEGER)] | None = Field(
         None,
-        description=f"The result budget (default and maximum: the session's BROWSER_MCP_MAX_RESULT_BYTES); "
-        f"{RESERVED_BYTES} bytes of it are kept for the envelope.",
+        description="Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES.",
     )
     save: bool = Field(
         False,
-        description="Stream the body to a file in the artifacts directory instead of "
-        "returning it (for bodies over the result budget).",
+        description="Stream the body to an artifact file.",
     )
-    max_save_bytes: PositiveSafe = Field(DEFAULT_MAX_SAVE_BYTES, description="With save=true: fail past this size.")
-    strict: bool = Field(False, description="NDJSON: fail on the first malformed line (default: skip it, warn).")
-    sse: SseLimits | None = Field(None, description="Required with response='sse': the collection's limits.")
+    max_save_bytes: PositiveSafe = Field(DEFAULT_MAX_SAVE_BYTES, description="save=true: fail past this size.")
+    strict: bool = Field(False, description="NDJSON: fail on a malformed line (else skip it).")
+    sse: SseLimits | None = Field(None, description="response='sse': the limits.")
     binary: BinaryOptions | None = Field(
         None,
-        description="With response='binary': base64 (default; max_bytes defaults to what fits the budget) or "
-        "download (max_bytes defaults to max_save_bytes).",
+        description="response='binary': how to hand the bytes over.",
     )
     secret_fields: list[Annotated[str, StringConstraints(min_length=1, max_length=100)]] = Field(
-        default_factory=list, max_length=50, description="More JSON field names whose values are blocked."
+        default_factory=list, max_length=50, description="More JSON fields to block."
     )
 
     @model_validator(mode="after")

@@ -100,16 +100,15 @@ async def verify_value(locator: Locator, expected: str, ref: str, *, secret: boo
 class ClickParams(PageParams):
     ref: Ref
     button: Literal["left", "right", "middle"] = "left"
-    double: bool = Field(False, description="Double-click.")
-    modifiers: list[Modifier] = Field(default_factory=list, max_length=5, description="Keys held during the click.")
+    double: bool = False
+    modifiers: list[Modifier] = Field(default_factory=list, max_length=5, description="Keys held down.")
     observe: Observe | None = ObserveField
 
 
 @tool(
     name="browser_click",
     title="Click",
-    description="Click an element by its snapshot ref. Returns once any navigation it started has loaded "
-    "its document; if the click opens a dialog, `modal_state` says so.",
+    description="Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).",
     params=ClickParams,
     data=ActionData,
     target="page",
@@ -141,16 +140,15 @@ async def _await_modal(ctx: CallContext, seconds: float) -> None:
 class TypeParams(PageParams):
     ref: Ref
     text: Text
-    submit: bool = Field(False, description="Press Enter afterwards.")
-    slowly: bool = Field(False, description="Type one key at a time (for pages that react to each key).")
+    submit: bool = Field(False, description="Press Enter after.")
+    slowly: bool = Field(False, description="Key by key.")
     observe: Observe | None = ObserveField
 
 
 @tool(
     name="browser_type",
     title="Type text",
-    description="Replace the content of an editable element with text, verify it holds exactly that text, "
-    "and optionally press Enter.",
+    description="Replace an editable element's text (checked after).",
     params=TypeParams,
     data=ActionData,
     target="page",
@@ -175,8 +173,8 @@ async def type_text(ctx: CallContext, p: TypeParams) -> ActionData:
 class FormField(Params):
     ref: Ref
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"]
-    value: Text | bool = Field(description="Text for textbox/combobox/slider; true or false for checkbox/radio.")
-    name: Annotated[str, StringConstraints(max_length=200)] | None = Field(None, description="A label, for reading.")
+    value: Text | bool = Field(description="Text; checkbox/radio: true/false.")
+    name: Annotated[str, StringConstraints(max_length=200)] | None = Field(None, description="For the log.")
 
     @model_validator(mode="after")
     def _value_matches_type(self) -> FormField:
@@ -199,7 +197,7 @@ class FillFormData(ActionData):
 @tool(
     name="browser_fill_form",
     title="Fill form",
-    description="Fill several fields at once. Every ref is checked before anything is changed.",
+    description="Fill several fields; every ref is checked before any changes.",
     params=FillFormParams,
     data=FillFormData,
     target="page",
@@ -232,7 +230,7 @@ async def _fill_one(ctx: CallContext, field: FormField, locator: Locator, path: 
 class SelectParams(PageParams):
     ref: Ref
     values: list[Annotated[str, StringConstraints(max_length=10_000)]] = Field(
-        min_length=1, max_length=1000, description="Option values or visible labels."
+        min_length=1, max_length=1000, description="Values or labels."
     )
     observe: Observe | None = ObserveField
 
@@ -270,7 +268,7 @@ async def _select(ctx: CallContext, locator: Locator, ref: str, wanted: list[str
 @tool(
     name="browser_select_option",
     title="Select option",
-    description="Select one or more options of a <select> by value or label.",
+    description="Select options of a <select>.",
     params=SelectParams,
     data=SelectData,
     target="page",
@@ -305,7 +303,7 @@ async def hover(ctx: CallContext, p: RefParams) -> ActionData:
 
 class KeyParams(PageParams):
     key: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
-        description="A key or chord: 'Enter', 'ArrowDown', 'a', 'Control+A'."
+        description="'Enter', 'ArrowDown', 'a', 'Control+A'..."
     )
     observe: Observe | None = ObserveField
 
@@ -379,8 +377,7 @@ async def drag(ctx: CallContext, p: DragParams) -> ActionData:
 class UploadParams(PageParams):
     paths: list[Annotated[str, StringConstraints(min_length=1, max_length=4096)]] = Field(
         max_length=100,
-        description="Files to choose (for agents: under the directories the operator named, by default the "
-        "session's artifacts directory); an empty list cancels the chooser.",
+        description="Files (agents: under the upload roots, default the artifacts directory); [] cancels.",
     )
 
 
@@ -411,7 +408,7 @@ class UploadData(ActionData):
 @tool(
     name="browser_file_upload",
     title="Upload files",
-    description="Answer an open file chooser with local files (or cancel it with an empty list).",
+    description="Answer an open file chooser with local files.",
     params=UploadParams,
     data=UploadData,
     target="page",

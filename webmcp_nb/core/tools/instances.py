@@ -30,41 +30,30 @@ class Viewport(Params):
 
 
 class CreateParams(Params):
-    name: InstanceName = Field(description="A name for the instance (letters, digits, '_', '.', '-').")
-    backend: Backend = Field(
-        "chromium",
-        description="'chromium' (launched here), 'camoufox' (a fingerprint-varying Firefox launched here; "
-        f"needs `{camoufox_backend.PIP_INSTALL}` and `{camoufox_backend.INSTALL_COMMAND}`) or 'remote' (a "
-        "browser on a grid: give endpoint or cdp_endpoint). Left out: 'remote' when the session has a "
-        "remote endpoint, else 'chromium'. browser_health says which are available.",
+    name: InstanceName
+    backend: Backend | None = Field(
+        None,
+        description=f"camoufox: a fingerprint-varying Firefox (`{camoufox_backend.INSTALL_COMMAND}`); default: chromium, "
+        "or remote if the session has a browser server.",
     )
-    headless: bool | None = Field(None, description="Run without a window; default: the session's setting.")
+    headless: bool | None = Field(None, description="Default: the session's setting.")
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
-        description="A persistent profile: for agents, a name (a directory in the session's profiles "
-        "directory), or a directory path with the `browser` capability. Default: a fresh temporary profile.",
+        description="A persistent profile's name (a path: `browser` cap).",
     )
-    viewport: Viewport | None = Field(
-        None, description="Page size in CSS pixels; default 1280x720 (camoufox: the window its fingerprint draws)."
-    )
+    viewport: Viewport | None = Field(None, description="Default 1280x720 (camoufox: its fingerprint's).")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = Field(
-        None, description="A language tag such as 'fr-FR' (camoufox: also the fingerprint's language and region)."
+        None, description="Such as 'fr-FR'."
     )
     user_agent: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
     executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
-        description="The browser binary (Chromium; Camoufox for backend='camoufox'); default: resolved "
-        "(see browser_health).",
+        description="The browser binary; default: resolved (see browser_health).",
     )
-    args: list[LaunchArg] = Field(
-        default_factory=list, max_length=64, description="Extra browser flags (agents: `browser` capability)."
-    )
+    args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Browser flags (`browser` cap).")
     webmcp: Mode | None = Field(
         None,
-        description="WebMCP: 'native' (the browser's own, switched on; the default), 'page' (only what the "
-        "page brings itself, such as a polyfill; the default for remote browsers, whose server decides "
-        "whether the native one is on), 'polyfill' (inject our small polyfill into every page; it "
-        "changes what pages see) or 'off'.",
+        description="native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.",
     )
     # backend='camoufox' only (webmcp_nb.core.camoufox_backend checks where each option may go).
     # A list in the schema; a single name is read as a list of one (os="linux" from Python).
@@ -75,40 +64,35 @@ class CreateParams(Params):
             Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True}),
         ]
         | None
-    ) = Field(None, description="backend='camoufox': the OSes the fingerprint may claim (one is drawn).")
+    ) = Field(None, description="camoufox: OSes the fingerprint may claim.")
     humanize: bool | Annotated[float, Field(gt=0, le=camoufox_backend.MAX_HUMANIZE_S)] | None = Field(
         None,
-        description="backend='camoufox': move the cursor like a person; a number: the longest move in seconds.",
+        description="camoufox: human-like cursor; a number: longest move (s).",
     )
-    block_webrtc: bool | None = Field(None, description="backend='camoufox': turn WebRTC off.")
+    block_webrtc: bool | None = Field(None, description="camoufox: WebRTC off.")
     geoip: bool | None = Field(
         None,
-        description="backend='camoufox': only false: GeoIP needs a web lookup, which a tool call never makes "
-        "(set locale instead).",
+        description="camoufox: only false (no web lookups; set locale).",
     )
     # Endpoints and header values are checked by webmcp_nb.core.remote, whose messages never echo a token.
     endpoint: str | None = Field(
         None,
-        description="backend='remote': a Playwright browser server's ws:// or wss:// URL (Playwright's "
-        "launch-server, Moon, Browserless). Agents: `browser` capability.",
+        description="remote: a Playwright browser server's ws(s):// URL (`browser` cap).",
     )
     cdp_endpoint: str | None = Field(
         None,
-        description="backend='remote': a Chrome DevTools endpoint (http://host:9222, or its ws:// URL), "
-        "instead of endpoint. Agents: `browser` capability.",
+        description="remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).",
     )
     headers: Annotated[dict[HeaderName, str], Field(json_schema_extra={"additionalProperties": False})] | None = Field(
         None,
         max_length=remote.MAX_HEADERS,
-        description="backend='remote': HTTP headers sent when connecting (a grid's token). Their values "
-        "are never shown: recorded as [redacted].",
+        description="remote: headers to connect with (a token; recorded as [redacted]).",
     )
     connect_timeout_s: float | None = Field(
         None,
         gt=0,
         le=remote.MAX_CONNECT_TIMEOUT_S,
-        description=f"backend='remote': how long to try to connect (default {remote.CONNECT_TIMEOUT_S:g} s; at "
-        f"most {remote.CONNECT_SHARE:.0%} of the call's time left).",
+        description=f"remote: default {remote.CONNECT_TIMEOUT_S:g}.",
     )
 
 
@@ -134,9 +118,7 @@ class CreateData(Data):
 @tool(
     name="browser_create_instance",
     title="Create browser instance",
-    description="Launch a new browser instance under a name (or connect to a remote one, backend='remote') "
-    "and make it the current instance. Fails with instance_already_exists, instance_limit_exceeded, "
-    "profile_dir_in_use or binary_not_found (also: a remote endpoint that cannot be reached).",
+    description="Launch (or connect to) a named browser instance and make it current.",
     params=CreateParams,
     data=CreateData,
     target="server",
@@ -148,7 +130,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     options = ctx.engine.launch_options(
         p.name,
         ctx.grant,
-        backend=p.backend if "backend" in p.model_fields_set else None,
+        backend=p.backend,
         headless=p.headless,
         profile_dir=_profile_dir(ctx, p.profile_dir),
         viewport=p.viewport.model_dump() if p.viewport else None,
@@ -208,7 +190,7 @@ class DestroyData(Data):
 @tool(
     name="browser_destroy_instance",
     title="Destroy browser instance",
-    description="Close a browser instance and everything in it. Also clears the record of a crashed instance.",
+    description="Close a browser instance and its tabs (or forget a crashed one).",
     params=DestroyParams,
     data=DestroyData,
     target="server",
@@ -244,7 +226,7 @@ class ListData(Data):
 @tool(
     name="browser_list_instances",
     title="List browser instances",
-    description="List live, launching and closing instances and which one is current.",
+    description="List the instances and which one is current.",
     params=Params,
     data=ListData,
     target="server",
@@ -287,8 +269,7 @@ class HealthData(Data):
 @tool(
     name="browser_health",
     title="Health",
-    description="Report instance counts, limits, the backends and browsers that can be found, failed "
-    "launches and crashes. Launches and downloads nothing.",
+    description="Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.",
     params=Params,
     data=HealthData,
     target="server",

@@ -10,11 +10,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 InstanceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 REF_PATTERN = r"^(f\d{1,6})?e\d{1,9}$"
-Ref = Annotated[
-    str,
-    StringConstraints(pattern=REF_PATTERN),
-    Field(description="An element ref from the latest browser_snapshot, such as 'e12' or 'f3e7'."),
-]
+REF_DESCRIPTION = "An element ref from the latest browser_snapshot ('e12', 'f3e7')."
+Ref = Annotated[str, StringConstraints(pattern=REF_PATTERN), Field(description=REF_DESCRIPTION)]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
 
 _SCHEME = re.compile(r"^(https?|file|about|data|blob|view-source|chrome|devtools|ftp|wss?):", re.IGNORECASE)
@@ -43,18 +40,16 @@ class Params(BaseModel):
 class InstanceParams(Params):
     instance: InstanceName | None = Field(
         None,
-        description="Instance to act on; default: the session's current instance (created on first use as 'default').",
+        description="The browser instance; default: the current one ('default', created on first use).",
     )
 
 
 class PageParams(InstanceParams):
-    page_id: Identifier | None = Field(None, description="Tab to act on (from browser_tabs); default: the current tab.")
+    page_id: Identifier | None = Field(None, description="The tab (from browser_tabs); default: the current one.")
 
 
 class FrameParams(PageParams):
-    frame_id: Identifier | None = Field(
-        None, description="Frame to act in (from browser_frames); default: the main frame."
-    )
+    frame_id: Identifier | None = Field(None, description="The frame (from browser_frames); default: the main one.")
 
 
 class Data(BaseModel):

@@ -21,11 +21,8 @@ WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 
 
 class NavigateParams(PageParams):
-    url: AbsoluteUrl = Field(
-        description="Absolute URL, including its scheme (https://, http://, about:blank; for agents, file:, "
-        "data: and others only where the operator granted them)."
-    )
-    wait_until: WaitUntil = Field("load", description="When the navigation counts as done.")
+    url: AbsoluteUrl = Field(description="Absolute: https://, http://, about:blank (others if granted).")
+    wait_until: WaitUntil = Field("load")
     observe: Observe | None = ObserveField
 
 
@@ -36,8 +33,7 @@ class WaitParams(PageParams):
 class ReloadParams(WaitParams):
     force: bool = Field(
         False,
-        description="Terminate the tab's renderer first (for a page stuck in script) and load its URL in a "
-        "fresh one; the page_id stays. A crashed tab is reloaded this way without it.",
+        description="In a fresh renderer: the way out for a tab stuck in script (same page_id).",
     )
 
 
@@ -85,8 +81,7 @@ async def _navigation(
 @tool(
     name="browser_navigate",
     title="Navigate",
-    description="Load a URL in the current tab and wait for it (default: the load event). "
-    "Returns the final URL, title and HTTP status.",
+    description="Load a URL; returns the final URL, title and HTTP status.",
     params=NavigateParams,
     data=PageData,
     target="page",
@@ -101,7 +96,7 @@ async def navigate(ctx: CallContext, p: NavigateParams) -> PageData:
 @tool(
     name="browser_navigate_back",
     title="Go back",
-    description="Go back in the tab's history. `moved` is false when there was nothing to go back to.",
+    description="Go back in the tab's history (`moved`: false if it could not).",
     params=WaitParams,
     data=PageData,
     target="page",
@@ -113,7 +108,7 @@ async def navigate_back(ctx: CallContext, p: WaitParams) -> PageData:
 @tool(
     name="browser_navigate_forward",
     title="Go forward",
-    description="Go forward in the tab's history. `moved` is false when there was nothing to go forward to.",
+    description="Go forward in the tab's history (`moved`: false if it could not).",
     params=WaitParams,
     data=PageData,
     target="page",
@@ -138,8 +133,7 @@ def _position(ctx: CallContext) -> tuple[str, int]:
 @tool(
     name="browser_reload",
     title="Reload",
-    description="Reload the current tab. force=true terminates its renderer and loads the URL in a fresh "
-    "one: the way out for a tab marked unresponsive (a script stuck in a loop).",
+    description="Reload the tab.",
     params=ReloadParams,
     data=PageData,
     target="page",

@@ -20,10 +20,7 @@ if TYPE_CHECKING:
 HEAD_LINES = 40
 HEAD_MAX_CHARS = 8_000
 
-SAVE_DESCRIPTION = (
-    f"Write the whole result to a file in the session's artifacts directory and return its path, size and "
-    f"first {HEAD_LINES} lines instead (for results too large to return)."
-)
+SAVE_DESCRIPTION = f"Write it to an artifact file; return its path and first {HEAD_LINES} lines."
 
 
 class SavedFile(Data):

@@ -26,12 +26,10 @@ MAX_SIDE = 1568
 class ScreenshotParams(PageParams):
     format: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(None, ge=1, le=100, description="JPEG quality (default 80).")
-    full_page: bool = Field(False, description="The whole scrollable page, not just the viewport.")
+    full_page: bool = False
     ref: Ref | None = Field(None, description="Only this element.")
-    original: bool = Field(
-        False, description=f"Keep the original size (by default the longest side is at most {MAX_SIDE} px)."
-    )
-    save: bool = Field(False, description="Also write the image to the session's artifacts directory.")
+    original: bool = Field(False, description="Not scaled down.")
+    save: bool = Field(False, description="Also as an artifact.")
 
     @model_validator(mode="after")
     def _consistent(self) -> ScreenshotParams:
@@ -56,9 +54,7 @@ class ScreenshotData(Data):
 @tool(
     name="browser_screenshot",
     title="Screenshot",
-    description=f"Take a PNG or JPEG screenshot of the viewport, the full page or one element, as it is "
-    f"(running animations are not stopped). Scaled down to at most {MAX_SIDE} px on the longest side unless "
-    "original=true; the source size is reported.",
+    description=f"Screenshot the viewport, the full page or an element, scaled to at most {MAX_SIDE} px.",
     params=ScreenshotParams,
     data=ScreenshotData,
     target="page",

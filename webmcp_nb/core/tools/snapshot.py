@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 
 class SnapshotParams(FrameParams):
-    ref: Ref | None = Field(None, description="Return only the subtree of this element.")
-    depth: int | None = Field(None, ge=1, le=1000, description="Limit how many levels deep the tree goes.")
+    ref: Ref | None = Field(None, description="Only this element's subtree.")
+    depth: int | None = Field(None, ge=1, le=1000)
     save: bool = Field(False, description=SAVE_DESCRIPTION)
 
 
@@ -36,8 +36,8 @@ class SnapshotData(Data):
 @tool(
     name="browser_snapshot",
     title="Accessibility snapshot",
-    description="Capture the page's accessibility tree as YAML with element refs ([ref=e12]) that "
-    "click, type and other tools accept. Refs from older snapshots go stale when the page changes.",
+    description="The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once "
+    "the page changes).",
     params=SnapshotParams,
     data=SnapshotData,
     target="page",

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 class TabsParams(InstanceParams):
     action: Literal["list", "new", "select", "close"] = "list"
-    page_id: Identifier | None = Field(None, description="For select and close (close defaults to the current tab).")
-    url: AbsoluteUrl | None = Field(None, description="For new: a URL (with its scheme) to open in the new tab.")
+    page_id: Identifier | None = Field(None, description="select, close (default: current).")
+    url: AbsoluteUrl | None = Field(None, description="new: a URL to open.")
 
     @model_validator(mode="after")
     def _fits_action(self) -> TabsParams:
@@ -93,8 +93,7 @@ async def _title(state: PageState) -> str:
 @tool(
     name="browser_tabs",
     title="Tabs",
-    description="List, open, select or close tabs. Each tab has a stable page_id; other tools act on the "
-    "current tab unless given a page_id.",
+    description="List, open, select or close tabs (each has a stable page_id).",
     params=TabsParams,
     data=TabsData,
     target="instance",
@@ -139,7 +138,7 @@ class FramesData(Data):
 @tool(
     name="browser_frames",
     title="Frames",
-    description="List the frames of a tab (main frame first) with stable frame ids.",
+    description="List the tab's frames (main first) with stable frame ids.",
     params=PageParams,
     data=FramesData,
     target="page",

@@ -2,6 +2,7 @@
 
 A mismatch is `verification_failed` with outcome ``completed`` (the check ran) and retry
 ``read_only``; the message says what was found instead. A secret field's value is never quoted.
+Group ``testing``: agents get these tools with that grant (`--caps testing`), the notebook always.
 """
 
 from __future__ import annotations
@@ -52,20 +53,20 @@ def _quote_all(texts: list[str]) -> str:
 
 # element ----------------------------------------------------------------------
 class ElementParams(FrameParams):
-    role: Role = Field(description="The ARIA role, as in the snapshot: button, link, heading, textbox...")
-    name: Text = Field(description="The accessible name, as in the snapshot (exact match).")
+    role: Role = Field(description="As in the snapshot: button, link...")
+    name: Text = Field(description="Exact accessible name.")
 
 
 @tool(
     name="browser_verify_element_visible",
     title="Verify element visible",
-    description="Check that an element with this role and accessible name is visible now. Fails with "
-    "verification_failed naming the visible elements of that role.",
+    description="Check that an element with this role and name is visible (else verification_failed).",
     params=ElementParams,
     data=VerifyData,
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_element_visible(ctx: CallContext, p: ElementParams) -> VerifyData:
     assert ctx.frame is not None
@@ -89,18 +90,19 @@ _NAMES_JS = """els => els.map(el => (el.getAttribute('aria-label') || el.innerTe
 
 # text -------------------------------------------------------------------------
 class TextParams(FrameParams):
-    text: Text = Field(description="Text that must be visible (a substring, case-sensitive).")
+    text: Text = Field(description="A substring (case-sensitive).")
 
 
 @tool(
     name="browser_verify_text_visible",
     title="Verify text visible",
-    description="Check that this text is visible on the page now (hidden copies do not count).",
+    description="Check that this text is visible on the page.",
     params=TextParams,
     data=VerifyData,
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_text_visible(ctx: CallContext, p: TextParams) -> VerifyData:
     assert ctx.frame is not None
@@ -114,19 +116,19 @@ async def verify_text_visible(ctx: CallContext, p: TextParams) -> VerifyData:
 # list -------------------------------------------------------------------------
 class ListParams(FrameParams):
     ref: Ref
-    items: list[Text] = Field(min_length=1, max_length=200, description="Texts that must each be visible in it.")
+    items: list[Text] = Field(min_length=1, max_length=200, description="Texts it must show.")
 
 
 @tool(
     name="browser_verify_list_visible",
     title="Verify list visible",
-    description="Check that each of these texts is visible inside the element `ref` (a list, a table, a "
-    "region). Fails naming the missing items and what the element shows.",
+    description="Check that each text is visible inside the element `ref` (a list, a table...).",
     params=ListParams,
     data=VerifyData,
     target="page",
     read_only=True,
     idempotent=True,
+    group="testing",
 )
 async def verify_list_visible(ctx: CallContext, p: ListParams) -> VerifyData:
     container = await ctx.locate(p.ref)
@@ -141,22 +143,21 @@ async def verify_list_visible(ctx: CallContext, p: ListParams) -> VerifyData:
 class ValueParams(FrameParams):
     ref: Ref
     value: Annotated[str, StringConstraints(max_length=100_000)] = Field(
-        description="The expected value: a field's text, 'checked'/'unchecked' for a checkbox or radio, the "
-        "selected option labels (comma-separated) for a select, or an element's text."
+        description="Text; 'checked'/'unchecked'; a select's labels, comma-separated."
     )
 
 
 @tool(
     name="browser_verify_value",
     title="Verify value",
-    description="Check the value of the element `ref`: a field's text, a checkbox's state, a select's "
-    "options or an element's text. A secret field's value is never shown in the message.",
+    description="Check the value of the element `ref` (a field, checkbox, select or text).",
     params=ValueParams,
     data=VerifyData,
     target="page",
     read_only=True,
     idempotent=True,
     typed_text=("value",),  # the expected value of a secret field is one: recorded as [redacted]
+    group="testing",
 )
 async def verify_value(ctx: CallContext, p: ValueParams) -> VerifyData:
     element = await ctx.locate(p.ref)

@@ -21,21 +21,19 @@ NETWORK_QUIET_S = 0.5  # network idle: no request of the page in flight for this
 
 
 class WaitForParams(PageParams):
-    text: Needle | None = Field(None, description="Wait until this text is visible.")
-    text_gone: Needle | None = Field(None, description="Wait until this text is no longer visible.")
-    ref: Ref | None = Field(None, description="Wait for this element (from the latest snapshot) to reach `state`.")
+    text: Needle | None = None
+    text_gone: Needle | None = None
+    ref: Ref | None = Field(None, description="An element to reach `state`.")
     role: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,40}$")] | None = Field(
-        None, description="With name: wait for the element with this role and accessible name to reach `state`."
+        None, description="With name: an element to reach `state`."
     )
     name: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
-    state: ElementState = Field("visible", description="The element state to wait for (with ref or role/name).")
+    state: ElementState = Field("visible")
     url: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        None, description="Wait until the page's URL contains this (or matches it, as a glob with *)."
+        None, description="A URL substring, or a glob with *."
     )
-    network_idle: bool = Field(False, description="Wait until no request of the page has been in flight for 0.5 s.")
-    time_s: float | None = Field(
-        None, gt=0, le=30, description="Alone: wait this long. With a condition: the time limit (default 10)."
-    )
+    network_idle: bool = Field(False, description="No request in flight for 0.5 s.")
+    time_s: float | None = Field(None, gt=0, le=30, description="Alone: wait this long; else the limit (10).")
 
     @model_validator(mode="after")
     def _one_condition(self) -> WaitForParams:
@@ -69,8 +67,8 @@ class WaitForData(Data):
 @tool(
     name="browser_wait_for",
     title="Wait for",
-    description="Wait until a text appears or disappears, an element (ref, or role and name) reaches a state, "
-    "the URL matches, or the page's network is idle (fails with wait_timeout); or wait a fixed time (at most 30 s).",
+    description="Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); "
+    "or wait time_s.",
     params=WaitForParams,
     data=WaitForData,
     target="page",

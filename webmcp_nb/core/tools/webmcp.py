@@ -60,7 +60,7 @@ class WebMCPListData(Data):
 
 class WebMCPListParams(FrameParams):
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
-        None, description="Only the tools of this frame (from browser_frames); default: every frame."
+        None, description="Only this frame's; default: all."
     )
 
 
@@ -80,8 +80,7 @@ def page_tools(ctx: CallContext) -> PageTools:
 @tool(
     name="browser_webmcp_list",
     title="List page tools (WebMCP)",
-    description="List the WebMCP tools the page offers (every frame, imperative and declarative), with input "
-    "schemas and annotations. Call one with browser_webmcp_call.",
+    description="List the page's WebMCP tools (every frame) with their schemas and annotations.",
     params=WebMCPListParams,
     data=WebMCPListData,
     target="page",
@@ -102,17 +101,13 @@ async def webmcp_list(ctx: CallContext, p: WebMCPListParams) -> WebMCPListData:
 
 class WebMCPCallParams(FrameParams):
     name: Annotated[str, StringConstraints(min_length=1, max_length=256)] = Field(
-        description="The page tool's name (from browser_webmcp_list)."
+        description="From browser_webmcp_list."
     )
-    input: dict[str, Any] = Field(
-        default_factory=dict, description="The tool's input, checked against its inputSchema before the call."
-    )
-    timeout_s: float | None = Field(
-        None, gt=0, le=600, description="How long to wait for the tool's answer; default: the operation timeout."
-    )
+    input: dict[str, Any] = Field(default_factory=dict, description="As its inputSchema says.")
+    timeout_s: float | None = Field(None, gt=0, le=600, description="Default: the operation timeout.")
     frame_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
         None,
-        description="The frame whose tool to call; default: the main frame's tool of that name, else the only one.",
+        description="Default: the main frame's tool, else the only one.",
     )
     observe: Observe | None = ObserveField
 
@@ -173,10 +168,9 @@ async def called_tool_consequence(ctx: CallContext, p: WebMCPCallParams, page: P
 @tool(
     name="browser_webmcp_call",
     title="Call a page tool (WebMCP)",
-    description="Call one of the page's WebMCP tools with an input object (validated against its inputSchema "
-    "first). Returns its result as `structured` (a JSON object), `content` and `images` (the blocks of an MCP "
-    "result) or `text`; an MCP result with isError true, a multi-round (input_required) result, and for agents a "
-    "result that does not match the tool's outputSchema are evaluation_failed errors.",
+    description="Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP "
+    "result) or `text`. isError, a multi-round result and, for agents, a result off its outputSchema: "
+    "evaluation_failed.",
     params=WebMCPCallParams,
     data=WebMCPCallData,
     target="page",
