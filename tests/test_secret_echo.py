@@ -238,7 +238,7 @@ def test_session_reveal_secrets_is_an_option(fresh_session: Any, web: str) -> No
 def test_an_agent_reads_nothing_the_notebook_typed(fresh_session: Any, web: str) -> None:
     session = fresh_session()
     type_password(session, web)
-    plain, granted = session.serve_mcp(caps=["js"]), session.serve_mcp(caps=["js", "secrets"])
+    plain, granted = session.serve_mcp(caps=["js", "testing"]), session.serve_mcp(caps=["js", "testing", "secrets"])
     try:
         results = agent_calls(plain, *READERS, ("browser_press_key", {"key": "Enter"}))
         results += agent_calls(plain, ("browser_handle_dialog", {"accept": True}))

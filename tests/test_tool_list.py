@@ -25,6 +25,7 @@ from webmcp_nb.client import tool_registry
 from webmcp_nb.core.grants import CAPS, GATED_PARAMS, Grant
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.schemas import SHARED_FIELDS, TOOL_LIST_BUDGET, budget_bytes, tool_list_bytes
+from webmcp_nb.mcp.server import describe_tool
 
 from .helpers import ref_for
 
@@ -83,10 +84,13 @@ def test_the_testing_tools_need_the_testing_grant(listed: Listed) -> None:
 def test_a_schema_holds_only_the_parameters_the_grant_admits(listed: Listed) -> None:
     default = {tool["name"]: tool["inputSchema"] for tool in listed[("default", "auto")][0]}
     every = {tool["name"]: tool["inputSchema"] for tool in listed[("every_grant", "auto")][0]}
+    registry = tool_registry()
     for cap, tools in GATED_PARAMS.items():
+        others = Grant.build([other for other in CAPS if other != cap])  # the tool listed, the cap not granted
         for name, params in tools.items():
             assert set(params) <= set(every[name]["properties"]), (cap, name)  # granted: listed
-            assert not set(params) & set(default[name]["properties"]), (cap, name)  # else left out
+            withheld = describe_tool(registry.get(name), others).input_schema["properties"]
+            assert not set(params) & set(withheld), (cap, name)  # else left out
             assert set(params) <= Grant.build().withheld(name) and not Grant.build([cap]).withheld(name)
     assert {"name", "profile_dir", "viewport"} <= set(default["browser_create_instance"]["properties"])
 
@@ -210,7 +214,7 @@ def test_a_withheld_parameter_sent_anyway_is_refused_naming_its_cap() -> None:
     assert {param for _, _, param, _ in calls} == set(WITHHELD_VALUES) and set(GATED_PARAMS) == set(REFUSAL)
 
     async def scenario() -> list[types.CallToolResult]:
-        async with Client(serve([]), client_info=AGENT) as client:
+        async with Client(serve(["tracing"]), client_info=AGENT) as client:  # browser_trace listed, no secrets
             return [await client.call_tool(name, args) for _, name, _, args in calls]
 
     for (cap, name, param, _), result in zip(calls, asyncio.run(scenario()), strict=True):

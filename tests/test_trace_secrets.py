@@ -175,7 +175,7 @@ def test_an_agent_needs_the_secrets_grant_to_keep_a_trace_raw(demo: DemoServer) 
     with CheckedSession() as s:
         ok(s.navigate(demo.url_for("form.html")))
         error(s.call("browser_trace", action="start", reveal_secrets=True), "invalid_params", "not_started")
-        handle, granted = s.serve_mcp(caps=[]), s.serve_mcp(caps=["secrets"])
+        handle, granted = s.serve_mcp(caps=["tracing"]), s.serve_mcp(caps=["tracing", "secrets"])
 
         async def scenario() -> tuple[Any, Any, Any]:
             async with agent(handle) as client:

@@ -115,10 +115,9 @@ class Mirror:
         ):
             return call_schema
         schema = copy.deepcopy(call_schema)
-        success = [branch for branch in schema.get("anyOf", []) if "data" in branch.get("properties", {})]
-        if not success:
+        data = schema.get("properties", {}).get("data")  # the success's data (`schemas.agent_data_schema`)
+        if data is None:
             return call_schema
-        data = success[0]["properties"]["data"]
         data["properties"]["structured"] = portable(page)
         data["required"] = [*data.get("required", []), "structured"]
         return schema

@@ -214,14 +214,13 @@ TOOL_LIST_TARGET = {
 and the server's instructions)."""
 
 TOOL_LIST_BUDGET = {
-    ("default", "whole"): 1.595,
-    ("default", "read"): 1.083,
+    ("default", "whole"): 1.5,
+    ("default", "read"): 1.0,
     ("every_grant", "whole"): 1.0,
 }
-"""The most the list may weigh (tests/test_tool_list.py holds it), in the same multiples: the
-target where it is met, else the list as measured. The default list misses its targets (31 tools
-against the peer's 25; nine of them carry the `observe` structure, about 420 bytes each, and
-every page tool `instance` and `page_id`)."""
+"""The most the list may weigh (tests/test_tool_list.py holds it), in the same multiples: issue 22's
+targets themselves. A tool or field that would pass them must pay for itself elsewhere (the groups
+`testing`, `vision` and `tracing` keep the default list at Playwright MCP's size, as its caps do)."""
 
 
 def budget_bytes(grant: str, part: str, budget: Mapping[tuple[str, str], float] = TOOL_LIST_BUDGET) -> int:

@@ -8,13 +8,14 @@ no line written here. `complete` is text in, words out; `browser_matcher` is the
 
 from __future__ import annotations
 
-import argparse
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from IPython.core.completer import CompletionContext, SimpleMatcherResult
+
+    from .tool_commands import CommandParser
 
 LINE_MAGIC, CELL_MAGIC = "%browser", "%%browser"
 
@@ -87,9 +88,9 @@ def _flags(name: str) -> dict[str, Flag] | None:
     from .tool_commands import flag_of
 
     if name == "serve":
-        return _argparse_flags(serve_parser())
+        return _parser_flags(serve_parser())
     if name == "export":
-        return _argparse_flags(export_parser())
+        return _parser_flags(export_parser())
     if name in EXTRAS and name not in command_names():
         return {"--help": Flag(False)}
     if name not in command_names():
@@ -111,13 +112,9 @@ def _flags(name: str) -> dict[str, Flag] | None:
     return flags
 
 
-def _argparse_flags(parser: argparse.ArgumentParser) -> dict[str, Flag]:
-    flags = {}
-    for action in parser._actions:  # argparse offers no public list of its actions
-        choices = tuple(map(str, action.choices)) if action.choices is not None else None
-        for flag in action.option_strings:
-            if flag.startswith("--"):
-                flags[flag] = Flag(action.nargs != 0, choices)
+def _parser_flags(parser: CommandParser) -> dict[str, Flag]:
+    flags = {flag: Flag(False) for flag in parser.switches}
+    flags.update({flag: Flag(True, choices) for flag, choices in parser.flag_values.items()})
     return flags
 
 

@@ -54,8 +54,23 @@ class CommandParser(MagicArgumentParser):
     """IPython's magic parser (errors raise UsageError), which also never exits nor prints help."""
 
     def __init__(self, *, allow_abbrev: bool = True, **options: Any) -> None:
+        self.flag_values: dict[str, tuple[str, ...] | None] = {}
+        """Each ``--flag`` that takes a value, with the values it admits (None: any); for completion."""
+        self.switches: set[str] = set()
+        """The ``--flags`` that take no value."""
         super().__init__(**options)  # type: ignore[no-untyped-call]  # IPython's parser is not annotated
         self.allow_abbrev = allow_abbrev  # MagicArgumentParser does not pass it on
+
+    def add_argument(self, *names: Any, **options: Any) -> argparse.Action:
+        action = super().add_argument(*names, **options)
+        for flag in action.option_strings:
+            if not flag.startswith("--"):
+                continue
+            if action.nargs == 0:
+                self.switches.add(flag)
+            else:
+                self.flag_values[flag] = tuple(map(str, action.choices)) if action.choices is not None else None
+        return action
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise UsageError(message or f"exit {status}")

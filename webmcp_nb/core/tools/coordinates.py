@@ -1,4 +1,5 @@
-"""Acting at viewport coordinates and on the focused element: what a live view needs."""
+"""Acting at viewport coordinates and on the focused element: what a live view needs (the notebook's
+panel), and agents that work from screenshots (tool group ``vision``, granted with ``--caps vision``)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class ClickXYParams(PageParams):
     params=ClickXYParams,
     data=ActionData,
     target="page",
+    group="vision",
 )
 async def mouse_click_xy(ctx: CallContext, p: ClickXYParams) -> ActionData:
     clicks = 2 if p.double else 1
@@ -49,6 +51,7 @@ class KeyboardTypeParams(PageParams):
     params=KeyboardTypeParams,
     data=ActionData,
     target="page",
+    group="vision",
     typed_text=("text",),
 )
 async def keyboard_type(ctx: CallContext, p: KeyboardTypeParams) -> ActionData:
@@ -70,6 +73,7 @@ class ScrollParams(PageParams):
     params=ScrollParams,
     data=ActionData,
     target="page",
+    group="vision",
     idempotent=False,
 )
 async def scroll(ctx: CallContext, p: ScrollParams) -> ActionData:

@@ -421,6 +421,7 @@ class TraceData(Data):
     params=TraceParams,
     data=TraceData,
     target="instance",
+    group="tracing",
 )
 async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
     instance = ctx.instance
