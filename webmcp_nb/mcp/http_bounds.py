@@ -30,15 +30,13 @@ BURST_WINDOW_S = 10.0
 LOG = logging.getLogger("webmcp_nb.mcp.http")
 
 
-def _plain(send: Any, status: int, message: str, *headers: tuple[bytes, bytes]) -> Any:
-    """Send a small JSON error answer on a connection that then closes."""
+async def _refuse(send: Any, status: int, message: str, *headers: tuple[bytes, bytes]) -> None:
+    """Answer with a small JSON error before the body is read. The connection stays open:
+    uvicorn drops the rest of the body as it arrives (holding none of it), so the client
+    reads the answer instead of a reset, and may send its next request."""
     body = json.dumps({"error": message}).encode()
-    return _answer(send, status, body, (b"connection", b"close"), *headers)
-
-
-async def _answer(send: Any, status: int, body: bytes, *headers: tuple[bytes, bytes]) -> None:
-    start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
-    await send({"type": "http.response.start", "status": status, "headers": start_headers})
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -55,7 +53,7 @@ class BoundedRequests:
             return
         if self.in_flight >= self.limits.max_requests:
             LOG.warning("refused a request: %d are in flight (WEBMCP_NB_HTTP_MAX_REQUESTS)", self.in_flight)
-            await _plain(send, 503, "too many requests at once; retry shortly", (b"retry-after", b"1"))
+            await _refuse(send, 503, "too many requests at once; retry shortly", (b"retry-after", b"1"))
             return
         self.in_flight += 1
         try:
@@ -71,7 +69,7 @@ class BoundedRequests:
         declared = dict(scope["headers"]).get(b"content-length", b"")
         too_large = f"the request body is over the limit of {limit:,} bytes (WEBMCP_NB_HTTP_MAX_BODY_BYTES)"
         if declared.isdigit() and int(declared) > limit:
-            await _plain(send, 413, too_large)
+            await _refuse(send, 413, too_large)
             return None
         chunks: list[bytes] = []
         size, more = 0, True
@@ -83,7 +81,7 @@ class BoundedRequests:
             size += len(chunk)
             if size > limit:
                 del chunks
-                await _plain(send, 413, too_large)
+                await _refuse(send, 413, too_large)
                 return None
             chunks.append(chunk)
             more = message.get("more_body", False)
