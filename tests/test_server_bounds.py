@@ -33,6 +33,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb.mcp.wire import WIRE_DEPTH, shallow
+from webmcp_nb.serve_options import HttpLimits
 
 from .helpers import wait_until
 
@@ -153,6 +154,19 @@ def closed(sock: socket.socket, timeout: float = 60) -> bool:
 
 def status_of(answer: bytes) -> int:
     return int(answer.split(b" ", 2)[1])
+
+
+def test_limits_come_from_the_environment_and_bad_values_are_named(monkeypatch):
+    assert HttpLimits.from_env() == HttpLimits()
+    monkeypatch.setenv("WEBMCP_NB_HTTP_IDLE_TIMEOUT_SECONDS", "2.5")
+    monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_CONNECTIONS", "7")
+    assert (HttpLimits.from_env().idle_timeout_s, HttpLimits.from_env().max_connections) == (2.5, 7)
+    monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_CONNECTIONS", "many")
+    with pytest.raises(ValueError, match="WEBMCP_NB_HTTP_MAX_CONNECTIONS='many' is not a valid int"):
+        HttpLimits.from_env()
+    monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_CONNECTIONS", "0")
+    with pytest.raises(ValueError, match="WEBMCP_NB_HTTP_MAX_CONNECTIONS must be positive"):
+        HttpLimits.from_env()
 
 
 # --------------------------------------------------------------------------- #

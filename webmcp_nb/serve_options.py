@@ -103,7 +103,9 @@ class HttpLimits:
         "largest request body, and largest request head (413 / 400); counted while reading, so no more is held",
     )  # fmt: skip
     max_requests: int = _limit(
-        16, "WEBMCP_NB_HTTP_MAX_REQUESTS", "POST requests read or handled at once; beyond, 503 with Retry-After"
+        16,
+        "WEBMCP_NB_HTTP_MAX_REQUESTS",
+        "POST requests read or handled at once (until each answer starts); beyond, 503",
     )
     max_connections: int = _limit(
         64, "WEBMCP_NB_HTTP_MAX_CONNECTIONS", "open connections; one more is closed as soon as it is accepted"

@@ -2,7 +2,7 @@
 
 `BoundedRequests` (ASGI, inside the token check) refuses a body over the limit while
 reading it (413, by `Content-Length` up front, else by counting what arrives), caps the
-POST requests in flight (503), cuts JSON nested too deep for the SDK (`wire.shallow`) and
+POST requests being read or handled (503; a request counts until its answer starts), cuts JSON nested too deep for the SDK (`wire.shallow`) and
 puts the request's id into the SDK's -32700 answers where one can be read. `protocol`
 is uvicorn's h11 protocol with a connection cap (a connection over it is closed as soon as
 it is accepted, so its descriptor is freed at once) and deadlines: a connection with no
@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -56,12 +57,22 @@ class BoundedRequests:
             await _refuse(send, 503, "too many requests at once; retry shortly", (b"retry-after", b"1"))
             return
         self.in_flight += 1
+        counted = True
+
+        def answering() -> None:
+            """A request counts until its answer starts: a stream (`subscriptions/listen`) that
+            stays open afterwards holds no body and no place."""
+            nonlocal counted
+            if counted:
+                counted = False
+                self.in_flight -= 1
+
         try:
             body = await self._read(scope, receive, send)
             if body is not None:
-                await self._handle(scope, receive, send, body)
+                await self._handle(scope, receive, send, body, answering)
         finally:
-            self.in_flight -= 1
+            answering()
 
     async def _read(self, scope: dict[str, Any], receive: Any, send: Any) -> bytes | None:
         """The whole body, or None once refused (413) or disconnected; never more than the limit."""
@@ -87,7 +98,9 @@ class BoundedRequests:
             more = message.get("more_body", False)
         return shallow_bytes(b"".join(chunks))
 
-    async def _handle(self, scope: dict[str, Any], receive: Any, send: Any, body: bytes) -> None:
+    async def _handle(
+        self, scope: dict[str, Any], receive: Any, send: Any, body: bytes, answering: Callable[[], None]
+    ) -> None:
         replay: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": False}]
 
         async def replayed() -> dict[str, Any]:
@@ -98,6 +111,8 @@ class BoundedRequests:
         async def with_id(message: dict[str, Any]) -> None:
             """The SDK answers -32700 with a null id; the id goes in when it can be read."""
             nonlocal held
+            if message["type"] == "http.response.start":
+                answering()
             if message["type"] == "http.response.start" and message["status"] == 400:
                 held = message
                 return

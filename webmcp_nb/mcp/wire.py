@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -134,9 +135,12 @@ def _claimed_stdin() -> Iterator[StdioLines]:
     """This process's stdin, as the SDK's stdio transport would claim it: the wire is read
     from a private descriptor while fd 0 points at the null device (children read EOF);
     fd 0 is restored on exit. Then `stdio_server(stdin=...)` takes our reader."""
-    private = os.dup(0)
-    os.set_inheritable(private, False)
-    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        private = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:  # no descriptor to claim: read the stream in place
+        yield StdioLines(anyio.wrap_file(sys.stdin))
+        return
     os.dup2(null, 0)
     os.close(null)
     wire = open(private, encoding="utf-8", errors="replace", closefd=False)
