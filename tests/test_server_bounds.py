@@ -32,6 +32,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from webmcp_nb import Session
 from webmcp_nb.mcp.wire import WIRE_DEPTH, shallow
 from webmcp_nb.serve_options import HttpLimits
 
@@ -368,6 +369,22 @@ def test_requests_over_the_cap_get_503(serve):
     for sock in holders:
         sock.close()
     assert wait_until(served.agent_gets_in, timeout=60).is_error is False
+
+
+def test_a_listen_stream_holds_no_request_place(monkeypatch):
+    """A 2026-07-28 client's `subscriptions/listen` answer stays open: it must not hold one of
+    the WEBMCP_NB_HTTP_MAX_REQUESTS places (here the only one) while the client calls tools."""
+    monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_REQUESTS", "1")
+
+    async def scenario(handle: Any) -> list[bool]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
+        async with Client(streamable_http_client(handle.url, http_client=http)) as client:
+            async with client.listen(tools_list_changed=True):
+                return [(await client.call_tool("browser_list_instances", {})).is_error for _ in range(3)]
+
+    with Session() as session:
+        handle = session.serve_mcp()
+        assert asyncio.run(asyncio.wait_for(scenario(handle), 60)) == [False, False, False]
 
 
 # --------------------------------------------------------------------------- #
