@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, get_args
@@ -86,6 +87,58 @@ class ServeOptions:
         """The options a parser built by `add_arguments` read (the others keep their defaults)."""
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{name: value for name, value in vars(namespace).items() if name in names})
+
+
+def _limit(default: float, env: str, help: str) -> Any:
+    return field(default=default, metadata={"env": env, "help": help})
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """What the MCP HTTP server holds for its clients at once, and for how long (each field's
+    environment variable overrides it). Token or not, a client reaches no further than these."""
+
+    max_body_bytes: int = _limit(
+        4_194_304, "WEBMCP_NB_HTTP_MAX_BODY_BYTES",
+        "largest request body, and largest request head (413 / 400); counted while reading, so no more is held",
+    )  # fmt: skip
+    max_requests: int = _limit(
+        16,
+        "WEBMCP_NB_HTTP_MAX_REQUESTS",
+        "POST requests read or handled at once (until each answer starts); beyond, 503",
+    )
+    max_connections: int = _limit(
+        64, "WEBMCP_NB_HTTP_MAX_CONNECTIONS", "open connections; one more is closed as soon as it is accepted"
+    )
+    # Longer than the idle pools of common clients (Node's undici drops its sockets after 4 s, httpx
+    # after 5 s): a server that closes first races the client's next request on that socket, which
+    # then fails with "other side closed".
+    idle_timeout_s: float = _limit(
+        15.0, "WEBMCP_NB_HTTP_IDLE_TIMEOUT_SECONDS", "a connection with no request on it is closed after this"
+    )
+    request_timeout_s: float = _limit(
+        30.0, "WEBMCP_NB_HTTP_REQUEST_TIMEOUT_SECONDS",
+        "a request's head and body must have arrived within this of its first byte, else its connection is closed",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for limit in dataclasses.fields(self):
+            if not getattr(self, limit.name) > 0:
+                raise ValueError(f"{limit.metadata['env']} must be positive, got {getattr(self, limit.name)!r}")
+
+    @classmethod
+    def from_env(cls) -> HttpLimits:
+        """The defaults, overridden by the environment (ValueError naming a bad variable)."""
+        values: dict[str, Any] = {}
+        for limit in dataclasses.fields(cls):
+            raw = os.environ.get(limit.metadata["env"], "").strip()
+            if raw:
+                cast = float if isinstance(limit.default, float) else int
+                try:
+                    values[limit.name] = cast(raw)
+                except ValueError:
+                    raise ValueError(f"{limit.metadata['env']}={raw!r} is not a valid {cast.__name__}") from None
+        return cls(**values)
 
 
 def add_arguments(

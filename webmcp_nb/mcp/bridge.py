@@ -15,10 +15,10 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.context import ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from .server import CALLER_META_KEY, ChangeNotifier, new_server
+from .wire import stdio_transport
 
 _KINDS = {ToolsListChanged: "tools", ResourcesListChanged: "resources", PromptsListChanged: "prompts"}
 
@@ -74,7 +74,7 @@ async def attach_stdio(url: str, token: str) -> None:
         )
         follower = asyncio.create_task(_follow_changes(upstream, notifier))
         try:
-            async with stdio_server() as (read, write):
+            async with stdio_transport() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
             follower.cancel()

@@ -3,13 +3,15 @@
 uvicorn runs as a task on the runtime loop (never the kernel's loop, so a busy
 cell does not stall agents; off the main thread, so it captures no signals).
 Every request needs the bearer token (401 otherwise); the SDK checks Host (421)
-and Origin (403) against loopback names.
+and Origin (403) against loopback names. What a client can hold (body sizes, requests,
+connections, time) is bounded by `HttpLimits` (see `http_bounds`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import secrets
 import shlex
 import shutil
@@ -24,7 +26,8 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..core.engine import Approval
-from ..serve_options import ServeOptions
+from ..serve_options import HttpLimits, ServeOptions
+from .http_bounds import BoundedRequests, protocol, quiet_bursts
 from .server import AgentServer
 
 if TYPE_CHECKING:
@@ -35,10 +38,8 @@ if TYPE_CHECKING:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
 SHUTDOWN_GRACE_S = 2
-# How long an idle keep-alive connection stays open. Longer than the pools of common clients
-# (Node's undici drops its idle sockets after 4 s, httpx after 5 s): a server that closes first
-# races the client's next request on that socket, which then fails with "other side closed".
-KEEP_ALIVE_S = 15
+BACKLOG = 128
+"""Connections the kernel queues before they are accepted (and asyncio's accepts per wake-up)."""
 
 
 class BearerToken:
@@ -173,7 +174,7 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise OSError(f"cannot serve MCP on {host}:{port}: {exc.strerror or exc}") from None
-    sock.listen(128)
+    sock.listen(BACKLOG)
     sock.setblocking(False)
     return sock
 
@@ -303,21 +304,28 @@ async def serve_http(session: Session, options: ServeOptions, *, approver: Appro
             "drives this browser.",
             stacklevel=2,
         )
+    limits = HttpLimits.from_env()
     agent_server = AgentServer(session, options, approver=approver)
     token = options.token or secrets.token_urlsafe(32)
     app = agent_server.server.streamable_http_app(
-        streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host
-    )
+        streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host,
+        max_request_body_size=limits.max_body_bytes,
+    )  # fmt: skip
     sock = bind(host, port)
+    quiet_bursts()
     config = uvicorn.Config(
-        BearerToken(CancelOnDisconnect(app), token),
+        BearerToken(BoundedRequests(CancelOnDisconnect(app), limits), token),
+        http=protocol(limits),
+        ws="none",
+        backlog=BACKLOG,
+        h11_max_incomplete_event_size=limits.max_body_bytes,
+        timeout_keep_alive=math.ceil(limits.idle_timeout_s),  # ours closes idle connections first, exactly
         log_config=None,
         log_level="warning",
         access_log=False,
         proxy_headers=False,  # no proxy in front: X-Forwarded-* from a client is not to be trusted
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-        timeout_keep_alive=KEEP_ALIVE_S,
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))

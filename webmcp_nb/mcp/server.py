@@ -368,11 +368,11 @@ class AgentServer:
 async def serve_stdio(session: Session, options: ServeOptions) -> None:
     """Serve `session` over this process's stdin/stdout until the client closes it (`options.host`,
     `port` and `token` do not apply: there is no network)."""
-    from mcp.server.stdio import stdio_server
+    from .wire import stdio_transport
 
     agent = AgentServer(session, options)
     try:
-        async with stdio_server() as (read, write):
+        async with stdio_transport() as (read, write):
             await agent.server.run(read, write, agent.server.create_initialization_options())
     finally:
         agent.close()
