@@ -6,15 +6,19 @@ Fixtures live in conftest.py; everything a test module imports lives here.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import re
+import shutil
 import socket
+import subprocess
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonschema
@@ -255,3 +259,38 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+# --------------------------------------------------------------------------- #
+# The TypeScript SDK client (tests/ts_client: a script per scenario, each printing a JSON report)
+# --------------------------------------------------------------------------- #
+TS_CLIENT = Path(__file__).parent / "ts_client"
+
+
+def install_ts_client() -> Path:
+    """tests/ts_client with its npm dependencies installed: once, under a lock, since test files
+    run on several pytest-xdist workers at once and two `npm ci` in one folder break each other."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    assert node and npm, "Node.js and npm are needed for the TypeScript client tests"
+    with open(TS_CLIENT / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "client").exists():
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, timeout=300)
+    return TS_CLIENT
+
+
+def ts_report(script: str, *args: str, era: str | None = None, timeout: float = 300) -> dict[str, Any]:
+    """Run `script` of tests/ts_client with `args` (the test fails if it exits non-zero) and return
+    its JSON report; with `era`, the report's negotiated protocol is checked against it."""
+    completed = subprocess.run(
+        ["node", str(install_ts_client() / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=TS_CLIENT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    report: dict[str, Any] = json.loads(completed.stdout)
+    if era is not None:
+        assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
+    return report

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,9 +25,8 @@ from webmcp_nb.core.errors import ToolFailure
 from webmcp_nb.core.failure import EMPTY_PAGE_WARNING
 from webmcp_nb.demo import DemoServer
 
-from .helpers import error, ok, wait_until
+from .helpers import error, ok, ts_report, wait_until
 from .test_failure_context import ts_calls
-from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
 from .test_webmcp import Events, page_text, tools_of
 
 AGENT = types.Implementation(name="conformance-agent", version="1.0")
@@ -198,7 +196,6 @@ def test_an_agent_reads_the_same_results(session, demo, served, mode):
     assert quoted.content[0].text.endswith('\ntext: "quoted"')  # as the page produced it, quotes kept
 
 
-@pytest.mark.usefixtures("ts_client")
 @pytest.mark.parametrize("era", TS_ERAS)
 def test_the_typescript_client_reads_page_tool_results_against_their_schemas(session, demo, served, era):
     conformance_page(session, demo)
@@ -378,20 +375,10 @@ def test_an_agent_reads_a_resource_template_and_typed_prompt_arguments(published
     assert "Unknown resource notes://a/b" in unknown
 
 
-@pytest.mark.usefixtures("ts_client")
 @pytest.mark.parametrize("era", TS_ERAS)
 def test_the_typescript_client_reads_a_resource_template_and_prompt_arguments(published, era):
     asks = {"read": ["notes://42", "notes://today"], "prompts": [["review", {"language": "python"}], ["review", {}]]}
-    completed = subprocess.run(
-        ["node", str(TS_CLIENT / "published.mjs"), published.url, published.token, json.dumps(asks), era],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=TS_CLIENT,
-    )
-    assert completed.returncode == 0, completed.stderr
-    report = json.loads(completed.stdout)
-    assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
+    report = ts_report("published.mjs", published.url, published.token, json.dumps(asks), era, era=era)
     assert [t["uriTemplate"] for t in report["templates"]] == ["notes://{id}"]
     assert [r["uri"] for r in report["resources"]] == ["notes://today"]
     assert [read["contents"][0]["text"] for read in report["read"]] == ["Note 42", "buy figs"]
@@ -453,7 +440,6 @@ def test_an_agent_reads_a_failed_snippets_logs(session, demo, served, mode):
     assert "\nLogs (latest of the call):\n  print: going\noutcome:" in lost.content[0].text
 
 
-@pytest.mark.usefixtures("ts_client")
 def test_the_typescript_client_reads_a_failed_snippets_logs(session, demo, served):
     ok(session.navigate(demo.url_for("index.html")))
     failed, lost = ts_calls(

@@ -10,7 +10,6 @@ import asyncio
 import base64
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,7 @@ from webmcp_nb.core.render import ENVELOPE_MIME, render_text
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession, Kernel, error, ok, ref_for
-from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
+from .helpers import ts_report
 
 BROWSER_FIXTURES = {"served"}  # a session and its MCP server, on Chromium (see conftest.py)
 
@@ -347,7 +346,6 @@ def test_approval_applies_to_browser_execute(demo: DemoServer) -> None:
     assert "error approval_denied" in text and "not this one" in text and "outcome: not_started" in text
 
 
-@pytest.mark.usefixtures("ts_client")
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_the_typescript_client_receives_an_image_result_without_structured_content(
     served: tuple[Session, Any], era: str
@@ -358,17 +356,7 @@ def test_the_typescript_client_receives_an_image_result_without_structured_conte
         ["browser_execute", {"code": "raise RuntimeError('nope')"}],
     ]
     server = served[1]
-    completed = subprocess.run(
-        ["node", str(TS_CLIENT / "call.mjs"), server.url, server.token, json.dumps(calls), era],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=TS_CLIENT,
-    )
-    assert completed.returncode == 0, completed.stderr
-    report = json.loads(completed.stdout)
-    assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
+    report = ts_report("call.mjs", server.url, server.token, json.dumps(calls), era, era=era)
     assert report["tools"]["browser_execute"] == {"hasOutputSchema": False}
     image, value, failure = report["calls"]
     assert "thrown" not in image, image

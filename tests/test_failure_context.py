@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from typing import Any
 
 import httpx2
@@ -27,8 +26,7 @@ from webmcp_nb.core.failure import (
 )
 from webmcp_nb.demo import DemoServer
 
-from .helpers import error, ok, ref_for
-from .test_mcp import TS_CLIENT, ts_client  # noqa: F401 - the fixture installs the TypeScript client
+from .helpers import error, ok, ref_for, ts_report
 
 BUSY_FAILURE = """async () => {
   console.error('first problem'); console.log('hello');
@@ -251,17 +249,7 @@ def test_a_pending_dialog_is_the_diagnostic(session: Any, demo: DemoServer) -> N
 
 def ts_calls(server: Any, calls: list[tuple[str, dict[str, Any]]], era: str) -> list[dict[str, Any]]:
     """Each call's result as the TypeScript client read it (tests/ts_client/call.mjs)."""
-    completed = subprocess.run(
-        ["node", str(TS_CLIENT / "call.mjs"), server.url, server.token, json.dumps(calls), era],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=TS_CLIENT,
-    )
-    assert completed.returncode == 0, completed.stderr
-    report = json.loads(completed.stdout)
-    assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
+    report = ts_report("call.mjs", server.url, server.token, json.dumps(calls), era, era=era)
     results: list[dict[str, Any]] = report["calls"]
     assert [call["name"] for call in results] == [name for name, _ in calls]
     return results
@@ -285,7 +273,6 @@ def same_failure(call: dict[str, Any], error_type: str, outcome: str, retry: str
     return structured
 
 
-@pytest.mark.usefixtures("ts_client")
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_the_typescript_client_reads_the_failure_context(fresh_session: Any, demo: DemoServer, era: str) -> None:
     s = fresh_session()
@@ -331,7 +318,6 @@ def test_the_typescript_client_reads_the_failure_context(fresh_session: Any, dem
     assert handled["isError"] is False and handled["schemaCheck"] == {"valid": True, "errorMessage": None}
 
 
-@pytest.mark.usefixtures("ts_client")
 def test_the_typescript_client_gets_a_huge_error_within_a_small_limit_with_its_type(fresh_session: Any) -> None:
     s = fresh_session(max_result_bytes=4096)
     server = s.serve_mcp(caps=["js"])

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -35,9 +33,8 @@ from webmcp_nb.core.grants import Grant
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.schemas import agent_input_schema
 
-from .helpers import Kernel, ref_for, wait_until
+from .helpers import Kernel, ref_for, ts_report, wait_until
 
-TS_CLIENT = Path(__file__).parent / "ts_client"
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
 
 # Agents drive a kernel's (or a session's) Chromium; the few tests that do not still serve a kernel (slow).
@@ -498,26 +495,9 @@ def test_attach_bridges_stdio_to_the_notebook(served: Served) -> None:
 # --------------------------------------------------------------------------- #
 
 
-@pytest.fixture(scope="module")
-def ts_client() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "Node.js and npm are needed for the TypeScript client test"
-    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "client").exists():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, timeout=300)
-    return TS_CLIENT / "check.mjs"
-
-
-def test_the_typescript_sdk_client_validates_every_result(served: Served, ts_client: Path) -> None:
+def test_the_typescript_sdk_client_validates_every_result(served: Served) -> None:
     served.kernel.run("nb.navigate(DEMO + 'index.html')")
-    completed = subprocess.run(
-        ["node", str(ts_client), served.url, served.token, served.demo.url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=TS_CLIENT,
-    )
-    assert completed.returncode == 0, completed.stderr
-    report = json.loads(completed.stdout)
+    report = ts_report("check.mjs", served.url, served.token, served.demo.url)
     listed = {tool["name"]: tool["hasOutputSchema"] for tool in report["tools"]}
     assert listed["browser_screenshot"] is False and listed["browser_snapshot"] is True
     calls = report["calls"]

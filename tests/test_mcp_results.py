@@ -13,8 +13,6 @@ import asyncio
 import base64
 import json
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,10 +33,10 @@ from webmcp_nb.mcp.mirror import CALL_TOOL
 from webmcp_nb.mcp.results import call_result, output_schema
 
 from .conftest import error, make_operation, ok
+from .helpers import ts_report
 
 BROWSER_FIXTURES = {"served"}  # a session and its MCP server, on Chromium (see conftest.py)
 
-TS_CLIENT = Path(__file__).parent / "ts_client"
 AGENT = types.Implementation(name="results-agent", version="1.0")
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
 ERAS = ["auto", "legacy"]  # the Python client: 2026-07-28, and 2025-11-25
@@ -382,31 +380,12 @@ def test_a_page_tool_without_an_object_input_is_not_mirrored_but_callable(served
 # --------------------------------------------------------------------------- #
 
 
-@pytest.fixture(scope="module")
-def ts_client() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "Node.js and npm are needed for the TypeScript client test"
-    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "client").exists():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, timeout=300)
-    return TS_CLIENT / "results.mjs"
-
-
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
-def test_the_typescript_client_reads_the_same_results(served: Served, ts_client: Path, era: str) -> None:
+def test_the_typescript_client_reads_the_same_results(served: Served, era: str) -> None:
     session = served.session
     session.navigate(served.demo.url_for("table.html")).raise_for_status()  # the origin mirrors may use
     whole = ok(session.snapshot())["snapshot"]
-    completed = subprocess.run(
-        ["node", str(ts_client), served.handle.url, served.handle.token, served.demo.url, era],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=TS_CLIENT,
-    )
-    assert completed.returncode == 0, completed.stderr
-    report = json.loads(completed.stdout)
-    assert report["protocol"] == ("2025-11-25" if era == "legacy" else era)
+    report = ts_report("results.mjs", served.handle.url, served.handle.token, served.demo.url, era, era=era)
     schemas = {tool["name"]: tool for tool in report["tools"]}
     for tool in report["tools"]:
         assert (
