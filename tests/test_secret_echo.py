@@ -30,6 +30,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import error, ok, ref_for
+from tests.helpers import wait_until
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.render import render_html, render_text
 
@@ -279,6 +280,39 @@ def test_an_approval_prompt_shows_no_known_secret(fresh_session: Any, web: str) 
     assert len(asked) == 1 and "?q=" in (asked[0].url or "")
     shown = json.dumps(asked[0].args) + " " + (asked[0].url or "")
     assert leaks(shown, PASSWORD) == [] and "[redacted]" in shown
+
+
+def test_a_page_tool_repeating_a_known_secret_is_mirrored_without_it(fresh_session: Any, web: str) -> None:
+    """A page may put what it was given into its own tools' names and descriptions: agents list them
+    scrubbed, unless the operator granted `secrets`."""
+    session = fresh_session()
+    type_password(session, web)
+    ok(
+        session.evaluate(
+            """() => document.modelContext.registerTool({name: 'leak', description: 'pw ' +
+            document.querySelector('#pw').value, inputSchema: {type: 'object', properties: {}},
+            execute: async () => 'x'})"""
+        )
+    )
+    wait_until(lambda: "leak" in [tool["name"] for tool in ok(session.call("browser_webmcp_list"))["tools"]])
+    plain, granted = session.serve_mcp(), session.serve_mcp(caps=["secrets"])
+
+    async def listed(handle: Any) -> dict[str, Any]:
+        async with client(handle) as agent:
+            for _ in range(100):  # the mirror appears once the server has seen the page's tool
+                tools = {tool.name: tool for tool in (await agent.list_tools()).tools}
+                if "webmcp_leak" in tools:
+                    return tools
+                await asyncio.sleep(0.1)
+        raise AssertionError("webmcp_leak was never listed")
+
+    try:
+        hidden, shown = asyncio.run(listed(plain))["webmcp_leak"], asyncio.run(listed(granted))["webmcp_leak"]
+    finally:
+        plain.stop()
+        granted.stop()
+    assert leaks(hidden.model_dump_json(), PASSWORD) == [] and "pw [redacted]" in (hidden.description or "")
+    assert PASSWORD in (shown.description or "")
 
 
 def test_an_export_holds_the_password_zero_times(fresh_session: Any, web: str, tmp_path: Path) -> None:

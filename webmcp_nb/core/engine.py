@@ -244,6 +244,11 @@ class Engine:
         if self._discard_artifacts and self._artifacts_dir is not None:
             shutil.rmtree(self._artifacts_dir, ignore_errors=True)
 
+    def scrub_known_secrets(self, value: Any) -> Any:
+        """`value` (JSON-like) without any known secret nor secret URL part, for what a front end shows
+        that is no call's result (a mirrored page tool's name, description and schemas)."""
+        return self.manager.secrets.scrub(value)
+
     def add_evidence_listener(self, listener: Callable[[EvidenceEvent], None]) -> Callable[[], None]:
         """Call `listener(event)` on the runtime loop for every console message and for every network
         request as it starts, finishes or fails, in every instance. Returns a function that removes it."""

@@ -35,7 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..core.approval import Approval
-from ..core.grants import Grant
+from ..core.grants import SECRETS_CAP, Grant
 from ..core.registry import ToolSpec
 from ..core.util import spawn
 from ..published import Kind
@@ -213,8 +213,11 @@ class AgentServer:
         self.notifier.seen(ctx)
         tools = [describe_tool(spec, self.grant) for spec in self.visible()]
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
-        tools += [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
-        return types.ListToolsResult(tools=tools)
+        mirrored = [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
+        if mirrored and SECRETS_CAP not in self.grant.groups:  # a page may put what it was given in its tools
+            scrub = self.session.engine.scrub_known_secrets
+            mirrored = [types.Tool.model_validate(scrub(tool.model_dump(by_alias=True))) for tool in mirrored]
+        return types.ListToolsResult(tools=[*tools, *mirrored])
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """One tool's input schema, for the SDK's `Mcp-Param-*` header check (without it,
