@@ -72,11 +72,12 @@ def events(entries: dict[str, bytes], name: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def traces(demo: DemoServer) -> dict[str, dict[str, Any]]:
-    """A scrubbed trace and a revealed one, each of its own session (so its own cookie jar)."""
+def traces(demo: DemoServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """A scrubbed trace and a revealed one, each of its own session (so its own cookie jar), kept in
+    an artifacts directory of the test's (a temporary one goes with its session)."""
     recorded = {}
     for reveal in (False, True):
-        with CheckedSession() as s:
+        with CheckedSession(artifacts_dir=str(tmp_path_factory.mktemp("traces"))) as s:
             recorded["revealed" if reveal else "scrubbed"] = record_trace(s, demo, reveal_secrets=reveal)
     return recorded
 
