@@ -40,8 +40,10 @@ LATER_ALERT = "() => { setTimeout(() => alert('hi'), 0); return 1 }"
 # console errors and a 100,000-character error.
 WORST_FAILURE = """async () => {
   for (let i = 0; i < 30; i++) console.error(`line ${i} ` + 'c'.repeat(300));
-  for (let i = 0; i < 6; i++) window.open('/help.html');
+  const tabs = Array.from({length: 6}, () => window.open('/help.html'));
   history.pushState({}, '', '/' + 'p'.repeat(6000));
+  // Every tab loaded, then a moment for the core to have seen each open (slow on a loaded machine).
+  await Promise.all(tabs.map((tab) => new Promise((resolve) => tab.addEventListener('load', resolve))));
   await new Promise((resolve) => setTimeout(resolve, 300));
   throw new Error('x'.repeat(100000) + 'TAIL-END');
 }"""

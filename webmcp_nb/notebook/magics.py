@@ -304,10 +304,12 @@ class BrowserMagics(Magics, NotebookOptions):
 
     def _call(self, spec: ToolSpec, args: dict[str, Any]) -> Envelope:
         session = shared.shared_session()
-        if "backend" in spec.params.model_fields and "backend" not in args:
-            field_default = spec.params.model_fields["backend"].default
-            if session.backend != field_default:
-                args["backend"] = session.backend
+        if (
+            "backend" in spec.params.model_fields
+            and "backend" not in args
+            and session.backend != shared.DEFAULT_BACKEND
+        ):
+            args["backend"] = session.backend  # configured: else the session decides (its remote default)
         live = LiveProgress(spec.name)  # a streaming call's events, shown as they arrive
         envelope = session.call_as(session.caller, spec.name, args, on_progress=live)
         live.finish()

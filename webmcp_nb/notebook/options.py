@@ -18,6 +18,7 @@ from ..core.instances import Backend
 from ..core.live import DEFAULT_MAX_FPS
 from ..core.remote import HEADERS_ENV, headers_from_env, public_url
 from . import session as shared
+from .session import DEFAULT_BACKEND
 
 MAX_LIVE_VIEW_FPS = 60.0
 
@@ -72,9 +73,9 @@ class NotebookOptions(Configurable):
     headless = Bool(True, help="Launch browsers without a window (instances created from now on).").tag(
         config=True, applies="launch"
     )
-    backend = Unicode("chromium", help="The browser `%browser create_instance` launches unless given --backend.").tag(
-        config=True, applies="display"
-    )
+    backend = Unicode(
+        DEFAULT_BACKEND, help="The browser `%browser create_instance` launches unless given --backend."
+    ).tag(config=True, applies="display")
     default_instance = Unicode(
         "default", help="The instance calls go to unless told otherwise (fixed once the session has started)."
     ).tag(config=True, applies="start")

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from .widgets import BrowserPanel, CallLog
 
 CALLER = "notebook"
+DEFAULT_BACKEND: Backend = "chromium"
+"""What ``%browser create_instance`` launches unless configured otherwise; then a remote default
+endpoint of the session, if any, decides instead (see `browser_create_instance`)."""
 
 
 class NotebookSession(Session):
@@ -38,7 +41,7 @@ class NotebookSession(Session):
     def __init__(
         self,
         *,
-        backend: Backend = "chromium",
+        backend: Backend = DEFAULT_BACKEND,
         screenshot_width: int = 800,
         live_view_fps: float = DEFAULT_MAX_FPS,
         caller: str = CALLER,
