@@ -15,6 +15,8 @@ import base64
 import html
 import io
 import json
+import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from urllib.parse import quote, quote_plus
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import error, ok, ref_for
@@ -313,6 +315,33 @@ def test_a_page_tool_repeating_a_known_secret_is_mirrored_without_it(fresh_sessi
         granted.stop()
     assert leaks(hidden.model_dump_json(), PASSWORD) == [] and "pw [redacted]" in (hidden.description or "")
     assert PASSWORD in (shown.description or "")
+
+
+@pytest.mark.browser
+def test_an_agent_over_stdio_does_not_read_back_what_it_typed(web: str) -> None:
+    """`webmcp-nb serve --transport stdio` (a session of its own, as its own process): the agent types
+    the password itself, the page repeats it, and no later result hands it back."""
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "webmcp_nb.cli", "serve", "--transport", "stdio"], env=dict(os.environ)
+    )
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with Client(server, client_info=AGENT) as agent:
+            await agent.call_tool("browser_navigate", {"url": f"{web}/echo"})
+            snapshot = await agent.call_tool("browser_snapshot", {})
+            field = ref_for(snapshot.structured_content["data"]["snapshot"], 'textbox "Password"')  # type: ignore[index]
+            typed = await agent.call_tool("browser_type", {"ref": field, "text": PASSWORD})
+            reads = [
+                (name, args)
+                for name, args in READERS
+                if name not in ("browser_evaluate", "browser_verify_text_visible")
+            ]
+            return [typed, *[await agent.call_tool(name, args) for name, args in reads]]
+
+    results = asyncio.run(scenario())
+    assert all(not result.is_error for result in results), results
+    assert leaks("\n".join(result.model_dump_json() for result in results), PASSWORD) == []
+    assert results[2].structured_content["data"]["tabs"][0]["title"] == "pw:[redacted]"  # type: ignore[index]
 
 
 def test_an_export_holds_the_password_zero_times(fresh_session: Any, web: str, tmp_path: Path) -> None:
