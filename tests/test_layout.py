@@ -6,6 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+# the README's layout against the tree: the same whichever Playwright runs the suite.
+pytestmark = pytest.mark.playwright_independent
+
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY_INDENTS = (0, 2, 4, 6)  # a tree entry; a deeper line continues the description above it
 
