@@ -26,7 +26,7 @@ from benchmarks_md import bench_parser, publish
 from playwright.async_api import async_playwright
 
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.chromium import launch_args
+from webmcp_nb.core.backends.chromium import launch_args
 from webmcp_nb.demo import DemoServer
 
 CHROMIUM = "/usr/bin/chromium"

@@ -40,7 +40,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from playwright.async_api import async_playwright
 
-from webmcp_nb.core.chromium import LAUNCH_ARGS
+from webmcp_nb.core.backends.chromium import LAUNCH_ARGS
 from webmcp_nb.demo import DemoServer
 
 CHROMIUM = "/usr/bin/chromium"

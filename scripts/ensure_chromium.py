@@ -2,7 +2,7 @@
 
     python scripts/ensure_chromium.py [--log build/logs/chromium.log]
 
-Order: an already resolvable Chromium (see webmcp_nb.core.chromium); as root on
+Order: an already resolvable Chromium (see webmcp_nb.core.backends.chromium); as root on
 Debian/Ubuntu, `apt-get install chromium`; otherwise Playwright's own build. Prints
 one line; the installer's output goes to the log, which is named (and its end shown)
 if the installation fails.
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from webmcp_nb.core import chromium
+from webmcp_nb.core.backends import chromium
 
 SHOWN_LOG_LINES = 25
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core import camoufox_backend
+from webmcp_nb.core.backends import camoufox as camoufox_backend
 from webmcp_nb.core.config import LaunchDefaults
 from webmcp_nb.core.grants import Grant
 
@@ -327,9 +327,8 @@ def test_health_names_a_found_binary(tmp_path: Path, standin_binary: Path) -> No
 
 MAPPING = """
 import json
-from webmcp_nb.core import camoufox_backend
-from webmcp_nb.core.config import LaunchDefaults
-from webmcp_nb.core.instances import LaunchOptions
+from webmcp_nb.core.backends import LaunchOptions
+from webmcp_nb.core.backends import camoufox as camoufox_backend
 from camoufox.utils import launch_options
 options = LaunchOptions(name="fox", backend="camoufox", webmcp="page", {options})
 kwargs = camoufox_backend.builder_kwargs(options, {binary!r})
@@ -347,7 +346,10 @@ def test_options_map_through_camoufox_builder(tmp_path: Path, standin_binary: Pa
     network blocked. Stand-ins: the binary (see `standin_binary`) and, because fpgen's model
     cannot be downloaded here, the identity: the test adds fingerprint_preset=True (a real device
     bundled with camoufox) and block_webgl=True (WebGL parameters come from the model)."""
-    options = 'os=("linux",), locale="fr-FR", humanize=1.5, block_webrtc=True, headless=True, args=("-purgecaches",)'
+    options = (
+        'locale="fr-FR", headless=True, args=("-purgecaches",), '
+        'own=camoufox_backend.CamoufoxOptions(os=("linux",), humanize=1.5, block_webrtc=True)'
+    )
     result = run_isolated(tmp_path, MAPPING.format(options=options, binary=str(standin_binary)))
     assert result["attempts"] == []
     assert result["kwargs"] == {
@@ -371,7 +373,7 @@ def test_options_map_through_camoufox_builder(tmp_path: Path, standin_binary: Pa
     assert "Linux" in config["navigator.userAgent"] and "Firefox/156.0" in config["navigator.userAgent"]
     assert "addons" not in config
 
-    options = 'os=("windows",), headless=False'
+    options = 'headless=False, own=camoufox_backend.CamoufoxOptions(os=("windows",))'
     result = run_isolated(tmp_path, MAPPING.format(options=options, binary=str(standin_binary)))
     assert result["attempts"] == []
     assert result["kwargs"] == {
@@ -390,12 +392,13 @@ def test_options_map_through_camoufox_builder(tmp_path: Path, standin_binary: Pa
 LAUNCH = """
 import asyncio, json
 from playwright.async_api import Error, async_playwright
-from webmcp_nb.core import camoufox_backend
-from webmcp_nb.core.instances import LaunchOptions
+from webmcp_nb.core.backends import LaunchOptions
+from webmcp_nb.core.backends import camoufox as camoufox_backend
 from camoufox.utils import launch_options
 
 async def attempt(profile_dir):
-    options = LaunchOptions(name="fox", backend="camoufox", webmcp="page", os=("linux",), profile_dir=profile_dir)
+    own = camoufox_backend.CamoufoxOptions(os=("linux",))
+    options = LaunchOptions(name="fox", backend="camoufox", webmcp="page", own=own, profile_dir=profile_dir)
     kwargs = camoufox_backend.builder_kwargs(options, {binary!r})
     built = await asyncio.to_thread(lambda: launch_options(**kwargs, fingerprint_preset=True, block_webgl=True))
     async with async_playwright() as playwright:

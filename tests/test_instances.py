@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from tests.helpers import browser_processes, error, ok, wait_for_exit, wait_until
-from webmcp_nb.core import chromium
+from webmcp_nb.core.backends import chromium
 
 CHROMIUM = "/usr/bin/chromium"
 

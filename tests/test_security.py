@@ -30,7 +30,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
-from webmcp_nb.core import chromium
+from webmcp_nb.core.backends import chromium
 from webmcp_nb.core.engine import ApprovalRequest
 from webmcp_nb.core.grants import CAPS, SCHEMES, Grant
 from webmcp_nb.demo import DemoServer

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .core.remote import HEADERS_ENV, headers_from_env
+from .core.backends.remote import HEADERS_ENV, headers_from_env
 from .serve_options import ServeOptions, add_arguments
 
 TOKEN_ENV = "WEBMCP_NB_TOKEN"
@@ -115,7 +115,7 @@ def _install_camoufox() -> int:
     browser is still missing."""
     import subprocess
 
-    from .core import camoufox_backend
+    from .core.backends import camoufox as camoufox_backend
 
     prefix = "webmcp-nb install camoufox:"
     if camoufox_backend.package_version() is None:

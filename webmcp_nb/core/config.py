@@ -72,13 +72,13 @@ class LaunchDefaults:
     executable_path: str | None = None
     args: tuple[str, ...] = field(default_factory=tuple)
     webmcp: Mode = "native"
-    # A remote browser for new instances (webmcp_nb.core.remote): ws(s):// a Playwright browser
+    # A remote browser for new instances (webmcp_nb.core.backends.remote): ws(s):// a Playwright browser
     # server, http(s):// a CDP endpoint; with the headers to send (a grid's token).
     remote_endpoint: str | None = None
     remote_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        from .remote import check_default, check_default_headers
+        from .backends.remote import check_default, check_default_headers
 
         if self.remote_endpoint is not None:
             check_default(self.remote_endpoint)

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 
 from . import approval as approvals
-from . import camoufox_backend, secret_echo
+from . import backends, secret_echo
 from .approval import Approval as Approval  # re-exported: front ends type their approvers with it
 from .approval import ApprovalRequest as ApprovalRequest
 from .approval import Policy
 from .aria import RefTarget
+from .backends import LaunchOptions
 from .bounds import screen, tool_label
 from .config import LaunchDefaults, Limits
 from .context import CallContext
@@ -33,13 +34,12 @@ from .evidence import EvidenceEvent
 from .failure import cap_message, failure_context, mark
 from .file_guard import judge_by
 from .grants import Grant
-from .instances import Instance, InstanceManager, LaunchOptions
+from .instances import Instance, InstanceManager
 from .listeners import Listeners
 from .observe import Observer
 from .pages import PageState
 from .redaction import redact_for_approval
 from .registry import REGISTRY, Registry, ToolSpec
-from .remote import remote_options
 from .util import first_lines, random_uuid, utc_now
 from .webmcp import PageTool, WebMCPEvent
 
@@ -337,26 +337,10 @@ class Engine:
         return path
 
     def launch_options(self, name: str, grant: Grant | None = None, **overrides: Any) -> LaunchOptions:
-        """Options for launching `name`: the session's defaults, `overrides`, and the Chromium
-        arguments the operator added to `grant` (launches an agent causes)."""
-        defaults = self.launch_defaults
+        """Options for launching `name`: the session's defaults, `overrides` (None: unset), and
+        what `grant` adds (launches an agent causes), composed by the backend chosen."""
         overrides = {key: value for key, value in overrides.items() if value is not None}
-        backend = overrides.get("backend", "remote" if defaults.remote_endpoint else "chromium")
-        if backend == "remote":
-            return LaunchOptions(**remote_options(name, defaults, overrides))
-        if backend == "camoufox":
-            return LaunchOptions(**camoufox_backend.launch_values(name, defaults, overrides))
-        values: dict[str, Any] = {
-            "name": name,
-            "headless": defaults.headless,
-            "executable_path": defaults.executable_path,
-            "args": tuple(defaults.args),
-            "webmcp": defaults.webmcp,
-        }
-        values.update(overrides)
-        if grant is not None:
-            values["args"] = (*values["args"], *grant.chromium_args)
-        return LaunchOptions(**values)
+        return backends.launch_options(name, self.launch_defaults, overrides, grant)
 
     # running ----------------------------------------------------------------
     async def _run(self, spec: ToolSpec, params: Any, ctx: CallContext) -> Any:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import camoufox_backend, chromium, remote
+from . import backends
+from .backends import LaunchOptions
+from .backends.chromium import playwright_cache_chromium
 from .downloads import Downloads
 from .driver import Driver, start_playwright
 from .errors import ToolFailure
@@ -20,8 +22,8 @@ from .evidence import Evidence, EvidenceEvent, Record, StreamName
 from .known_secrets import KnownSecrets
 from .listeners import Listeners
 from .pages import PageState
-from .util import first_lines, spawn, utc_now
-from .webmcp import Mode, PageTools, WebMCPHub
+from .util import spawn, utc_now
+from .webmcp import PageTools, WebMCPHub
 from .webmcp_native import CAPTURE_JS, NativeTools
 from .webmcp_script import POLYFILL_JS, ScriptTools
 
@@ -32,40 +34,8 @@ if TYPE_CHECKING:
     from .envelope import ErrorType
     from .grants import Grant
 
-
-Backend = Literal["chromium", "camoufox", "remote"]
-"""How an instance's browser is had: launched here (Chromium, Camoufox) or on a remote grid."""
-
 InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 """Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
-
-
-@dataclass(frozen=True)
-class LaunchOptions:
-    name: str
-    backend: Backend = "chromium"
-    headless: bool = True
-    profile_dir: str | None = None
-    viewport: dict[str, int] | None = None
-    locale: str | None = None
-    user_agent: str | None = None
-    executable_path: str | None = None
-    args: tuple[str, ...] = ()
-    webmcp: Mode = "native"
-    # backend="remote": exactly one endpoint (see webmcp_nb.core.remote); headers may carry a token.
-    endpoint: str | None = None
-    cdp_endpoint: str | None = None
-    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    connect_timeout_s: float = remote.CONNECT_TIMEOUT_S
-    # backend="camoufox": the fingerprint camoufox draws (see webmcp_nb.core.camoufox_backend).
-    os: tuple[str, ...] = ()
-    humanize: bool | float = False
-    block_webrtc: bool = False
-
-    @property
-    def is_chromium(self) -> bool:
-        """Both backends drive a Chromium (a remote one through Playwright's chromium)."""
-        return self.backend in ("chromium", "remote")
 
 
 @dataclass
@@ -210,7 +180,7 @@ class Instance:
             "pages": len(self.pages),
             "current_page_id": self.current_page_id,
             "webmcp": self.options.webmcp,
-            "endpoint": remote.public_endpoint(self.options),
+            "endpoint": backends.get(self.options.backend).endpoint(self.options),
         }
 
 
@@ -285,7 +255,7 @@ class InstanceManager:
             path = self._driver.playwright.chromium.executable_path
             if Path(path).exists():
                 return path
-        return chromium.playwright_cache_chromium()
+        return playwright_cache_chromium()
 
     # lookup -----------------------------------------------------------------
     def get(self, name: str) -> Instance:
@@ -370,18 +340,19 @@ class InstanceManager:
             )
 
     async def launch(self, options: LaunchOptions, time_left_s: float | None = None) -> Instance:
-        """Launch an instance, for a call with `time_left_s` left (a remote connection gives up in
-        time to say why: `remote.connect_deadline`). A caller that stops waiting (a timeout) does not
-        abort the launch half-way: it runs to the end, so no browser is left behind untracked."""
+        """Launch an instance, for a call with `time_left_s` left (its backend may give up in time
+        to say why). A caller that stops waiting (a timeout) does not abort the launch half-way: it
+        runs to the end, so no browser is left behind untracked."""
         instance = self.reserve(options)
-        deadline = remote.connect_deadline(time_left_s) if time_left_s is not None else None
+        deadline = time.monotonic() + time_left_s if time_left_s is not None else None
         await asyncio.shield(asyncio.ensure_future(self._launch(instance, deadline)))
         return instance
 
-    async def _launch(self, instance: Instance, connect_by: float | None) -> None:
+    async def _launch(self, instance: Instance, deadline: float | None) -> None:
         options = instance.options
         try:
-            await self._start(instance, connect_by)
+            backend = backends.get(options.backend)
+            await self._open_context(instance, await backend.start(self, instance, deadline))
         except BaseException as exc:
             self.instances.pop(options.name, None)
             if instance.browser is not None or instance.context is not None:  # launched, then failed
@@ -396,88 +367,20 @@ class InstanceManager:
         instance.state = "live"
         instance.ready.set_result(None)
 
-    async def _start(self, instance: Instance, connect_by: float | None) -> None:
-        options = instance.options
-        if options.backend == "remote":
-            connected = await remote.connect(await self.playwright(), options, connect_by)
-            instance.browser = connected
-            await self._open_context(instance, connected, await connected.new_context(**_context_kwargs(options)))
-            return
-        if not options.headless and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            raise ToolFailure(
-                "unsupported_capability",
-                "A headed browser needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set. "
-                "Use headless=True, or start the kernel under a virtual display (xvfb-run).",
-                started=False,
-            )
-        if options.backend == "camoufox":
-            await self._start_camoufox(instance)
-            return
-        playwright = await self.playwright()
-        executable, tried = chromium.resolve(options.executable_path, self.playwright_managed_chromium())
-        if executable is None:
-            raise ToolFailure("binary_not_found", chromium.describe_failure(tried), started=False)
-        instance.executable = executable
-        launch_kwargs: dict[str, Any] = {
-            "executable_path": executable,
-            "headless": options.headless,
-            "args": chromium.launch_args(options.webmcp, options.args),
-        }
-        context_kwargs = _context_kwargs(options)
-        from playwright.async_api import Error as PlaywrightError
-
-        try:
-            if options.profile_dir:
-                context = await playwright.chromium.launch_persistent_context(
-                    options.profile_dir, **launch_kwargs, **context_kwargs
-                )
-                browser = context.browser
-            else:
-                browser = await playwright.chromium.launch(**launch_kwargs)
-                context = await browser.new_context(**context_kwargs)
-        except PlaywrightError as exc:
-            raise _unknown_locale(options, exc) or ToolFailure(
-                "internal_error",
-                f"Chromium at {executable} failed to launch: {_launch_error(exc.message)}",
-                started=False,
-            ) from None
-        instance.browser = browser
-        if browser is not None:
-            instance.browser_pid = await _browser_pid(browser)
-        await self._open_context(instance, browser, context)
-
-    async def _start_camoufox(self, instance: Instance) -> None:
-        from playwright.async_api import Error as PlaywrightError
-
-        options = instance.options
-        executable = camoufox_backend.resolve(options.executable_path)  # before the driver: fails fast
-        instance.executable = executable
-        context_kwargs = {"viewport": options.viewport} if options.viewport else {}
-        # camoufox's builder (and its import) takes seconds: off the event loop, which serves every instance.
-        built = await asyncio.to_thread(camoufox_backend.build, options, executable)
-        try:
-            browser, context = await camoufox_backend.launch(await self.playwright(), options, built, context_kwargs)
-        except PlaywrightError as exc:
-            raise ToolFailure(
-                "internal_error",
-                f"Camoufox at {executable} failed to launch: {_launch_error(exc.message)}",
-                started=False,
-            ) from None
-        instance.browser = browser
-        await self._open_context(instance, browser, context)
-
-    async def _open_context(self, instance: Instance, browser: Browser | None, context: BrowserContext) -> None:
+    async def _open_context(self, instance: Instance, context: BrowserContext) -> None:
         """Follow the instance's context (and browser): its pages, its end; open a first tab."""
         from playwright.async_api import Error as PlaywrightError
 
         options = instance.options
+        backend = backends.get(options.backend)
+        browser = instance.browser
         instance.context = context
         if options.webmcp == "polyfill":
             await context.add_init_script(script=POLYFILL_JS)
         elif options.webmcp == "native" and options.is_chromium:
             await context.add_init_script(script=CAPTURE_JS)
         context.on("page", instance.adopt)
-        lost = remote.lost_detail(options)
+        lost = backend.lost_detail(options)
         context.on("close", lambda _ctx: self._on_disconnected(instance, lost))
         if browser is not None:
             browser.on("disconnected", lambda _b: self._on_disconnected(instance, lost))
@@ -487,7 +390,7 @@ class InstanceManager:
             try:
                 await context.new_page()
             except PlaywrightError as exc:
-                raise _unknown_locale(options, exc) or exc from None
+                raise backend.refusal(options, exc) or exc from None
 
     def _record_failed_launch(self, options: LaunchOptions, error_type: ErrorType, message: str) -> None:
         self.failed_launches.append(
@@ -525,7 +428,7 @@ class InstanceManager:
             await asyncio.shield(instance.ready)
         instance.state = "closing"
         try:
-            if instance.options.backend == "remote" and instance.context is not None:
+            if backends.get(instance.options.backend).shared_browser and instance.context is not None:
                 # Our context only (a CDP browser's own contexts stay); then the connection.
                 await asyncio.wait_for(instance.context.close(), 10)
             if instance.browser is not None:
@@ -565,45 +468,6 @@ async def _crash_renderer(state: PageState) -> None:
         request = asyncio.ensure_future(cdp.send("Page.crash"))
         request.add_done_callback(lambda done: done.cancelled() or done.exception())
         await asyncio.wait_for(crashed, 5)
-
-
-async def _browser_pid(browser: Browser) -> int | None:
-    try:
-        session = await browser.new_browser_cdp_session()
-        info = await session.send("SystemInfo.getProcessInfo")
-        await session.detach()
-    except Exception:  # noqa: BLE001 - the pid is informative only
-        return None
-    for process in info.get("processInfo", []):
-        if process.get("type") == "browser":
-            return int(process["id"])
-    return None
-
-
-def _context_kwargs(options: LaunchOptions) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"viewport": options.viewport or {"width": 1280, "height": 720}}
-    if options.locale:
-        kwargs["locale"] = options.locale
-    if options.user_agent:
-        kwargs["user_agent"] = options.user_agent
-    return kwargs
-
-
-def _unknown_locale(options: LaunchOptions, exc: Exception) -> ToolFailure | None:
-    """Chromium (ICU) refusing `options.locale`, which our pattern cannot foresee, as bad input."""
-    if options.locale and "Invalid locale name" in str(exc):
-        return ToolFailure(
-            "invalid_params",
-            f"Chromium does not accept the locale {options.locale!r}; use a tag such as 'en-US' or 'fr-FR'.",
-            started=False,
-        )
-    return None
-
-
-def _launch_error(message: str) -> str:
-    """Playwright's launch error without its decorative boxes."""
-    lines = [line.strip(" ║╔╗╚╝═") for line in message.splitlines()]
-    return first_lines("\n".join(line for line in lines if line and not line.startswith("<3")), 10)
 
 
 # A browser's profile lock: a symlink whose target ends in the holder's pid after a separator.

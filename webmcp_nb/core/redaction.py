@@ -403,8 +403,8 @@ def redact_args(patterns: tuple[str, ...], args: dict[str, Any], plain: set[Path
 
 def redact_secrets(spec: ToolSpec, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """`args` with the spec's secret arguments replaced by ``[redacted]`` and its credential URLs
-    stripped (see `webmcp_nb.core.remote.public_url`), and the values taken out."""
-    from .remote import public_url, url_secrets
+    stripped (see `webmcp_nb.core.backends.remote.public_url`), and the values taken out."""
+    from .backends.remote import public_url, url_secrets
 
     redacted, secrets = redact_args(spec.secret_args, args, set())
     for path in typed_paths(spec.credential_urls, args):

@@ -13,10 +13,10 @@ from typing import Any, cast, get_args
 from traitlets import All, Bool, Dict, Float, Int, TraitError, Unicode, default, observe, validate
 from traitlets.config import Configurable
 
+from ..core.backends import BackendName
+from ..core.backends.remote import HEADERS_ENV, headers_from_env, public_url
 from ..core.config import LaunchDefaults, Limits
-from ..core.instances import Backend
 from ..core.live import DEFAULT_MAX_FPS
-from ..core.remote import HEADERS_ENV, headers_from_env, public_url
 from . import session as shared
 from .session import DEFAULT_BACKEND
 
@@ -183,7 +183,7 @@ class NotebookOptions(Configurable):
     @validate("backend")
     def _check_backend(self, proposal: Any) -> Any:
         def check() -> None:
-            choices = get_args(Backend)
+            choices = get_args(BackendName)
             if proposal["value"] not in choices:
                 raise ValueError(f"backend must be one of {', '.join(map(repr, choices))}, got {proposal['value']!r}")
 

@@ -15,8 +15,8 @@ from ..client import Session
 from ..core.live import DEFAULT_MAX_FPS
 
 if TYPE_CHECKING:
+    from ..core.backends import BackendName
     from ..core.engine import Approval
-    from ..core.instances import Backend
     from ..mcp import ServerHandle
     from ..serve_options import ApprovePolicy
     from .options import NotebookOptions
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .widgets import BrowserPanel, CallLog
 
 CALLER = "notebook"
-DEFAULT_BACKEND: Backend = "chromium"
+DEFAULT_BACKEND: BackendName = "chromium"
 """What ``%browser create_instance`` launches unless configured otherwise; then a remote default
 endpoint of the session, if any, decides instead (see `browser_create_instance`)."""
 
@@ -41,7 +41,7 @@ class NotebookSession(Session):
     def __init__(
         self,
         *,
-        backend: Backend = DEFAULT_BACKEND,
+        backend: BackendName = DEFAULT_BACKEND,
         screenshot_width: int = 800,
         live_view_fps: float = DEFAULT_MAX_FPS,
         caller: str = CALLER,

@@ -13,23 +13,27 @@ Firefox has no native WebMCP: the default mode is ``page``; ``native`` is ``unsu
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib.util
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .chromium import Candidate, check_path
-from .errors import InvalidParams, ToolFailure
+from ..errors import InvalidParams, ToolFailure
+from .chromium import Candidate, check_display, check_path, launch_error
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
 
-    from .config import LaunchDefaults
-    from .instances import LaunchOptions
+    from ..config import LaunchDefaults
+    from ..grants import Grant
+    from ..instances import Instance
+    from . import BackendName, Launcher, LaunchOptions
 
 OsName = Literal["windows", "macos", "linux"]
 MAX_HUMANIZE_S = 10.0
@@ -37,7 +41,7 @@ PIP_INSTALL = "pip install 'webmcp_nb[camoufox]'"
 INSTALL_COMMAND = "webmcp-nb install camoufox"
 ENV_VAR = "CAMOUFOX_EXECUTABLE_PATH"  # camoufox's own variable, honoured the same way here
 ONLY = ("os", "humanize", "block_webrtc", "geoip")
-"""Options only the camoufox backend takes."""
+"""Options only the camoufox backend takes (geoip is checked, never kept: only false is allowed)."""
 SUPPORTS = (
     "A Camoufox (Firefox) launched here, with a fingerprint camoufox draws (os, locale, humanize, "
     "block_webrtc): snapshot, actions and screenshots through the same tools, persistent profiles, WebMCP "
@@ -56,6 +60,20 @@ def package_version() -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class CamoufoxOptions:
+    """The fingerprint camoufox draws: the OSes it may claim, a human-like cursor, WebRTC off."""
+
+    os: tuple[str, ...] = ()
+    humanize: bool | float = False
+    block_webrtc: bool = False
+
+
+def own(options: LaunchOptions) -> CamoufoxOptions:
+    """`options`' Camoufox options (the defaults where none were given)."""
+    return options.own if isinstance(options.own, CamoufoxOptions) else CamoufoxOptions()
+
+
 def check_options(args: Mapping[str, Any], backend: str) -> None:
     """Refuse options that do not fit `backend` before anything launches (`InvalidParams`).
     `args` are a create call's arguments, unset ones absent."""
@@ -68,7 +86,7 @@ def check_options(args: Mapping[str, Any], backend: str) -> None:
     chosen = args.get("os")
     if isinstance(chosen, list) and len(set(chosen)) < len(chosen):
         raise InvalidParams(f"os lists an OS twice ({', '.join(chosen)}); name each at most once.")
-    if args.get("user_agent") is not None:  # (remote options are refused by webmcp_nb.core.remote)
+    if args.get("user_agent") is not None:  # (remote options are refused by webmcp_nb.core.backends.remote)
         raise InvalidParams(
             "backend='camoufox' takes no user_agent: Camoufox draws it with the rest of its fingerprint "
             "(choose os and locale instead)."
@@ -272,19 +290,20 @@ def missing_addons() -> list[Any]:
 def builder_kwargs(options: LaunchOptions, executable: str) -> dict[str, Any]:
     """The arguments for camoufox's launch-option builder: the instance's options, the binary
     found here, and nothing that would make it reach the network."""
+    fingerprint = own(options)
     kwargs: dict[str, Any] = {
         "executable_path": executable,
         "headless": options.headless,
-        "block_webrtc": options.block_webrtc,
+        "block_webrtc": fingerprint.block_webrtc,
         "geoip": False,
         "exclude_addons": missing_addons(),
     }
-    if options.os:
-        kwargs["os"] = options.os[0] if len(options.os) == 1 else list(options.os)
+    if fingerprint.os:
+        kwargs["os"] = fingerprint.os[0] if len(fingerprint.os) == 1 else list(fingerprint.os)
     if options.locale:
         kwargs["locale"] = options.locale
-    if options.humanize is not False:
-        kwargs["humanize"] = options.humanize
+    if fingerprint.humanize is not False:
+        kwargs["humanize"] = fingerprint.humanize
     if options.args:
         kwargs["args"] = list(options.args)
     return kwargs
@@ -316,3 +335,54 @@ async def launch(
         return context.browser, context
     browser = await AsyncNewBrowser(playwright, from_options=built)
     return browser, await browser.new_context(**context_kwargs)
+
+
+class Camoufox:
+    """The `Backend` that launches a Camoufox here."""
+
+    name: BackendName = "camoufox"
+    own_type = CamoufoxOptions
+    drives_chromium = False
+    shared_browser = False
+
+    def check(self, args: Mapping[str, Any], chosen: BackendName, default_remote: bool) -> None:
+        check_options(args, chosen)
+
+    def launch_values(
+        self, name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any], grant: Grant | None
+    ) -> dict[str, Any]:
+        """See `launch_values` (a grant's Chromium arguments do not apply)."""
+        return launch_values(name, defaults, overrides)
+
+    async def start(self, launcher: Launcher, instance: Instance, deadline: float | None) -> BrowserContext:
+        from playwright.async_api import Error as PlaywrightError
+
+        options = instance.options
+        check_display(options)
+        executable = resolve(options.executable_path)  # before the driver: fails fast
+        instance.executable = executable
+        context_kwargs = {"viewport": options.viewport} if options.viewport else {}
+        # camoufox's builder (and its import) takes seconds: off the event loop, which serves every instance.
+        built = await asyncio.to_thread(build, options, executable)
+        try:
+            browser, context = await launch(await launcher.playwright(), options, built, context_kwargs)
+        except PlaywrightError as exc:
+            raise ToolFailure(
+                "internal_error",
+                f"Camoufox at {executable} failed to launch: {launch_error(exc.message)}",
+                started=False,
+            ) from None
+        instance.browser = browser
+        return context
+
+    def endpoint(self, options: LaunchOptions) -> str | None:
+        return None
+
+    def lost_detail(self, options: LaunchOptions) -> str:
+        return "the browser process exited unexpectedly"
+
+    def refusal(self, options: LaunchOptions, exc: Exception) -> ToolFailure | None:
+        return None
+
+
+BACKEND = Camoufox()

@@ -1,17 +1,30 @@
-"""Finding a Chromium to drive, and the flags it is launched with."""
+"""backend="chromium": a Chromium or Chrome launched here; how it is found, the flags it gets.
+
+Also the launch steps other backends share: the context options, a locale Chromium refuses
+read as bad input, the display a headed browser needs, Playwright's launch error made readable.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolFailure
+from ..util import first_lines
 
 if TYPE_CHECKING:
-    from .webmcp import Mode
+    from playwright.async_api import Browser, BrowserContext
+
+    from ..config import LaunchDefaults
+    from ..grants import Grant
+    from ..instances import Instance
+    from ..webmcp import Mode
+    from . import BackendName, Launcher, LaunchOptions
 
 ENV_VAR = "WEBMCP_NB_CHROMIUM"
 # Paths the user gave: when one does not work, that is the answer (no silent fallback).
@@ -173,3 +186,131 @@ def describe_failure(tried: list[Candidate]) -> str:
 
 def _places(tried: list[Candidate]) -> str:
     return "; ".join(f"{c.source}{f' ({c.path})' if c.path else ''}: {c.reason or c.status}" for c in tried)
+
+
+class Chromium:
+    """The `Backend` that launches a Chromium here."""
+
+    name: BackendName = "chromium"
+    own_type = None
+    drives_chromium = True
+    shared_browser = False
+
+    def check(self, args: Mapping[str, Any], chosen: BackendName, default_remote: bool) -> None:
+        """Chromium takes every option the others do not own: nothing to refuse."""
+
+    def launch_values(
+        self, name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any], grant: Grant | None
+    ) -> dict[str, Any]:
+        """The session's defaults (binary and flags included), the call's options, then the
+        Chromium arguments the operator added to an agent's `grant`."""
+        values: dict[str, Any] = {
+            "name": name,
+            "headless": defaults.headless,
+            "executable_path": defaults.executable_path,
+            "args": tuple(defaults.args),
+            "webmcp": defaults.webmcp,
+            **overrides,
+        }
+        if grant is not None:
+            values["args"] = (*values["args"], *grant.chromium_args)
+        return values
+
+    async def start(self, launcher: Launcher, instance: Instance, deadline: float | None) -> BrowserContext:
+        from playwright.async_api import Error as PlaywrightError
+
+        options = instance.options
+        check_display(options)
+        playwright = await launcher.playwright()
+        executable, tried = resolve(options.executable_path, launcher.playwright_managed_chromium())
+        if executable is None:
+            raise ToolFailure("binary_not_found", describe_failure(tried), started=False)
+        instance.executable = executable
+        launch_kwargs: dict[str, Any] = {
+            "executable_path": executable,
+            "headless": options.headless,
+            "args": launch_args(options.webmcp, options.args),
+        }
+        try:
+            if options.profile_dir:
+                context = await playwright.chromium.launch_persistent_context(
+                    options.profile_dir, **launch_kwargs, **context_kwargs(options)
+                )
+                browser = context.browser
+            else:
+                browser = await playwright.chromium.launch(**launch_kwargs)
+                context = await browser.new_context(**context_kwargs(options))
+        except PlaywrightError as exc:
+            raise unknown_locale(options, exc) or ToolFailure(
+                "internal_error",
+                f"Chromium at {executable} failed to launch: {launch_error(exc.message)}",
+                started=False,
+            ) from None
+        instance.browser = browser
+        if browser is not None:
+            instance.browser_pid = await _browser_pid(browser)
+        return context
+
+    def endpoint(self, options: LaunchOptions) -> str | None:
+        return None
+
+    def lost_detail(self, options: LaunchOptions) -> str:
+        return "the browser process exited unexpectedly"
+
+    def refusal(self, options: LaunchOptions, exc: Exception) -> ToolFailure | None:
+        return unknown_locale(options, exc)
+
+
+BACKEND = Chromium()
+
+
+async def _browser_pid(browser: Browser) -> int | None:
+    try:
+        session = await browser.new_browser_cdp_session()
+        info = await session.send("SystemInfo.getProcessInfo")
+        await session.detach()
+    except Exception:  # noqa: BLE001 - the pid is informative only
+        return None
+    for process in info.get("processInfo", []):
+        if process.get("type") == "browser":
+            return int(process["id"])
+    return None
+
+
+# shared launch steps ------------------------------------------------------------------------
+def check_display(options: LaunchOptions) -> None:
+    """A headed browser launched here needs a display (`unsupported_capability` without one)."""
+    if not options.headless and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise ToolFailure(
+            "unsupported_capability",
+            "A headed browser needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set. "
+            "Use headless=True, or start the kernel under a virtual display (xvfb-run).",
+            started=False,
+        )
+
+
+def context_kwargs(options: LaunchOptions) -> dict[str, Any]:
+    """A Chromium context's options: the viewport (1280x720 by default), locale and user agent."""
+    kwargs: dict[str, Any] = {"viewport": options.viewport or {"width": 1280, "height": 720}}
+    if options.locale:
+        kwargs["locale"] = options.locale
+    if options.user_agent:
+        kwargs["user_agent"] = options.user_agent
+    return kwargs
+
+
+def unknown_locale(options: LaunchOptions, exc: Exception) -> ToolFailure | None:
+    """Chromium (ICU) refusing `options.locale`, which our pattern cannot foresee, as bad input."""
+    if options.locale and "Invalid locale name" in str(exc):
+        return ToolFailure(
+            "invalid_params",
+            f"Chromium does not accept the locale {options.locale!r}; use a tag such as 'en-US' or 'fr-FR'.",
+            started=False,
+        )
+    return None
+
+
+def launch_error(message: str) -> str:
+    """Playwright's launch error without its decorative boxes."""
+    lines = [line.strip(" ║╔╗╚╝═") for line in message.splitlines()]
+    return first_lines("\n".join(line for line in lines if line and not line.startswith("<3")), 10)

@@ -19,17 +19,21 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import InvalidParams, ToolFailure
-from .util import first_lines
+from ..errors import InvalidParams, ToolFailure
+from ..util import first_lines
+from .chromium import context_kwargs, unknown_locale
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Playwright
+    from playwright.async_api import Browser, BrowserContext, Playwright
 
-    from .config import LaunchDefaults
-    from .instances import LaunchOptions
+    from ..config import LaunchDefaults
+    from ..grants import Grant
+    from ..instances import Instance
+    from . import BackendName, Launcher, LaunchOptions
 
 MAX_URL_CHARS = 4096
 MAX_HEADER_CHARS = 8192
@@ -52,10 +56,25 @@ HEADERS_ENV = "WEBMCP_NB_REMOTE_HEADERS"
 """Headers for a session's remote default, as a JSON object (keeps a token off command lines and notebooks)."""
 
 
-def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
+@dataclass(frozen=True)
+class RemoteOptions:
+    """Where the remote browser is: exactly one endpoint; headers may carry a token."""
+
+    endpoint: str | None = None
+    cdp_endpoint: str | None = None
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
+
+
+def own(options: LaunchOptions) -> RemoteOptions:
+    """`options`' remote options (none set where none were given)."""
+    return options.own if isinstance(options.own, RemoteOptions) else RemoteOptions()
+
+
+def check_options(args: Mapping[str, Any], backend: str, default_remote: bool) -> None:
     """Refuse remote options that cannot work, before anything connects (`InvalidParams`).
-    `args` are a create call's arguments (unset ones absent); `default_remote`: the session
-    creates remote instances by default."""
+    `args` are a create call's arguments (unset ones absent), for `backend`; `default_remote`:
+    the session creates remote instances by default."""
     too_long = [name for name in ("endpoint", "cdp_endpoint") if len(args.get(name) or "") > MAX_URL_CHARS]
     too_long += [
         f"headers.{name}" for name, value in (args.get("headers") or {}).items() if len(value) > MAX_HEADER_CHARS
@@ -63,7 +82,6 @@ def check_options(args: Mapping[str, Any], default_remote: bool) -> None:
     if too_long:  # named here, never echoed: a token may be in it
         limits = f"{MAX_URL_CHARS} characters for an endpoint, {MAX_HEADER_CHARS} for a header"
         raise InvalidParams(f"parameter '{too_long[0]}' is too long (at most {limits}).")
-    backend = args.get("backend") or ("remote" if default_remote else "chromium")
     given = [name for name in REMOTE_ONLY if args.get(name) is not None]
     if backend != "remote":
         if given:
@@ -145,11 +163,11 @@ def headers_from_env() -> dict[str, str]:
     return headers
 
 
-def remote_options(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:
+def launch_values(name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """The `LaunchOptions` fields of a remote instance: the session's remote default (endpoint and
     headers) unless the call names an endpoint, then the call's options. WebMCP defaults to 'page'
     (the remote server's launch flags decide whether Chromium's own is on)."""
-    values: dict[str, Any] = {"name": name, "backend": "remote", "headless": defaults.headless, "webmcp": "page"}
+    values: dict[str, Any] = {"name": name, "headless": defaults.headless, "webmcp": "page"}
     if not (overrides.get("endpoint") or overrides.get("cdp_endpoint")) and defaults.remote_endpoint:
         values.update(default_endpoint(defaults.remote_endpoint), headers=defaults.remote_headers)
     values.update(overrides)
@@ -181,15 +199,8 @@ def url_secrets(url: str) -> list[str]:
 
 
 def public_endpoint(options: LaunchOptions) -> str | None:
-    url = options.endpoint or options.cdp_endpoint
+    url = own(options).endpoint or own(options).cdp_endpoint
     return public_url(url) if url else None
-
-
-def lost_detail(options: LaunchOptions) -> str:
-    """Why an instance's browser went away (for `instance_crashed`)."""
-    if options.backend != "remote":
-        return "the browser process exited unexpectedly"
-    return f"the connection to the remote browser at {public_endpoint(options)} was lost"
 
 
 def connect_deadline(time_left_s: float) -> float:
@@ -198,7 +209,7 @@ def connect_deadline(time_left_s: float) -> float:
     return time.monotonic() + time_left_s * CONNECT_SHARE
 
 
-async def connect(playwright: Playwright, options: LaunchOptions, deadline: float | None = None) -> Browser:
+async def connect(playwright: Playwright, options: RemoteOptions, deadline: float | None = None) -> Browser:
     """Connect to the remote browser `options` name, within `options.connect_timeout_s` and by
     `deadline` (see `connect_deadline`)."""
     from playwright.async_api import Error as PlaywrightError
@@ -229,3 +240,40 @@ async def connect(playwright: Playwright, options: LaunchOptions, deadline: floa
             "connect_timeout_s.",
             started=False,
         ) from None
+
+
+class Remote:
+    """The `Backend` that reaches a Chromium on a grid."""
+
+    name: BackendName = "remote"
+    own_type = RemoteOptions
+    drives_chromium = True
+    shared_browser = True
+
+    def check(self, args: Mapping[str, Any], chosen: BackendName, default_remote: bool) -> None:
+        check_options(args, chosen, default_remote)
+
+    def launch_values(
+        self, name: str, defaults: LaunchDefaults, overrides: Mapping[str, Any], grant: Grant | None
+    ) -> dict[str, Any]:
+        """See `launch_values` (a grant's Chromium arguments do not apply: no flags reach a remote browser)."""
+        return launch_values(name, defaults, overrides)
+
+    async def start(self, launcher: Launcher, instance: Instance, deadline: float | None) -> BrowserContext:
+        """Connect (giving up in time to say why: `connect_deadline`) and open a context of the instance's own."""
+        connect_by = connect_deadline(deadline - time.monotonic()) if deadline is not None else None
+        options = instance.options
+        instance.browser = await connect(await launcher.playwright(), own(options), connect_by)
+        return await instance.browser.new_context(**context_kwargs(options))
+
+    def endpoint(self, options: LaunchOptions) -> str | None:
+        return public_endpoint(options)
+
+    def lost_detail(self, options: LaunchOptions) -> str:
+        return f"the connection to the remote browser at {public_endpoint(options)} was lost"
+
+    def refusal(self, options: LaunchOptions, exc: Exception) -> ToolFailure | None:
+        return unknown_locale(options, exc)
+
+
+BACKEND = Remote()

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
-from .. import camoufox_backend, chromium, remote
+from .. import backends
+from ..backends import BackendName, camoufox, chromium, remote
 from ..errors import InvalidParams
 from ..grants import is_profile_name, profiles_dir
-from ..instances import Backend, InstanceState
+from ..instances import InstanceState
 from ..registry import tool
 from ..webmcp import Mode
 from .models import Data, InstanceName, Params
@@ -31,9 +32,9 @@ class Viewport(Params):
 
 class CreateParams(Params):
     name: InstanceName
-    backend: Backend | None = Field(
+    backend: BackendName | None = Field(
         None,
-        description=f"camoufox: a fingerprint-varying Firefox (`{camoufox_backend.INSTALL_COMMAND}`); default: chromium, "
+        description=f"camoufox: a fingerprint-varying Firefox (`{camoufox.INSTALL_COMMAND}`); default: chromium, "
         "or remote if the session has a browser server.",
     )
     headless: bool | None = Field(None, description="Default: the session's setting.")
@@ -55,17 +56,17 @@ class CreateParams(Params):
         None,
         description="native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.",
     )
-    # backend='camoufox' only (webmcp_nb.core.camoufox_backend checks where each option may go).
+    # backend='camoufox' only (webmcp_nb.core.backends.camoufox checks where each option may go).
     # A list in the schema; a single name is read as a list of one (os="linux" from Python).
     os: (
         Annotated[
-            list[camoufox_backend.OsName],
+            list[camoufox.OsName],
             BeforeValidator(lambda value: [value] if isinstance(value, str) else value),
             Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True}),
         ]
         | None
     ) = Field(None, description="camoufox: OSes the fingerprint may claim.")
-    humanize: bool | Annotated[float, Field(gt=0, le=camoufox_backend.MAX_HUMANIZE_S)] | None = Field(
+    humanize: bool | Annotated[float, Field(gt=0, le=camoufox.MAX_HUMANIZE_S)] | None = Field(
         None,
         description="camoufox: human-like cursor; a number: longest move (s).",
     )
@@ -74,7 +75,7 @@ class CreateParams(Params):
         None,
         description="camoufox: only false (no web lookups; set locale).",
     )
-    # Endpoints and header values are checked by webmcp_nb.core.remote, whose messages never echo a token.
+    # Endpoints and header values are checked by webmcp_nb.core.backends.remote, whose messages never echo a token.
     endpoint: str | None = Field(
         None,
         description="remote: a Playwright browser server's ws(s):// URL (`browser` cap).",
@@ -157,10 +158,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
 def _check_launch(ctx: CallContext, p: CreateParams) -> None:
     if ctx.grant is not None:
         ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
-    default_remote = ctx.engine.launch_defaults.remote_endpoint is not None
-    given = p.model_dump(exclude_unset=True)
-    remote.check_options(given, default_remote=default_remote)
-    camoufox_backend.check_options(given, given.get("backend") or ("remote" if default_remote else "chromium"))
+    backends.check(p.model_dump(exclude_unset=True), ctx.engine.launch_defaults.remote_endpoint is not None)
     left = ctx.remaining_s()
     if p.connect_timeout_s is not None and p.connect_timeout_s >= left:  # else: operation_timeout, not the answer
         raise InvalidParams(
@@ -335,7 +333,7 @@ def _backends(chromium_executable: str | None, remote_default: str | None) -> li
             "supports": chromium.SUPPORTS,
             "install": None if chromium_executable else chromium.INSTALL_HELP,
         },
-        camoufox_backend.status(),
+        camoufox.status(),
         {
             "backend": "remote",
             "state": "available",
