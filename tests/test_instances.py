@@ -9,12 +9,17 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import get_args
 
 import psutil
 import pytest
 
 from tests.helpers import browser_processes, error, ok, wait_for_exit, wait_until
-from webmcp_nb.core.backends import chromium
+from webmcp_nb.core import backends
+from webmcp_nb.core.backends import LaunchOptions, chromium
+from webmcp_nb.core.backends.remote import RemoteOptions
+from webmcp_nb.core.config import LaunchDefaults
+from webmcp_nb.core.errors import InvalidParams
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -83,6 +88,24 @@ def test_profile_dir_in_use_by_our_instance_and_by_another_browser(fresh_session
     finally:
         outsider.kill()
         outsider.wait()
+
+
+def test_one_registry_of_backends_and_their_own_options() -> None:
+    """Each backend is registered under its name, the names the create tool offers; an unknown
+    name is bad input naming the choices; a backend's own options are its own part of LaunchOptions."""
+    registered = [(name, backend.name) for name, backend in backends.BACKENDS.items()]
+    assert registered == [(name, name) for name in get_args(backends.BackendName)]
+    with pytest.raises(InvalidParams) as refused:
+        backends.get("firefox")
+    assert refused.value.message == "No backend 'firefox': choose one of chromium, camoufox, remote."
+    given = {"backend": "remote", "endpoint": "ws://grid:3000/x", "headers": (("Authorization", "tok-123"),)}
+    options = backends.launch_options("grid", LaunchDefaults(), given)
+    own = RemoteOptions(endpoint="ws://grid:3000/x", headers=(("Authorization", "tok-123"),))
+    assert options == LaunchOptions(name="grid", backend="remote", webmcp="page", own=own)
+    assert "tok-123" not in repr(options)
+    assert backends.launch_options("here", LaunchDefaults(args=("--mute-audio",)), {}) == LaunchOptions(
+        name="here", args=("--mute-audio",)
+    )
 
 
 def test_binary_not_found_names_every_place_tried(monkeypatch) -> None:
