@@ -37,8 +37,8 @@ from webmcp_nb.core.render import (
 )
 
 BUDGET = 1.5
-FRAME_BYTES = 1536  # measured: 0.8-0.9 KB (a navigation's, an error's)
-TREE_LINE_BYTES = 56  # measured: 45 (a line's fold or element, its role in bold, its ref as code)
+FRAME_BYTES = 1536  # measured: 0.9 KB (a navigation's HTML, whole)
+TREE_LINE_BYTES = 56  # measured: 46 (a line's fold or element, its indentation, role in bold and ref as code)
 BIG = ("big snapshot", "network list", "console", "screenshot")
 
 

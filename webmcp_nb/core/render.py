@@ -743,11 +743,12 @@ def _display_width(width: int | None, screenshot_width: int | None) -> int | Non
 
 
 def _operation_html(envelope: Envelope) -> str:
-    """The whole operation, folded: one ``key: value`` line per field that has a value."""
+    """The operation, folded under its id: a ``key: value`` line for each other field that has a
+    value (the tool is in the header)."""
     lines = [
         f"{key}: {_scalar_text(key, value)}"
         for key, value in envelope.operation.to_dict().items()
-        if value not in (None, [])
+        if value not in (None, []) and key not in ("id", "tool")
     ]
     return (
         f'<details style="margin-top:4px"><summary style="{_MUTED}">operation {_e(envelope.operation.id)}</summary>'
