@@ -196,7 +196,7 @@ def snapshot_lines(snap: dict[str, Any], rounds: int) -> list[str]:
 
     def row(label: str, name: str, ratio: str = "", target: str = "") -> str:
         low, high = spread[name]
-        return f"| {label} | {m[name]:.0f} | {low:.0f}-{high:.0f} | {ratio} | {target} |"
+        return re.sub(r"\|  (?=\|)", "| ", f"| {label} | {m[name]:.0f} | {low:.0f}-{high:.0f} | {ratio} | {target} |")
 
     return [
         (
