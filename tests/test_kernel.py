@@ -18,7 +18,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from tests.helpers import Kernel, wait_for_exit
+from tests.helpers import SLEEPING_CELL, Kernel, wait_for_exit
 from webmcp_nb.core.render import ENVELOPE_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def test_interrupting_a_cell_leaves_the_browser_running(kernel: Kernel) -> None:
     # Jupyter's Interrupt signals the kernel's whole process group; the browser must survive it.
     kernel.run("%browser navigate {DEMO}")
     pids = kernel.browser_pids()
-    msg_id = kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
+    msg_id = kernel.start(SLEEPING_CELL)
     kernel.manager.interrupt_kernel()
     outputs = kernel.finish(msg_id, 15)
     assert [o["ename"] for o in outputs if o["type"] == "error"] == ["KeyboardInterrupt"]
