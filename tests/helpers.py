@@ -285,7 +285,9 @@ def install_ts_client() -> Path:
     assert node and npm, "Node.js and npm are needed for the TypeScript client tests"
     with open(TS_CLIENT / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "client").exists():
+        if not all(
+            (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / name).exists() for name in ("client", "inspector")
+        ):
             subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, timeout=300)
     return TS_CLIENT
 
