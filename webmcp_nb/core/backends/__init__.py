@@ -130,7 +130,7 @@ def default_name(default_remote: bool) -> BackendName:
 def check(args: Mapping[str, Any], default_remote: bool) -> None:
     """Refuse a create call's options (`args`, unset ones absent) that no backend can use as given."""
     chosen = get(args.get("backend") or default_name(default_remote)).name
-    for backend in BACKENDS.values():
+    for backend in reversed(BACKENDS.values()):  # remote's first: a too-long endpoint or header before all else
         backend.check(args, chosen, default_remote)
 
 
