@@ -19,7 +19,7 @@ from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 from tests.helpers import Kernel, wait_for_exit
-from webmcp_nb.core.render import ENVELOPE_MIME
+from webmcp_nb.core.render.renderer import ENVELOPE_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
 

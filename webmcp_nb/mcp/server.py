@@ -34,10 +34,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
-from ..core.approval import Approval
-from ..core.grants import SECRETS_CAP, Grant
-from ..core.registry import ToolSpec
-from ..core.util import spawn
+from ..core.call.approval import Approval
+from ..core.call.registry import ToolSpec
+from ..core.call.util import spawn
+from ..core.guard.grants import SECRETS_CAP, Grant
 from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
@@ -47,7 +47,7 @@ from .schemas import agent_input_schema, shared_fields_note, tool_annotations
 
 if TYPE_CHECKING:
     from ..client import Session
-    from ..core.listeners import Listeners
+    from ..core.call.listeners import Listeners
 
 CALLER_META_KEY = "webmcp_nb/caller"
 """`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
