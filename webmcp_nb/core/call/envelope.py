@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any, Literal, get_args
 
 from .util import escape_surrogates
@@ -187,17 +188,15 @@ class Envelope:
 
     def __str__(self) -> str:
         """The plain-text rendering (`render.render_text`): what an MCP client reads."""
-        from ..render.renderer import render_text
-
-        return render_text(self)
+        text: str = _renderer().render_text(self)
+        return text
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """IPython's rich display: text, HTML, the envelope JSON and any screenshot."""
-        from ..render.renderer import mimebundle
-
-        return mimebundle(self, include=include, exclude=exclude)
+        bundle: tuple[dict[str, Any], dict[str, Any]] = _renderer().mimebundle(self, include=include, exclude=exclude)
+        return bundle
 
     def rows(self) -> list[dict[str, Any]]:
         """The listed items of a successful result (network or console entries, tabs, frames,
@@ -219,9 +218,15 @@ class Envelope:
         """A `browser_network` result as a waterfall (static SVG; displays inline in a notebook)."""
         if self.tool != "browser_network":
             raise ValueError(f"plot() draws browser_network results, not {self.tool}")
-        from ..render.waterfall import Waterfall
+        return _renderer().Waterfall(self.rows())
 
-        return Waterfall(self.rows())
+
+def _renderer() -> ModuleType:
+    """The renderer (`core.render`), the one hook from envelopes to their display: imported on
+    first use, since the renderer imports this module."""
+    from .. import render
+
+    return render
 
 
 def _json_default(value: Any) -> Any:
