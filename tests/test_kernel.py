@@ -30,7 +30,9 @@ pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chrom
 def kernel(demo) -> Iterator[Kernel]:
     manager, client = start_new_kernel(kernel_name="python3")
     kernel = Kernel(manager, client)
-    kernel.run(f"%load_ext webmcp_nb\nimport json, webmcp_nb\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}")
+    kernel.run(
+        f"%load_ext webmcp_nb\nimport json, webmcp_nb\nfrom webmcp_nb.core.browsers.aria import find_ref\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}"
+    )
     yield kernel
     client.stop_channels()
     if manager.is_alive():
@@ -54,9 +56,7 @@ def test_magics_in_a_kernel_send_envelopes_and_images_on_iopub(kernel: Kernel) -
     snapshot = result["data"][ENVELOPE_MIME]["data"]["snapshot"]
     assert 'button "Add Banana"' in snapshot and "<details" in result["data"]["text/html"]
 
-    result = only(
-        kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result"
-    )
+    result = only(kernel.run("%browser click {find_ref(snap, 'Add Banana', role='button')}"), "execute_result")
     assert result["data"][ENVELOPE_MIME]["status"] == "success"
     assert (
         kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))")

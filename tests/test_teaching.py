@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from webmcp_nb import find_ref
+from webmcp_nb.core.browsers.aria import find_ref
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.demo.teaching import Check, NotYet, ShopExercise, check, solution
 

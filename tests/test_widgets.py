@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.helpers import ok, wait_until
-from webmcp_nb import find_ref
+from webmcp_nb.core.browsers.aria import find_ref
 from webmcp_nb.notebook.widgets import BrowserPanel, CallLog
 
 

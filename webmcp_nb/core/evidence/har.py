@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ... import __version__
+from ..version import VERSION
 
 if TYPE_CHECKING:
     from ..browsers.pages import PageState
@@ -30,7 +30,7 @@ def har_log(entries: list[dict[str, Any]], pages: list[PageState]) -> dict[str, 
     return {
         "log": {
             "version": "1.2",
-            "creator": {"name": "webmcp_nb", "version": __version__},
+            "creator": {"name": "webmcp_nb", "version": VERSION},
             "pages": har_pages,
             "entries": [_entry(entry, entry["page_id"] in known) for entry in entries],
         }
