@@ -7,7 +7,7 @@ Modes (``browser_create_instance(webmcp=...)``):
   ``WebMCP`` domain (``toolsAdded`` / ``toolsRemoved`` / ``toolInvoked`` / ``toolResponded``)
   and calls go through ``WebMCP.invokeTool``.
 - ``page``: not switched on; only what the page brings itself (a polyfill). Discovery and calls
-  go through the page's ``document.modelContext`` in JavaScript (see `webmcp_script`).
+  go through the page's ``document.modelContext`` in JavaScript (see `webmcp.script`).
 - ``polyfill``: as ``page``, after our own small polyfill is injected into every document.
 - ``off``: no WebMCP at all; the WebMCP tools answer ``unsupported_capability``.
 
