@@ -25,7 +25,7 @@ import pytest
 from webmcp_nb.client import tool_registry
 from webmcp_nb.core import camoufox_backend
 from webmcp_nb.core.config import LaunchDefaults
-from webmcp_nb.core.grants import Grant
+from webmcp_nb.core.guard.grants import Grant
 
 from .helpers import error, free_port, ok
 
@@ -329,7 +329,7 @@ MAPPING = """
 import json
 from webmcp_nb.core import camoufox_backend
 from webmcp_nb.core.config import LaunchDefaults
-from webmcp_nb.core.instances import LaunchOptions
+from webmcp_nb.core.browsers.instances import LaunchOptions
 from camoufox.utils import launch_options
 options = LaunchOptions(name="fox", backend="camoufox", webmcp="page", {options})
 kwargs = camoufox_backend.builder_kwargs(options, {binary!r})
@@ -391,7 +391,7 @@ LAUNCH = """
 import asyncio, json
 from playwright.async_api import Error, async_playwright
 from webmcp_nb.core import camoufox_backend
-from webmcp_nb.core.instances import LaunchOptions
+from webmcp_nb.core.browsers.instances import LaunchOptions
 from camoufox.utils import launch_options
 
 async def attempt(profile_dir):

@@ -22,14 +22,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .call.errors import InvalidParams, ToolFailure
 from .chromium import Candidate, check_path
-from .errors import InvalidParams, ToolFailure
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
 
+    from .browsers.instances import LaunchOptions
     from .config import LaunchDefaults
-    from .instances import LaunchOptions
 
 OsName = Literal["windows", "macos", "linux"]
 MAX_HUMANIZE_S = 10.0

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .webmcp import Mode
+    from .webmcp.discovery import Mode
 
 ENV_VAR = "WEBMCP_NB_CHROMIUM"
 # Paths the user gave: when one does not work, that is the answer (no silent fallback).

@@ -22,14 +22,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import InvalidParams, ToolFailure
-from .util import first_lines
+from .call.errors import InvalidParams, ToolFailure
+from .call.util import first_lines
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
 
+    from .browsers.instances import LaunchOptions
     from .config import LaunchDefaults
-    from .instances import LaunchOptions
 
 MAX_URL_CHARS = 4096
 MAX_HEADER_CHARS = 8192

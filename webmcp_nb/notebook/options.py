@@ -13,9 +13,9 @@ from typing import Any, cast, get_args
 from traitlets import All, Bool, Dict, Float, Int, TraitError, Unicode, default, observe, validate
 from traitlets.config import Configurable
 
+from ..core.browsers.instances import Backend
+from ..core.browsers.live import DEFAULT_MAX_FPS
 from ..core.config import LaunchDefaults, Limits
-from ..core.instances import Backend
-from ..core.live import DEFAULT_MAX_FPS
 from ..core.remote import HEADERS_ENV, headers_from_env, public_url
 from . import session as shared
 from .session import DEFAULT_BACKEND
