@@ -161,7 +161,7 @@ def serve_floor() -> None:
     import uvicorn
     from mcp.server import Server
 
-    from webmcp_nb.mcp.http import MCP_PATH, BearerToken, bind
+    from webmcp_nb.mcp.streamable_http import MCP_PATH, BearerToken, bind
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(name="browser_health", input_schema={"type": "object"})])

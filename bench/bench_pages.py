@@ -36,7 +36,7 @@ from bench_mcp import CHROMIUM, RawSide, ensure_peers, playwright_mcp_side, webm
 from benchmarks_md import bench_parser, publish
 
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.render import mimebundle, render_text
+from webmcp_nb.core.render.renderer import mimebundle, render_text
 from webmcp_nb.demo import DemoServer
 
 BEGIN, END = "<!-- bench_pages:begin -->", "<!-- bench_pages:end -->"

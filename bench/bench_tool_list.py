@@ -28,7 +28,7 @@ from bench_mcp import CHROME_DEVTOOLS_MCP, CHROMIUM, PLAYWRIGHT_MCP, ensure_peer
 from benchmarks_md import bench_parser, publish
 from mcp import Client, StdioServerParameters
 
-from webmcp_nb.core.grants import CAPS
+from webmcp_nb.core.guard.grants import CAPS
 from webmcp_nb.mcp.schemas import PEER_TOOL_LIST_BYTES, TOOL_LIST_BUDGET, TOOL_LIST_TARGET, tool_list_bytes
 
 BEGIN, END = "<!-- bench_tool_list:begin -->", "<!-- bench_tool_list:end -->"

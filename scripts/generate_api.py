@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from webmcp_nb.client import tool_registry  # noqa: E402
-from webmcp_nb.core.registry import ToolSpec  # noqa: E402
+from webmcp_nb.core.call.registry import ToolSpec  # noqa: E402
 
 
 def method_name(tool_name: str) -> str:
@@ -204,7 +204,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 from ._arguments import default, given
-from .core.envelope import Envelope
+from .core.call.envelope import Envelope
 
 
 '''

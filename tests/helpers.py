@@ -25,9 +25,9 @@ import jsonschema
 import psutil
 
 from webmcp_nb import Envelope
-from webmcp_nb.core.envelope import ERROR_TYPES, Operation
-from webmcp_nb.core.failure import CONTEXT_KEYS
-from webmcp_nb.core.registry import REGISTRY
+from webmcp_nb.core.call.envelope import ERROR_TYPES, Operation
+from webmcp_nb.core.call.registry import REGISTRY
+from webmcp_nb.core.evidence.failure import CONTEXT_KEYS
 
 if TYPE_CHECKING:
     from jupyter_client.manager import KernelManager
@@ -121,7 +121,7 @@ def check_contract(envelope: Envelope) -> None:
         assert list(d) == [key for key in keys if key != "context" or "context" in d], d.keys()
         assert d["error_type"] in ERROR_TYPES
         assert d["message"] and len(d["message"]) <= 3000
-        if "context" in d:  # additive: only what there is to say (webmcp_nb.core.failure)
+        if "context" in d:  # additive: only what there is to say (webmcp_nb.core.evidence.failure)
             assert d["context"] and set(d["context"]) <= set(CONTEXT_KEYS)
         assert (op["outcome"], op["retry"]) in {
             ("not_started", "after_correction"),

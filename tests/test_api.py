@@ -28,7 +28,7 @@ from webmcp_nb import Session
 from webmcp_nb._arguments import Default
 from webmcp_nb._generated import ToolMethods
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core.registry import ToolSpec
+from webmcp_nb.core.call.registry import ToolSpec
 from webmcp_nb.core.tools.models import ActionData, PageParams
 from webmcp_nb.demo import DemoServer
 
@@ -245,7 +245,7 @@ def test_every_type_a_public_method_returns_is_exported(class_name: str) -> None
 
 
 def test_error_types_outcomes_and_retries_have_one_source() -> None:
-    from webmcp_nb.core.envelope import ERROR_TYPES, RETRY_ADVICE
+    from webmcp_nb.core.call.envelope import ERROR_TYPES, RETRY_ADVICE
 
     # (Output schemas hold the envelope loosely: its error types are not spelled out there.)
     assert ERROR_TYPES == get_args(webmcp_nb.ErrorType) and len(ERROR_TYPES) == len(set(ERROR_TYPES))
@@ -263,7 +263,7 @@ def test_the_types_are_enforced_by_a_type_checker(tmp_path: Path) -> None:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(
         "from webmcp_nb import Session\n"
-        "from webmcp_nb.core.errors import ToolFailure\n"
+        "from webmcp_nb.core.call.errors import ToolFailure\n"
         "ToolFailure('stale_ref', 'fine')\n"
         "ToolFailure('no_such_error', 'refused')\n"
         "s = Session()\n"

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import ok, wait_until_async
 from webmcp_nb import Session
-from webmcp_nb.core.engine import ApprovalRequest
+from webmcp_nb.core.call.engine import ApprovalRequest
 
 SHOP = b"""<!doctype html>
 <html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Shop</title></head>

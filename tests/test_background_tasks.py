@@ -1,6 +1,6 @@
 """No fire-and-forget task without a reference: the event loop keeps only weak references to its
 tasks, so a task whose result is dropped may be garbage-collected mid-flight. Background work goes
-through `webmcp_nb.core.util.spawn`, which keeps each task referenced until it is done."""
+through `webmcp_nb.core.call.util.spawn`, which keeps each task referenced until it is done."""
 
 from __future__ import annotations
 

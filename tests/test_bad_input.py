@@ -25,7 +25,7 @@ from mcp.shared.inbound import encode_header_value
 import webmcp_nb.core.tools  # noqa: F401 - registers every tool
 from tests.conftest import browser_processes, error, ok, ref_for
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.bounds import (
+from webmcp_nb.core.call.bounds import (
     INVALID_TOOL_NAME,
     MAX_ARGUMENT_BYTES,
     MAX_ARGUMENT_DEPTH,
@@ -33,8 +33,8 @@ from webmcp_nb.core.bounds import (
     MAX_TOOL_NAME_CHARS,
     screen,
 )
+from webmcp_nb.core.call.registry import REGISTRY, ToolSpec
 from webmcp_nb.core.config import MIN_RESULT_BYTES
-from webmcp_nb.core.registry import REGISTRY, ToolSpec
 
 HUGE = "x" * 200_000
 MAX_MESSAGE = 2_000  # an error message never echoes a huge input back

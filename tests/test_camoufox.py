@@ -25,7 +25,7 @@ import pytest
 from webmcp_nb.client import tool_registry
 from webmcp_nb.core.backends import camoufox as camoufox_backend
 from webmcp_nb.core.config import LaunchDefaults
-from webmcp_nb.core.grants import Grant
+from webmcp_nb.core.guard.grants import Grant
 
 from .helpers import error, free_port, ok
 

@@ -21,8 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from webmcp_nb import Session
-from webmcp_nb.core.errors import ToolFailure
-from webmcp_nb.core.failure import EMPTY_PAGE_WARNING
+from webmcp_nb.core.call.errors import ToolFailure
+from webmcp_nb.core.evidence.failure import EMPTY_PAGE_WARNING
 from webmcp_nb.demo import DemoServer
 
 from .helpers import error, ok, ts_report, wait_until

@@ -11,8 +11,8 @@ import pytest
 
 from tests.helpers import make_operation
 from webmcp_nb import Envelope, Session, ToolCallError
+from webmcp_nb.core.call.envelope import ERROR_TYPES, enforce_size_limit
 from webmcp_nb.core.config import Limits
-from webmcp_nb.core.envelope import ERROR_TYPES, enforce_size_limit
 
 
 def test_success_shape_and_bytes_become_base64_only_when_serialised() -> None:
@@ -130,7 +130,7 @@ def test_an_error_over_the_limit_keeps_the_longest_head_and_tail_that_fit(charac
 def test_operation_ids_are_random_version_4_uuids() -> None:
     import uuid
 
-    from webmcp_nb.core.util import random_uuid
+    from webmcp_nb.core.call.util import random_uuid
 
     ids = [random_uuid() for _ in range(2000)]
     parsed = [uuid.UUID(one) for one in ids]
@@ -188,7 +188,7 @@ def test_import_is_cheap_and_starts_nothing() -> None:
 def test_core_imports_neither_ipython_nor_mcp() -> None:
     out = run_python(
         "import sys\n"
-        "import webmcp_nb.core.engine, webmcp_nb.core.tools, webmcp_nb.client\n"
+        "import webmcp_nb.core.call.engine, webmcp_nb.core.tools, webmcp_nb.client\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'IPython', 'ipykernel', 'ipywidgets', 'mcp'}))\n"
     )
     assert out.strip() == "[]"

@@ -24,8 +24,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb.core.aria import find_ref
-from webmcp_nb.core.render import render_text
+from webmcp_nb.core.browsers.aria import find_ref
+from webmcp_nb.core.render.renderer import render_text
 from webmcp_nb.demo import PNG, DemoServer
 
 from .conftest import CheckedSession, error, ok
@@ -341,7 +341,7 @@ def test_agents_need_the_secrets_grant_to_reveal(demo: DemoServer) -> None:
 def test_waterfall_is_static_svg_with_a_row_per_request(evidence_session: CheckedSession) -> None:
     import xml.etree.ElementTree as ET
 
-    from webmcp_nb.core.waterfall import waterfall_svg
+    from webmcp_nb.core.render.waterfall import waterfall_svg
 
     s = evidence_session
     ok(s.wait_for(network_idle=True))
@@ -397,7 +397,7 @@ def test_agents_fetch_what_a_call_wrote_through_resource_links(demo: DemoServer,
 
 
 def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_session: CheckedSession) -> None:
-    from webmcp_nb.core.render import ERROR_COLOUR, render_html
+    from webmcp_nb.core.render.renderer import ERROR_COLOUR, render_html
 
     s = evidence_session
     wait_for_entry(s, "browser_network", lambda e: e["state"] == "failed")

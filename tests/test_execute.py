@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
-from webmcp_nb.core.render import ENVELOPE_MIME, render_text
+from webmcp_nb.core.render.renderer import ENVELOPE_MIME, render_text
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession, Kernel, error, ok, ref_for

@@ -14,9 +14,9 @@ import pytest
 from IPython.utils.text import DollarFormatter
 
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core.aria import RefTarget, ref_of, refs_in_args, target_of
-from webmcp_nb.core.engine import CallRecord
-from webmcp_nb.core.envelope import Envelope
+from webmcp_nb.core.browsers.aria import RefTarget, ref_of, refs_in_args, target_of
+from webmcp_nb.core.call.engine import CallRecord
+from webmcp_nb.core.call.envelope import Envelope
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.export import Code, Step, magic_cell, python_call, script
 from webmcp_nb.notebook.magics import command, split_words
@@ -155,7 +155,7 @@ def test_export_from_a_live_session(session: Any, demo: DemoServer) -> None:
 
 
 def test_an_export_of_a_log_that_forgot_its_first_calls_says_so(fresh_session: Any, demo: DemoServer) -> None:
-    from webmcp_nb.core import engine
+    from webmcp_nb.core.call import engine
 
     session = fresh_session()
     session.navigate(demo.url).raise_for_status()

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb.core.envelope import RETRY_ADVICE
-from webmcp_nb.core.failure import (
+from webmcp_nb.core.call.envelope import RETRY_ADVICE
+from webmcp_nb.core.evidence.failure import (
     EMPTY_PAGE_WARNING,
     MAX_CONSOLE_CHARS,
     MAX_CONSOLE_ENTRIES,

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.engine import HISTORY_SIZE
+from webmcp_nb.core.call.engine import HISTORY_SIZE
 
 from .helpers import BROWSER_NAMES, browser_processes, error, ok, ref_for, wait_for_exit, wait_until, wait_until_async
 

@@ -17,16 +17,19 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "webmcp_nb"
 # Every module outside the core is a front end (or serves one), derived so a new module is covered;
-# the demo site's server is test scaffolding, not a front end.
+# the demo site's server is test scaffolding, not a front end (its teaching checks are one).
+DEMO_SERVER = {"demo/__init__.py", "demo/__main__.py"}
 FRONT_ENDS = sorted(
-    path for path in PACKAGE.rglob("*.py") if path.relative_to(PACKAGE).parts[0] not in ("core", "demo")
+    path
+    for path in PACKAGE.rglob("*.py")
+    if path.relative_to(PACKAGE).parts[0] != "core" and path.relative_to(PACKAGE).as_posix() not in DEMO_SERVER
 )
 ALLOWED = {
     # The MCP SDK has no accessor for a request's connection (the channel 2025-era clients
     # hear list changes on); see ChangeNotifier.seen.
     ("mcp/server.py", "ctx.session._connection"),
     # IPython's display protocol method of our own form object.
-    ("notebook/webmcp.py", "self.form()._repr_mimebundle_"),
+    ("notebook/webmcp_tools.py", "self.form()._repr_mimebundle_"),
 }
 
 

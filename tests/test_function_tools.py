@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 
-from webmcp_nb.core.page_tools import PythonTool
+from webmcp_nb.core.webmcp.page_tools import PythonTool
 from webmcp_nb.published import tool_spec
 
 

@@ -41,9 +41,9 @@ from mcp.shared.exceptions import MCPError
 import webmcp_nb.core.tools  # noqa: F401 - registers every tool
 from tests.conftest import check_contract, ok
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.bounds import INVALID_TOOL_NAME, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, MAX_TOOL_NAME_CHARS
-from webmcp_nb.core.grants import ALWAYS_GRANTED
-from webmcp_nb.core.registry import REGISTRY, ToolSpec
+from webmcp_nb.core.call.bounds import INVALID_TOOL_NAME, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, MAX_TOOL_NAME_CHARS
+from webmcp_nb.core.call.registry import REGISTRY, ToolSpec
+from webmcp_nb.core.guard.grants import ALWAYS_GRANTED
 from webmcp_nb.mcp.results import output_schema
 
 pytestmark = pytest.mark.browser  # every test calls tools on a live page

@@ -718,7 +718,7 @@ def test_a_page_that_navigates_away_mid_request_is_a_clear_failure(s: CheckedSes
 
 
 def test_the_event_stream_parser_follows_the_standard() -> None:
-    from webmcp_nb.core.sse import EventStreamParser
+    from webmcp_nb.core.browsers.sse import EventStreamParser
 
     parser = EventStreamParser()
     stream = '\ufeff: comment\r\nretry: 250\r\nid: 7\nevent: update\ndata: {"a":\r\ndata: 1}\r\rdata: plain\n\n'
@@ -736,7 +736,7 @@ def test_the_event_stream_parser_follows_the_standard() -> None:
 
 
 def test_secret_field_names_ignore_case_and_separators() -> None:
-    from webmcp_nb.core.secret_fields import block_in_json_text, block_secrets, secret_names
+    from webmcp_nb.core.guard.secret_fields import block_in_json_text, block_secrets, secret_names
 
     value = {"API-KEY": 1, "refreshToken": 2, "private key": 3, "tokens": 4, "x": [{"Client_Secret": 5}], "pin": 6}
     cleaned, blocked = block_secrets(value, secret_names(["PIN"]))

@@ -20,7 +20,7 @@ from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 from tests.helpers import SLEEPING_CELL, Kernel, wait_for_exit
-from webmcp_nb.core.render import ENVELOPE_MIME
+from webmcp_nb.core.render.renderer import ENVELOPE_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every process the kernel started (the Playwright driver and its browser), as JSON.
@@ -35,7 +35,9 @@ pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chrom
 def kernel(demo) -> Iterator[Kernel]:
     manager, client = start_new_kernel(kernel_name="python3")
     kernel = Kernel(manager, client)
-    kernel.run(f"%load_ext webmcp_nb\nimport json, webmcp_nb\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}")
+    kernel.run(
+        f"%load_ext webmcp_nb\nimport json, webmcp_nb\nfrom webmcp_nb.core.browsers.aria import find_ref\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}"
+    )
     yield kernel
     client.stop_channels()
     if manager.is_alive():
@@ -59,9 +61,7 @@ def test_magics_in_a_kernel_send_envelopes_and_images_on_iopub(kernel: Kernel) -
     snapshot = result["data"][ENVELOPE_MIME]["data"]["snapshot"]
     assert 'button "Add Banana"' in snapshot and "<details" in result["data"]["text/html"]
 
-    result = only(
-        kernel.run("%browser click {webmcp_nb.find_ref(snap, 'Add Banana', role='button')}"), "execute_result"
-    )
+    result = only(kernel.run("%browser click {find_ref(snap, 'Add Banana', role='button')}"), "execute_result")
     assert result["data"][ENVELOPE_MIME]["status"] == "success"
     assert (
         kernel.value("print(json.dumps(nb.evaluate(\"document.getElementById('cart').textContent\").data['result']))")

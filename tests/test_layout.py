@@ -1,5 +1,5 @@
-"""README's layout section matches the tree: every module, folder and notebook it names exists,
-and every module and folder of the package, notebook and script is named there."""
+"""README's architecture section matches the tree: every package, folder and notebook it names exists,
+and every package of webmcp_nb, every notebook and every script is named there."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-# the README's layout against the tree: the same whichever Playwright runs the suite.
+# the README's architecture against the tree: the same whichever Playwright runs the suite.
 pytestmark = pytest.mark.playwright_independent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,7 +16,7 @@ ENTRY_INDENTS = (0, 2, 4, 6)  # a tree entry; a deeper line continues the descri
 
 
 def layout_block(readme: str) -> str:
-    section = readme.split("\n## Layout\n", 1)[1]
+    section = readme.split("\n## Architecture\n", 1)[1]
     return section.split("```\n", 2)[1]
 
 
@@ -36,31 +36,22 @@ def layout_entries(block: str) -> list[str]:
     return entries
 
 
-def package_tree() -> set[str]:
-    """Every module and folder of the package, as the layout writes them."""
-    found = set()
-    for path in (ROOT / "webmcp_nb").rglob("*"):
-        if "__pycache__" in path.parts:
-            continue
-        relative = path.relative_to(ROOT).as_posix()
-        if path.is_dir():
-            found.add(relative + "/")
-        elif path.suffix == ".py" and not (path.name == "__init__.py" and path.parent.name != "webmcp_nb"):
-            found.add(relative)  # a subpackage's __init__.py is its folder's entry
-    return found
+def packages() -> set[str]:
+    """Every package of webmcp_nb (a folder with an `__init__.py`), as the section writes them."""
+    return {init.parent.relative_to(ROOT).as_posix() + "/" for init in (ROOT / "webmcp_nb").rglob("__init__.py")}
 
 
-def test_the_layout_names_every_module_and_folder_of_the_package_and_nothing_else() -> None:
+def test_the_architecture_names_every_package_and_nothing_else() -> None:
     entries = layout_entries(layout_block((ROOT / "README.md").read_text(encoding="utf-8")))
     assert len(entries) == len(set(entries)), "an entry is listed twice"
-    missing = [entry for entry in entries if not (ROOT / entry).exists()]
-    assert missing == [], f"the layout names what the tree lacks: {missing}"
+    missing = [entry for entry in entries if not (ROOT / entry).is_dir()]
+    assert missing == [], f"the section names what the tree lacks: {missing}"
     in_package = {entry for entry in entries if entry.startswith("webmcp_nb/")}
-    unlisted = sorted(package_tree() - in_package - {"webmcp_nb/"})
-    assert unlisted == [], f"README's layout does not list: {unlisted}"
+    assert sorted(in_package - packages()) == [], "the section names a folder of webmcp_nb that is no package"
+    assert sorted(packages() - in_package) == [], "the section does not name every package"
 
 
-def test_the_layout_names_every_notebook_and_script() -> None:
+def test_the_architecture_names_every_notebook_and_script() -> None:
     block = layout_block((ROOT / "README.md").read_text(encoding="utf-8"))
     named = set(re.findall(r"[\w.-]+", block))
     for folder in ("notebooks", "scripts"):

@@ -26,7 +26,7 @@ from PIL import Image
 
 from tests.helpers import make_operation
 from webmcp_nb import Envelope
-from webmcp_nb.core.render import (
+from webmcp_nb.core.render.renderer import (
     ENVELOPE_MIME,
     HTML_LIST_ROWS,
     HTML_TREE_LINES,

@@ -7,8 +7,8 @@ import logging
 import pytest
 from pydantic import BaseModel
 
-from webmcp_nb.core.listeners import Listeners
-from webmcp_nb.core.registry import Registry, ToolSpec
+from webmcp_nb.core.call.listeners import Listeners
+from webmcp_nb.core.call.registry import Registry, ToolSpec
 
 
 def test_a_failing_listener_is_logged_and_the_others_still_hear(caplog: pytest.LogCaptureFixture) -> None:
@@ -21,7 +21,7 @@ def test_a_failing_listener_is_logged_and_the_others_still_hear(caplog: pytest.L
     listeners.add(lambda name, value: heard.append(("first", value)))
     listeners.add(broken)
     listeners.add(lambda name, value: heard.append((name, value)))
-    with caplog.at_level(logging.ERROR, logger="webmcp_nb.core.listeners"):
+    with caplog.at_level(logging.ERROR, logger="webmcp_nb.core.call.listeners"):
         listeners.emit("second", 7)
     assert heard == [("first", 7), ("second", 7)]
     assert "listener broke" in caplog.text

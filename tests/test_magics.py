@@ -25,7 +25,7 @@ import webmcp_nb
 from tests.conftest import browser_processes, check_contract, ok, ref_for
 from tests.helpers import wait_until
 from webmcp_nb import Envelope
-from webmcp_nb.core.registry import REGISTRY
+from webmcp_nb.core.call.registry import REGISTRY
 from webmcp_nb.notebook.extension import is_loaded
 from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session

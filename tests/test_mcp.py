@@ -29,7 +29,7 @@ from mcp.shared.subscriptions import ToolsListChanged
 
 from webmcp_nb import Session
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core.grants import Grant
+from webmcp_nb.core.guard.grants import Grant
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.schemas import agent_input_schema
 

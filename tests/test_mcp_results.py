@@ -26,8 +26,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core.envelope import Envelope
-from webmcp_nb.core.registry import REGISTRY
+from webmcp_nb.core.call.envelope import Envelope
+from webmcp_nb.core.call.registry import REGISTRY
 from webmcp_nb.core.tools.saving import HEAD_LINES
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.mirror import CALL_TOOL

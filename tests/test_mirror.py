@@ -21,7 +21,7 @@ from mcp.shared.subscriptions import ToolsListChanged
 
 from tests.helpers import wait_until_async
 from webmcp_nb import Session
-from webmcp_nb.core.engine import ApprovalRequest
+from webmcp_nb.core.call.engine import ApprovalRequest
 from webmcp_nb.demo import DemoServer
 
 # README promises list_changed within 500 ms (on an idle machine); here, two cores are shared.

@@ -18,7 +18,7 @@ from jupyter_client.manager import start_new_kernel
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb.core.render import ENVELOPE_MIME
+from webmcp_nb.core.render.renderer import ENVELOPE_MIME
 from webmcp_nb.demo import DemoServer
 
 from .conftest import Kernel

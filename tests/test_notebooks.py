@@ -29,8 +29,9 @@ from mcp.client.streamable_http import streamable_http_client
 from nbclient import NotebookClient
 from nbformat import v4
 
-from webmcp_nb import Session, find_ref
-from webmcp_nb.core import aria
+from webmcp_nb import Session
+from webmcp_nb.core.browsers import aria
+from webmcp_nb.core.browsers.aria import find_ref
 from webmcp_nb.demo import DemoServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,9 +173,9 @@ def result_area(session: Session) -> dict[str, Any]:
 
 PROBE = """
 import json
-from webmcp_nb.core import aria
+from webmcp_nb.core.browsers import aria
 snapshot = nb.snapshot().data["snapshot"]
-area = aria.subtree(snapshot, webmcp_nb.find_ref(snapshot, "Submitted data", role="status"))
+area = aria.subtree(snapshot, aria.find_ref(snapshot, "Submitted data", role="status"))
 print("PROBE" + json.dumps({"url": nb.snapshot().data["url"], "area": aria.REF.sub("", area or ""),
       "password": nb.evaluate("document.getElementById('password').value.length").data["result"]}))
 """

@@ -14,9 +14,9 @@ import pytest
 
 from tests.helpers import error, ok, wait_until
 from webmcp_nb import Session
-from webmcp_nb.core.errors import ToolFailure
-from webmcp_nb.core.page_tools import BINDING
-from webmcp_nb.core.util import origin_of
+from webmcp_nb.core.call.errors import ToolFailure
+from webmcp_nb.core.call.util import origin_of
+from webmcp_nb.core.webmcp.page_tools import BINDING
 from webmcp_nb.demo import DemoServer
 
 

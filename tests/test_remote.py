@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from webmcp_nb import Session, cli
-from webmcp_nb.core.grants import Grant
+from webmcp_nb.core.guard.grants import Grant
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession

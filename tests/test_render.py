@@ -21,9 +21,9 @@ from PIL import Image
 from tests import helpers
 from tests.helpers import error, ok, ref_for
 from webmcp_nb import Envelope
-from webmcp_nb.core.envelope import RETRY_ADVICE, Operation
-from webmcp_nb.core.registry import REGISTRY
-from webmcp_nb.core.render import ENVELOPE_MIME, ToolTable, mimebundle, render_html, render_text
+from webmcp_nb.core.call.envelope import RETRY_ADVICE, Operation
+from webmcp_nb.core.call.registry import REGISTRY
+from webmcp_nb.core.render.renderer import ENVELOPE_MIME, ToolTable, mimebundle, render_html, render_text
 
 HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
 HOSTILE_BODY = "<script>alert(2)</script>"
@@ -463,7 +463,7 @@ def test_ipython_display_uses_the_bundle() -> None:
 def test_rendering_imports_no_ipython() -> None:
     code = (
         "import sys\n"
-        "from webmcp_nb.core.envelope import Envelope, Operation\n"
+        "from webmcp_nb.core.call.envelope import Envelope, Operation\n"
         "op = Operation('i', 't', None, None, None, 'a', 'b', 1.0, 'completed', 'not_needed')\n"
         "e = Envelope('success', None, op, data={'k': 1})\n"
         "str(e); e._repr_mimebundle_()\n"

@@ -187,7 +187,7 @@ def test_closed_session_refuses_calls(fresh_session) -> None:
 def test_a_submitted_call_delivers_its_result_or_error_and_cancelling_it_stops_it() -> None:
     from concurrent.futures import CancelledError
 
-    from webmcp_nb.core.runtime import Runtime
+    from webmcp_nb.core.call.runtime import Runtime
 
     runtime = Runtime("test-runtime")
     try:

@@ -9,9 +9,9 @@ from typing import Literal
 import ipywidgets as widgets
 from pydantic import BaseModel, Field
 
-from webmcp_nb.core.render import _inputs_html
-from webmcp_nb.core.schema_fields import MISSING, read_fields
-from webmcp_nb.notebook.webmcp import PageToolCall
+from webmcp_nb.core.call.schema_fields import MISSING, read_fields
+from webmcp_nb.core.render.renderer import _inputs_html
+from webmcp_nb.notebook.webmcp_tools import PageToolCall
 
 
 class Size(StrEnum):

@@ -34,7 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import error, ok, ref_for
 from tests.helpers import wait_until
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.render import render_html, render_text
+from webmcp_nb.core.render.renderer import render_html, render_text
 
 PASSWORD = 'Hunter2 "Open&Sesame" <now>'  # its JSON, URL and HTML forms all differ
 COOKIE = "s3ss10n-c00kie-VALUE-829173"
@@ -550,7 +550,7 @@ def test_a_password_field_in_a_closed_shadow_root_is_painted_over(fresh_session:
 # the rules themselves
 # --------------------------------------------------------------------------- #
 def test_what_counts_as_a_known_secret_and_a_secret_url_part() -> None:
-    from webmcp_nb.core.known_secrets import COOKIE_MIN_LENGTH, KnownSecrets, redact_urls
+    from webmcp_nb.core.guard.known_secrets import COOKIE_MIN_LENGTH, KnownSecrets, redact_urls
 
     known = KnownSecrets()
     known.add(["ab", PASSWORD])  # a 2-character typed value is kept but not searched for

@@ -19,8 +19,8 @@ import pytest
 from tests.conftest import error, ok, ref_for
 from tests.test_mirror import agent
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.engine import ApprovalRequest
-from webmcp_nb.core.render import render_html, render_text
+from webmcp_nb.core.call.engine import ApprovalRequest
+from webmcp_nb.core.render.renderer import render_html, render_text
 from webmcp_nb.demo import DemoServer
 
 SECRET = "hunter2-Sesame"

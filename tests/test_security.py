@@ -31,8 +31,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb import Session
 from webmcp_nb.core.backends import chromium
-from webmcp_nb.core.engine import ApprovalRequest
-from webmcp_nb.core.grants import CAPS, SCHEMES, Grant
+from webmcp_nb.core.call.engine import ApprovalRequest
+from webmcp_nb.core.guard.grants import CAPS, SCHEMES, Grant
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.serve_options import ServeOptions
 

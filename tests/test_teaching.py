@@ -1,4 +1,4 @@
-"""The teaching checks (webmcp_nb.teaching) on the real demo shop: each one passes when the task is
+"""The teaching checks (webmcp_nb.demo.teaching) on the real demo shop: each one passes when the task is
 done and otherwise says, in words, what is missing; none ever raises."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from webmcp_nb import find_ref
+from webmcp_nb.core.browsers.aria import find_ref
 from webmcp_nb.demo import DemoServer
-from webmcp_nb.teaching import Check, NotYet, ShopExercise, check, solution
+from webmcp_nb.demo.teaching import Check, NotYet, ShopExercise, check, solution
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from webmcp_nb.client import tool_registry
-from webmcp_nb.core.grants import CAPS, GATED_PARAMS, Grant
+from webmcp_nb.core.guard.grants import CAPS, GATED_PARAMS, Grant
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.schemas import SHARED_FIELDS, TOOL_LIST_BUDGET, budget_bytes, tool_list_bytes
 from webmcp_nb.mcp.server import describe_tool

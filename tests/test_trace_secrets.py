@@ -24,9 +24,9 @@ import pytest
 
 from tests.conftest import CheckedSession, error, ok, ref_for
 from tests.test_mirror import agent
-from webmcp_nb.core.aria import find_ref
-from webmcp_nb.core.redaction import REDACTED
-from webmcp_nb.core.trace_scrub import scrub_trace
+from webmcp_nb.core.browsers.aria import find_ref
+from webmcp_nb.core.evidence.trace_scrub import scrub_trace
+from webmcp_nb.core.guard.redaction import REDACTED
 from webmcp_nb.demo import DemoServer
 
 TYPED = "hunter2-Sesame"

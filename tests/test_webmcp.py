@@ -19,7 +19,7 @@ import pytest
 
 from tests.helpers import error, ok, wait_until
 from webmcp_nb import Envelope, Session
-from webmcp_nb.core.webmcp import WebMCPEvent
+from webmcp_nb.core.webmcp.discovery import WebMCPEvent
 
 CART_TOOLS = {"add_to_cart", "get_cart", "fail_always", "leave_page", "echo_text"}
 

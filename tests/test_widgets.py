@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.helpers import ok, wait_until
-from webmcp_nb import find_ref
+from webmcp_nb.core.browsers.aria import find_ref
 from webmcp_nb.notebook.widgets import BrowserPanel, CallLog
 
 
@@ -228,7 +228,7 @@ def test_call_log_shows_webmcp_events_including_calls_from_inside_the_page(sessi
 
 
 def test_page_tool_form_calls_the_tool(session, demo) -> None:
-    from webmcp_nb.notebook.webmcp import WebMCP
+    from webmcp_nb.notebook.webmcp_tools import WebMCP
 
     ok(session.navigate(demo.url_for("webmcp.html")))
     wait_until(lambda: "add_to_cart" in {t["name"] for t in ok(session.webmcp_list())["tools"]})

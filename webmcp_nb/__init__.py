@@ -11,110 +11,87 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:  # the public names, re-exported for type checkers (at run time, `_LAZY` imports each)
+    from ._generated import FormField as FormField
+    from ._generated import Viewport as Viewport
+    from .client import PageToolHandle as PageToolHandle
+    from .client import Session as Session
+    from .core.browsers.aria import RefTarget as RefTarget
+    from .core.browsers.instances import InstanceState as InstanceState
+    from .core.browsers.live import LiveFrame as LiveFrame
+    from .core.browsers.live import LiveView as LiveView
+    from .core.call.engine import BinaryRenderer as BinaryRenderer
+    from .core.call.engine import CallRecord as CallRecord
+    from .core.call.engine import Engine as Engine
+    from .core.call.envelope import ERROR_TYPES as ERROR_TYPES
+    from .core.call.envelope import Envelope as Envelope
+    from .core.call.envelope import ErrorType as ErrorType
+    from .core.call.envelope import Operation as Operation
+    from .core.call.envelope import Outcome as Outcome
+    from .core.call.envelope import Retry as Retry
+    from .core.call.envelope import Status as Status
+    from .core.call.envelope import ToolCallError as ToolCallError
+    from .core.call.registry import ToolSpec as ToolSpec
+    from .core.call.runtime import Runtime as Runtime
+    from .core.call.runtime import RuntimeThreadError as RuntimeThreadError
+    from .core.version import VERSION as __version__  # noqa: F401 - re-exported under its public name
+    from .core.webmcp.discovery import Mode as WebMCPMode  # noqa: F401 - re-exported under its public name
+    from .core.webmcp.discovery import WebMCPEvent as WebMCPEvent
+    from .core.webmcp.page_tools import PageToolRegistration as PageToolRegistration
+    from .demo import DemoServer as DemoServer
+    from .mcp import ServerHandle as ServerHandle
+    from .notebook.extension import load_ipython_extension as load_ipython_extension
+    from .notebook.extension import unload_ipython_extension as unload_ipython_extension
+    from .notebook.session import NotebookSession as NotebookSession
+    from .notebook.webmcp_tools import WebMCP as WebMCP
+    from .notebook.widgets import BrowserPanel as BrowserPanel
+    from .notebook.widgets import CallLog as CallLog
+    from .published import Published as Published
+    from .published import PublishedHandle as PublishedHandle
 
-if TYPE_CHECKING:
-    from ._generated import FormField, Viewport
-    from .client import PageToolHandle, Session
-    from .core.aria import RefTarget, find_ref
-    from .core.engine import BinaryRenderer, CallRecord, Engine
-    from .core.envelope import ERROR_TYPES, Envelope, ErrorType, Operation, Outcome, Retry, Status, ToolCallError
-    from .core.instances import InstanceState
-    from .core.live import LiveFrame, LiveView
-    from .core.page_tools import PageToolRegistration
-    from .core.registry import ToolSpec
-    from .core.runtime import Runtime, RuntimeThreadError
-    from .core.webmcp import Mode as WebMCPMode
-    from .core.webmcp import WebMCPEvent
-    from .demo import DemoServer
-    from .mcp import ServerHandle
-    from .notebook.extension import load_ipython_extension, unload_ipython_extension
-    from .notebook.session import NotebookSession
-    from .notebook.webmcp import WebMCP
-    from .notebook.widgets import BrowserPanel, CallLog
-    from .published import Published, PublishedHandle
 
-# Public name -> (module, attribute), imported on first access so that `import webmcp_nb` stays cheap.
+# The public names: name -> (module, attribute), imported on first access so that `import webmcp_nb`
+# stays cheap. `__all__` is derived from it.
 _LAZY = {
-    "BinaryRenderer": ("webmcp_nb.core.engine", "BinaryRenderer"),
+    "BinaryRenderer": ("webmcp_nb.core.call.engine", "BinaryRenderer"),
     "BrowserPanel": ("webmcp_nb.notebook.widgets", "BrowserPanel"),
     "CallLog": ("webmcp_nb.notebook.widgets", "CallLog"),
-    "CallRecord": ("webmcp_nb.core.engine", "CallRecord"),
+    "CallRecord": ("webmcp_nb.core.call.engine", "CallRecord"),
     "DemoServer": ("webmcp_nb.demo", "DemoServer"),
-    "ERROR_TYPES": ("webmcp_nb.core.envelope", "ERROR_TYPES"),
-    "Engine": ("webmcp_nb.core.engine", "Engine"),
-    "Envelope": ("webmcp_nb.core.envelope", "Envelope"),
-    "ErrorType": ("webmcp_nb.core.envelope", "ErrorType"),
+    "Engine": ("webmcp_nb.core.call.engine", "Engine"),  # what Session.engine returns
+    "ERROR_TYPES": ("webmcp_nb.core.call.envelope", "ERROR_TYPES"),
+    "Envelope": ("webmcp_nb.core.call.envelope", "Envelope"),
+    "ErrorType": ("webmcp_nb.core.call.envelope", "ErrorType"),
     "FormField": ("webmcp_nb._generated", "FormField"),
-    "InstanceState": ("webmcp_nb.core.instances", "InstanceState"),
-    "LiveFrame": ("webmcp_nb.core.live", "LiveFrame"),
-    "LiveView": ("webmcp_nb.core.live", "LiveView"),
+    "InstanceState": ("webmcp_nb.core.browsers.instances", "InstanceState"),
+    "LiveFrame": ("webmcp_nb.core.browsers.live", "LiveFrame"),
+    "LiveView": ("webmcp_nb.core.browsers.live", "LiveView"),
     "NotebookSession": ("webmcp_nb.notebook.session", "NotebookSession"),
-    "Operation": ("webmcp_nb.core.envelope", "Operation"),
-    "Outcome": ("webmcp_nb.core.envelope", "Outcome"),
+    "Operation": ("webmcp_nb.core.call.envelope", "Operation"),
+    "Outcome": ("webmcp_nb.core.call.envelope", "Outcome"),
     "PageToolHandle": ("webmcp_nb.client", "PageToolHandle"),
-    "PageToolRegistration": ("webmcp_nb.core.page_tools", "PageToolRegistration"),
+    "PageToolRegistration": ("webmcp_nb.core.webmcp.page_tools", "PageToolRegistration"),
     "Published": ("webmcp_nb.published", "Published"),
-    "RefTarget": ("webmcp_nb.core.aria", "RefTarget"),
     "PublishedHandle": ("webmcp_nb.published", "PublishedHandle"),
-    "Retry": ("webmcp_nb.core.envelope", "Retry"),
-    "Runtime": ("webmcp_nb.core.runtime", "Runtime"),
-    "RuntimeThreadError": ("webmcp_nb.core.runtime", "RuntimeThreadError"),
+    "RefTarget": ("webmcp_nb.core.browsers.aria", "RefTarget"),
+    "Retry": ("webmcp_nb.core.call.envelope", "Retry"),
+    "Runtime": ("webmcp_nb.core.call.runtime", "Runtime"),  # what Session.runtime returns
+    "RuntimeThreadError": ("webmcp_nb.core.call.runtime", "RuntimeThreadError"),
     "ServerHandle": ("webmcp_nb.mcp", "ServerHandle"),
     "Session": ("webmcp_nb.client", "Session"),
-    "Status": ("webmcp_nb.core.envelope", "Status"),
-    "ToolCallError": ("webmcp_nb.core.envelope", "ToolCallError"),
-    "ToolSpec": ("webmcp_nb.core.registry", "ToolSpec"),
+    "Status": ("webmcp_nb.core.call.envelope", "Status"),
+    "ToolCallError": ("webmcp_nb.core.call.envelope", "ToolCallError"),
+    "ToolSpec": ("webmcp_nb.core.call.registry", "ToolSpec"),  # what Session.tools lists
     "Viewport": ("webmcp_nb._generated", "Viewport"),
-    "WebMCP": ("webmcp_nb.notebook.webmcp", "WebMCP"),
-    "WebMCPEvent": ("webmcp_nb.core.webmcp", "WebMCPEvent"),
-    "WebMCPMode": ("webmcp_nb.core.webmcp", "Mode"),
-    "find_ref": ("webmcp_nb.core.aria", "find_ref"),
+    "WebMCP": ("webmcp_nb.notebook.webmcp_tools", "WebMCP"),
+    "WebMCPEvent": ("webmcp_nb.core.webmcp.discovery", "WebMCPEvent"),
+    "WebMCPMode": ("webmcp_nb.core.webmcp.discovery", "Mode"),
+    "__version__": ("webmcp_nb.core.version", "VERSION"),
     "load_ipython_extension": ("webmcp_nb.notebook.extension", "load_ipython_extension"),
     "unload_ipython_extension": ("webmcp_nb.notebook.extension", "unload_ipython_extension"),
 }
 
-# Explicit, for readers and type checkers; tests/test_api.py checks it against _LAZY.
-__all__ = [
-    "ERROR_TYPES",
-    "BinaryRenderer",
-    "BrowserPanel",
-    "CallLog",
-    "CallRecord",
-    "DemoServer",
-    "Engine",
-    "Envelope",
-    "ErrorType",
-    "FormField",
-    "InstanceState",
-    "LiveFrame",
-    "LiveView",
-    "NotebookSession",
-    "Operation",
-    "Outcome",
-    "PageToolHandle",
-    "PageToolRegistration",
-    "Published",
-    "PublishedHandle",
-    "RefTarget",
-    "Retry",
-    "Runtime",
-    "RuntimeThreadError",
-    "ServerHandle",
-    "Session",
-    "Status",
-    "ToolCallError",
-    "ToolSpec",
-    "Viewport",
-    "WebMCP",
-    "WebMCPEvent",
-    "WebMCPMode",
-    "__version__",
-    "find_ref",
-    "load_ipython_extension",
-    "session",
-    "unload_ipython_extension",
-]
+__all__ = [*_LAZY, "session"]
 
 
 def session() -> NotebookSession:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 from ._arguments import default, given
-from .core.envelope import Envelope
+from .core.call.envelope import Envelope
 
 
 class BinaryOptions(TypedDict):

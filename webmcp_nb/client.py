@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._generated import ToolMethods
+from .core.call.envelope import Envelope
+from .core.call.runtime import Runtime
+from .core.call.util import utc_now
 from .core.config import LaunchDefaults, Limits
-from .core.envelope import Envelope
-from .core.runtime import Runtime
-from .core.util import utc_now
 
 if TYPE_CHECKING:
-    from .core.engine import Approval, BinaryRenderer, CallRecord, Engine
-    from .core.evidence import EvidenceEvent
-    from .core.grants import Grant
-    from .core.live import LiveFrame, LiveView
-    from .core.page_tools import PageToolRegistration
-    from .core.registry import Registry, ToolSpec
-    from .core.webmcp import WebMCPEvent
+    from .core.browsers.live import LiveFrame, LiveView
+    from .core.call.engine import Approval, BinaryRenderer, CallRecord, Engine
+    from .core.call.registry import Registry, ToolSpec
+    from .core.evidence.recorder import EvidenceEvent
+    from .core.guard.grants import Grant
+    from .core.webmcp.discovery import WebMCPEvent
+    from .core.webmcp.page_tools import PageToolRegistration
     from .mcp import ServerHandle
     from .published import Published, PublishedHandle
     from .serve_options import ApprovePolicy
@@ -167,7 +167,7 @@ class Session(ToolMethods):
         """The functions, resources and prompts this session publishes to agents."""
         with self._engine_lock:
             if self._published is None:
-                from .core.registry import Registry
+                from .core.call.registry import Registry
                 from .published import Published
 
                 self._published = Published(Registry(parent=tool_registry()))
@@ -354,7 +354,7 @@ class Session(ToolMethods):
     @property
     def engine(self) -> Engine:
         """The tool core behind this session, started on first use (for front ends: the public
-        hooks of `webmcp_nb.core.engine.Engine`)."""
+        hooks of `webmcp_nb.core.call.engine.Engine`)."""
         engine = self._engine
         if engine is not None:
             return engine
@@ -363,7 +363,7 @@ class Session(ToolMethods):
             if self._closed:
                 raise RuntimeError("This Session is closed; create a new one.")
             if self._engine is None:
-                from .core.engine import Engine
+                from .core.call.engine import Engine
 
                 self._engine = Engine(
                     self.limits,
@@ -437,7 +437,7 @@ class Session(ToolMethods):
         """
 
         def register(target: Callable[..., Any]) -> PageToolHandle:
-            from .core.page_tools import PythonTool
+            from .core.webmcp.page_tools import PythonTool
 
             tool = PythonTool.from_function(
                 target, name=name, description=description, read_only=read_only, consequential=consequential
@@ -453,10 +453,10 @@ class Session(ToolMethods):
     def live_view(self, on_frame: Callable[[LiveFrame], None], **options: Any) -> LiveView:
         """Stream frames of an instance's current tab to `on_frame` until `.stop()`.
 
-        Options are those of `webmcp_nb.core.live.LiveView`: instance, max_fps, quality,
+        Options are those of `webmcp_nb.core.browsers.live.LiveView`: instance, max_fps, quality,
         max_width, max_height.
         """
-        from .core.live import LiveView
+        from .core.browsers.live import LiveView
 
         view = LiveView(self.engine, on_frame, **options)
         self._runtime.run(view.start())
@@ -585,7 +585,7 @@ class PageToolHandle:
 def tool_registry() -> Registry:
     """The registry with every tool registered (imports pydantic and the tool modules)."""
     from .core import tools  # noqa: F401 - registers every tool
-    from .core.registry import REGISTRY
+    from .core.call.registry import REGISTRY
 
     return REGISTRY
 

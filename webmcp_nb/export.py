@@ -31,14 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .core.aria import RefTarget
-from .core.engine import HISTORY_SIZE
-from .core.redaction import REDACTED, typed_paths
+from .core.browsers.aria import RefTarget
+from .core.call.engine import HISTORY_SIZE
+from .core.guard.redaction import REDACTED, typed_paths
 
 if TYPE_CHECKING:
     from .client import Session
-    from .core.engine import CallRecord
-    from .core.registry import ToolSpec
+    from .core.call.engine import CallRecord
+    from .core.call.registry import ToolSpec
 
 RUN_IDS = ("page_id", "frame_id")  # argument values that only mean something in the recorded run
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # a site there is gone, or elsewhere, at replay time
@@ -371,7 +371,7 @@ def _not_replayed(step: Step) -> str:
 
 def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str, Any]:
     """The replay notebook (nbformat 4.5, as JSON data)."""
-    from .core.render import render_html, render_text
+    from .core.render.renderer import render_html, render_text
 
     built = plan(session, callers)
     cells = [

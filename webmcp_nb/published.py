@@ -19,11 +19,11 @@ from urllib.parse import unquote
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from .core.errors import ToolFailure
-from .core.function_tools import FunctionTool, parameters, summary
-from .core.listeners import Listeners
-from .core.registry import Registry, ToolSpec
-from .core.webmcp import schema_problems
+from .core.call.errors import ToolFailure
+from .core.call.listeners import Listeners
+from .core.call.registry import Registry, ToolSpec
+from .core.webmcp.discovery import schema_problems
+from .core.webmcp.functions import FunctionTool, parameters, summary
 
 Kind = Literal["tools", "resources", "prompts"]
 

@@ -11,11 +11,11 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .core.aria import RefTarget, ref_of
+from .core.browsers.aria import RefTarget, ref_of
 
 if TYPE_CHECKING:
     from .client import Session
-    from .core.envelope import Envelope
+    from .core.call.envelope import Envelope
 
 FIND_TIMEOUT_S = 5.0  # how long `Replay.ref` looks for an element that the page may still be rendering
 FIND_INTERVAL_S = 0.2

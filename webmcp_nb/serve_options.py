@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from .core.approval import Policy
-from .core.grants import CAPS, SCHEMES, Grant
+from .core.call.approval import Policy
+from .core.guard.grants import CAPS, SCHEMES, Grant
 
 ApprovePolicy = Policy
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .envelope import ERROR_TYPES, Envelope, Operation, ToolCallError
-    from .registry import REGISTRY, ToolSpec
+    from .call.envelope import ERROR_TYPES, Envelope, Operation, ToolCallError
+    from .call.registry import REGISTRY, ToolSpec
 
 _LAZY = {
-    "ERROR_TYPES": "envelope",
-    "Envelope": "envelope",
-    "Operation": "envelope",
-    "ToolCallError": "envelope",
-    "REGISTRY": "registry",
-    "ToolSpec": "registry",
+    "ERROR_TYPES": "call.envelope",
+    "Envelope": "call.envelope",
+    "Operation": "call.envelope",
+    "ToolCallError": "call.envelope",
+    "REGISTRY": "call.registry",
+    "ToolSpec": "call.registry",
 }
 
 __all__ = ["ERROR_TYPES", "REGISTRY", "Envelope", "Operation", "ToolCallError", "ToolSpec"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .webmcp import Mode
+    from .webmcp.discovery import Mode
 
 MIN_RESULT_BYTES = 4096
 

@@ -28,7 +28,7 @@ from .wire import request_id, shallow_bytes
 
 BURST_WINDOW_S = 10.0
 """Repeats of one warning within this are counted, not printed (the next line says how many)."""
-LOG = logging.getLogger("webmcp_nb.mcp.http")
+LOG = logging.getLogger("webmcp_nb.mcp.streamable_http")
 
 
 async def _refuse(send: Any, status: int, message: str, *headers: tuple[bytes, bytes]) -> None:

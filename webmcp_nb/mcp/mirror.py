@@ -10,7 +10,7 @@ declared an object outputSchema has it in its mirror's output schema, as the env
 ``data.structured`` (a result that misses it is a tool error for agents, see the core).
 
 Which tools are visible (pages, allowed origins) is the core's answer
-(`webmcp_nb.core.page_tool_visibility`). The set is recomputed on every WebMCP change and
+(`webmcp_nb.core.webmcp.visibility`). The set is recomputed on every WebMCP change and
 after every call (navigation, tab switch), and clients are told when it changed.
 A call to a name not (yet) mirrored first lets the pages' tool lists catch up: a tool the page
 registered as it loaded is callable before any event about it has arrived.
@@ -29,10 +29,10 @@ from typing import Any
 
 import mcp_types as types
 
-from ..core.approval import of_page_tool
-from ..core.engine import CallRecord, Engine
-from ..core.page_tool_visibility import PageToolVisibility
-from ..core.webmcp import PageTool, WebMCPEvent, checked_output_schema
+from ..core.call.approval import of_page_tool
+from ..core.call.engine import CallRecord, Engine
+from ..core.webmcp.discovery import PageTool, WebMCPEvent, checked_output_schema
+from ..core.webmcp.visibility import PageToolVisibility
 
 PREFIX = "webmcp_"
 MAX_NAME = 64
@@ -94,7 +94,7 @@ class Mirror:
         return of_page_tool(self.tool) == "read_only"
 
     @property
-    def destructive(self) -> bool:  # its calls are approved by the same hints (webmcp_nb.core.approval)
+    def destructive(self) -> bool:  # its calls are approved by the same hints (webmcp_nb.core.call.approval)
         return of_page_tool(self.tool) == "consequential"
 
     @property

@@ -37,9 +37,9 @@ from typing import Any, get_args
 
 import mcp_types as types
 
-from ..core.envelope import Envelope, enforce_size_limit
-from ..core.registry import ToolSpec
-from ..core.render import render_text
+from ..core.call.envelope import Envelope, enforce_size_limit
+from ..core.call.registry import ToolSpec
+from ..core.render.renderer import render_text
 from .schemas import agent_data_schema
 
 ARTIFACT_URI = "webmcp-nb://artifacts/"

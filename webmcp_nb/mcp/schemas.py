@@ -13,7 +13,7 @@ it carries is what a model or a validating client uses, once:
   keep their structure without prose (no descriptions, no defaults): the server's instructions
   word them once;
 - an agent's schemas hold only what its grant admits: the parameters that need a cap it lacks
-  (`webmcp_nb.core.grants.GATED_PARAMS`) are left out (sent anyway, the tool refuses them naming
+  (`webmcp_nb.core.guard.grants.GATED_PARAMS`) are left out (sent anyway, the tool refuses them naming
   the cap);
 - output schemas hold the envelope loosely (the tool's `data` typed; the rest of the envelope
   is described once, in the instructions) and the data as an outline
@@ -33,7 +33,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ..core.observe import OBSERVE_DESCRIPTION
+from ..core.browsers.observe import OBSERVE_DESCRIPTION
 from ..core.tools.models import REF_DESCRIPTION, FrameParams
 
 SHARED_FIELDS: dict[str, str] = {

@@ -33,11 +33,11 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
-from ..core.approval import Approval
-from ..core.grants import SECRETS_CAP, Grant
-from ..core.registry import ToolSpec
-from ..core.util import spawn
+from ..core.call.approval import Approval
+from ..core.call.registry import ToolSpec
+from ..core.call.util import spawn
+from ..core.guard.grants import SECRETS_CAP, Grant
+from ..core.version import VERSION
 from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
 from .malformed import as_sent, keep_malformed_calls
@@ -47,7 +47,7 @@ from .schemas import agent_input_schema, shared_fields_note, tool_annotations
 
 if TYPE_CHECKING:
     from ..client import Session
-    from ..core.listeners import Listeners
+    from ..core.call.listeners import Listeners
 
 CALLER_META_KEY = "webmcp_nb/caller"
 """`_meta` key a bridge (`webmcp-nb attach`) uses to name the client it speaks for."""
@@ -108,7 +108,7 @@ def new_server(**handlers: Any) -> tuple[Server[Any], ChangeNotifier]:
     notifier = ChangeNotifier()
     server = _Server(
         "webmcp-nb",
-        version=__version__,
+        version=VERSION,
         title="webmcp_nb: a live notebook browser",
         instructions=INSTRUCTIONS,
         on_subscriptions_listen=notifier.listen,

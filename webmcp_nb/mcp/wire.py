@@ -25,7 +25,7 @@ import pydantic
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from ..core.bounds import MAX_ARGUMENT_DEPTH
+from ..core.call.bounds import MAX_ARGUMENT_DEPTH
 
 WIRE_DEPTH = 100
 """Deepest nesting handed to the SDK's parsers, the message itself being level 1 (a tool

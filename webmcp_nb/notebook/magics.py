@@ -22,8 +22,8 @@ from .progress import LiveProgress
 from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter
 
 if TYPE_CHECKING:
-    from ..core.envelope import Envelope
-    from ..core.registry import ToolSpec
+    from ..core.call.envelope import Envelope
+    from ..core.call.registry import ToolSpec
     from .session import NotebookSession
 
 
@@ -298,7 +298,7 @@ class BrowserMagics(Magics, NotebookOptions):
             return session.log()
         if name == "webmcp":
             return session.call("browser_webmcp_list")
-        from ..core.render import ToolTable
+        from ..core.render.renderer import ToolTable
 
         return ToolTable(session.tools)
 

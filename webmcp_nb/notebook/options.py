@@ -15,8 +15,8 @@ from traitlets.config import Configurable
 
 from ..core.backends import BackendName
 from ..core.backends.remote import HEADERS_ENV, headers_from_env, public_url
+from ..core.browsers.live import DEFAULT_MAX_FPS
 from ..core.config import LaunchDefaults, Limits
-from ..core.live import DEFAULT_MAX_FPS
 from . import session as shared
 from .session import DEFAULT_BACKEND
 

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from ..core.render import progress_bundle
+from ..core.render.renderer import progress_bundle
 
 MIN_INTERVAL_S = 0.1  # between two updates of the display
 

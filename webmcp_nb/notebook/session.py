@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..client import Session
-from ..core.live import DEFAULT_MAX_FPS
+from ..core.browsers.live import DEFAULT_MAX_FPS
 
 if TYPE_CHECKING:
     from ..core.backends import BackendName
-    from ..core.engine import Approval
+    from ..core.call.engine import Approval
     from ..mcp import ServerHandle
     from ..serve_options import ApprovePolicy
     from .options import NotebookOptions
-    from .webmcp import WebMCP
+    from .webmcp_tools import WebMCP
     from .widgets import BrowserPanel, CallLog
 
 CALLER = "notebook"
@@ -61,7 +61,7 @@ class NotebookSession(Session):
     @property
     def webmcp(self) -> WebMCP:
         """The page's WebMCP tools: ``nb.webmcp.tools()`` are callables whose display is a form."""
-        from .webmcp import WebMCP
+        from .webmcp_tools import WebMCP
 
         return WebMCP(self)
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from ..core.schema_fields import SchemaField, read_fields
+from ..core.call.schema_fields import SchemaField, read_fields
 
 if TYPE_CHECKING:
-    from ..core.registry import ToolSpec
+    from ..core.call.registry import ToolSpec
 
 PREFIX = "browser_"
 HELP_WIDTH = 100

@@ -21,16 +21,16 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
-from ..core.evidence import EvidenceEvent
-from ..core.live import DEFAULT_MAX_FPS
-from ..core.render import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
-from ..core.webmcp import WebMCPEvent
+from ..core.browsers.live import DEFAULT_MAX_FPS
+from ..core.evidence.recorder import EvidenceEvent
+from ..core.render.renderer import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
+from ..core.webmcp.discovery import WebMCPEvent
 
 if TYPE_CHECKING:
     from ..client import Session
-    from ..core.engine import ApprovalRequest, CallRecord
-    from ..core.envelope import Envelope
-    from ..core.live import LiveFrame
+    from ..core.browsers.live import LiveFrame
+    from ..core.call.engine import ApprovalRequest, CallRecord
+    from ..core.call.envelope import Envelope
 
 PANEL_CALLER = "panel"
 STATIC = Path(__file__).parent / "static"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..errors import InvalidParams
+from ..call.errors import InvalidParams
 from . import camoufox, chromium, remote
 from .camoufox import CamoufoxOptions
 from .remote import RemoteOptions
@@ -20,11 +20,11 @@ from .remote import RemoteOptions
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Playwright
 
+    from ..browsers.instances import Instance
+    from ..call.errors import ToolFailure
     from ..config import LaunchDefaults
-    from ..errors import ToolFailure
-    from ..grants import Grant
-    from ..instances import Instance
-    from ..webmcp import Mode
+    from ..guard.grants import Grant
+    from ..webmcp.discovery import Mode
 
 BackendName = Literal["chromium", "camoufox", "remote"]
 """How an instance's browser is had: launched here (Chromium, Camoufox) or on a remote grid."""

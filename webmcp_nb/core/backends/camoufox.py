@@ -24,15 +24,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import InvalidParams, ToolFailure
+from ..call.errors import InvalidParams, ToolFailure
 from .chromium import Candidate, check_display, check_path, launch_error
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
 
+    from ..browsers.instances import Instance
     from ..config import LaunchDefaults
-    from ..grants import Grant
-    from ..instances import Instance
+    from ..guard.grants import Grant
     from . import BackendName, Launcher, LaunchOptions
 
 OsName = Literal["windows", "macos", "linux"]

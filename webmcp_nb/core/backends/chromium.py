@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolFailure
-from ..util import first_lines
+from ..call.errors import ToolFailure
+from ..call.util import first_lines
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext
 
+    from ..browsers.instances import Instance
     from ..config import LaunchDefaults
-    from ..grants import Grant
-    from ..instances import Instance
-    from ..webmcp import Mode
+    from ..guard.grants import Grant
+    from ..webmcp.discovery import Mode
     from . import BackendName, Launcher, LaunchOptions
 
 ENV_VAR = "WEBMCP_NB_CHROMIUM"

@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import InvalidParams, ToolFailure
-from ..util import first_lines
+from ..call.errors import InvalidParams, ToolFailure
+from ..call.util import first_lines
 from .chromium import context_kwargs, unknown_locale
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
 
+    from ..browsers.instances import Instance
     from ..config import LaunchDefaults
-    from ..grants import Grant
-    from ..instances import Instance
+    from ..guard.grants import Grant
     from . import BackendName, Launcher, LaunchOptions
 
 MAX_URL_CHARS = 4096

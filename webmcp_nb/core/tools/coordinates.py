@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from ..redaction import focus_is_plain
-from ..registry import tool
+from ..call.registry import tool
+from ..guard.redaction import focus_is_plain
 from .input import Text, perform
 from .models import ActionData, PageParams
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 Coordinate = float
 

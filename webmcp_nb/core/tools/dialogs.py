@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StringConstraints
 
-from ..errors import ToolFailure
-from ..registry import tool
+from ..call.errors import ToolFailure
+from ..call.registry import tool
 from .models import ActionData, PageParams
 
 if TYPE_CHECKING:
     from playwright.async_api import Dialog
 
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 
 class DialogParams(PageParams):

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from ..errors import ToolFailure
-from ..registry import tool
-from ..secret_fields import block_secrets
-from ..util import first_lines
+from ..call.errors import ToolFailure
+from ..call.registry import tool
+from ..call.util import first_lines
+from ..guard.secret_fields import block_secrets
 from .models import ActionData, FrameParams, Ref
 from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 
 class EvaluateParams(FrameParams):

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, StringConstraints
 
-from ..errors import InvalidParams, ToolFailure
-from ..registry import tool
-from ..util import first_lines
+from ..call.errors import InvalidParams, ToolFailure
+from ..call.registry import tool
+from ..call.util import first_lines
 from .models import REF_PATTERN, ActionData, PageParams
 from .snapshot import SnapshotData, SnapshotParams
 from .snapshot import snapshot as snapshot_tool
@@ -27,8 +27,8 @@ from .snapshot import snapshot as snapshot_tool
 if TYPE_CHECKING:
     from playwright.async_api import ConsoleMessage, Locator
 
-    from ..context import CallContext
-    from ..pages import PageState
+    from ..browsers.pages import PageState
+    from ..call.context import CallContext
 
 FILENAME = "<execute>"
 _RESULT = "__execute_result__"
@@ -141,7 +141,7 @@ def looked_for_element(exc: BaseException) -> bool:
     or matched nothing, or a `ref()` that is gone."""
     from playwright.async_api import Error as PlaywrightError
 
-    from ..failure import LOCATOR_FAILURES
+    from ..evidence.failure import LOCATOR_FAILURES
 
     if isinstance(exc, ToolFailure):
         return exc.error_type in LOCATOR_FAILURES

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from ..errors import ToolFailure
-from ..registry import tool
+from ..call.errors import ToolFailure
+from ..call.registry import tool
 from .models import Data, Identifier, InstanceParams, PageParams
 
 if TYPE_CHECKING:
-    from ..context import CallContext
-    from ..downloads import DownloadRecord
+    from ..browsers.downloads import DownloadRecord
+    from ..call.context import CallContext
 
 MAX_WAIT_S = 30
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")

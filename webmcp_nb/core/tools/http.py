@@ -1,7 +1,7 @@
 """`browser_http`: an HTTP request made by the page's own `fetch`, under the result policy.
 
 The page's origin, cookies and CORS apply. The body is pulled from the page in bounded chunks
-(`webmcp_nb.core.page_fetch`): a body over its limit is cancelled mid-read and the call fails
+(`webmcp_nb.core.browsers.page_fetch`): a body over its limit is cancelled mid-read and the call fails
 (`result_too_large`), nothing is clipped. Outcomes: see `HttpCall.failure`; SSE: `http_sse`;
 binary downloads: `http_binary`.
 """
@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolFailure
-from ..grants import is_absolute
-from ..page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
-from ..registry import tool
-from ..secret_fields import block_in_json_bytes, secret_names
-from ..util import first_lines
+from ..browsers.page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
+from ..call.errors import ToolFailure
+from ..call.registry import tool
+from ..call.util import first_lines
+from ..guard.grants import is_absolute
+from ..guard.secret_fields import block_in_json_bytes, secret_names
 from .http_binary import binary_body
 from .http_models import (
     CHUNK_BYTES,
@@ -44,7 +44,7 @@ from .http_sse import collect_sse
 from .navigation import check_url
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 SNIFF_BYTES = 4096  # how much of a saved body is looked at to tell whether it is text
 

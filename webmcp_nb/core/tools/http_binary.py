@@ -9,7 +9,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ToolFailure
+from ..call.errors import ToolFailure
 from .http_models import BinaryOptions, HttpCall
 
 

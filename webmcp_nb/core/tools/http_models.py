@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..errors import ToolFailure
-from ..evidence import redact_headers
-from ..page_fetch import Head
-from ..secret_fields import block_in_json_text, block_secrets
+from ..browsers.page_fetch import Head
+from ..call.errors import ToolFailure
+from ..evidence.recorder import redact_headers
+from ..guard.secret_fields import block_in_json_text, block_secrets
 from .models import ActionData, Data, FrameParams, Params
 
 if TYPE_CHECKING:
-    from ..context import CallContext
-    from ..envelope import ErrorType
+    from ..call.context import CallContext
+    from ..call.envelope import ErrorType
 
 Method = Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]
 ResponseMode = Literal["auto", "json", "text", "ndjson", "sse", "binary"]

@@ -7,13 +7,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolFailure
-from ..page_fetch import FetchFailed, Head, PageFetch
-from ..sse import EventStreamParser
+from ..browsers.page_fetch import FetchFailed, Head, PageFetch
+from ..browsers.sse import EventStreamParser
+from ..call.errors import ToolFailure
 from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, describe
 
 if TYPE_CHECKING:
-    from ..envelope import ErrorType
+    from ..call.envelope import ErrorType
 
 
 @dataclass

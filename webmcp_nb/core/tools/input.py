@@ -10,20 +10,20 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..errors import ToolFailure
-from ..failure import actionability
-from ..grants import profiles_dir
-from ..observe import Observe, ObserveField
-from ..pages import COUNTS_FILE_CHOOSER
-from ..registry import tool
-from ..util import first_lines
+from ..browsers.observe import Observe, ObserveField
+from ..browsers.pages import COUNTS_FILE_CHOOSER
+from ..call.errors import ToolFailure
+from ..call.registry import tool
+from ..call.util import first_lines
+from ..evidence.failure import actionability
+from ..guard.grants import profiles_dir
 from .models import ActionData, ModalState, PageParams, Params, Ref
 
 if TYPE_CHECKING:
     from playwright.async_api import FileChooser, Locator
 
-    from ..context import CallContext
-    from ..envelope import ErrorType
+    from ..call.context import CallContext
+    from ..call.envelope import ErrorType
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Text = Annotated[str, StringConstraints(max_length=100_000)]

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from ..errors import ToolFailure
-from ..observe import Observe, ObserveField
-from ..registry import tool
+from ..browsers.observe import Observe, ObserveField
+from ..call.errors import ToolFailure
+from ..call.registry import tool
 from .models import AbsoluteUrl, ActionData, PageParams
 
 if TYPE_CHECKING:
     from playwright.async_api import Response
 
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 

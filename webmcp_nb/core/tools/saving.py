@@ -15,7 +15,7 @@ from pydantic import Field
 from .models import Data
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 HEAD_LINES = 40
 HEAD_MAX_CHARS = 8_000
@@ -35,7 +35,7 @@ class SavedFile(Data):
 
 async def save_text(ctx: CallContext, kind: str, ending: str, text: str) -> SavedFile:
     """Write `text` to a new artifact `<kind>-...<ending>` and describe it. Agents can read the
-    file, so it never holds a known secret (see webmcp_nb.core.known_secrets)."""
+    file, so it never holds a known secret (see webmcp_nb.core.guard.known_secrets)."""
     known, instance = ctx.engine.manager.secrets, ctx.instance
     if instance is not None:
         await known.refresh(instance.instance_id, instance.context)

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..closed_shadow import closed_secret_fields_painted
-from ..errors import ToolFailure
-from ..redaction import MASK_COLOR, secret_field_masks
-from ..registry import tool
+from ..call.errors import ToolFailure
+from ..call.registry import tool
+from ..guard.closed_shadow import closed_secret_fields_painted
+from ..guard.redaction import MASK_COLOR, secret_field_masks
 from .models import Data, PageParams, Ref
 
 if TYPE_CHECKING:
-    from ..context import CallContext
-    from ..pages import PageState
+    from ..browsers.pages import PageState
+    from ..call.context import CallContext
 
 MAX_SIDE = 1568
 
@@ -68,7 +68,7 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         options["quality"] = p.quality or 80
     timeout = ctx.capture_timeout_ms
     await check_budget(ctx, p)
-    # Password and one-time-code fields are painted over (see webmcp_nb.core.redaction).
+    # Password and one-time-code fields are painted over (see webmcp_nb.core.guard.redaction).
     checking = ctx.capture(secret_field_masks(ctx.page), "the page's secret fields", timeout)
     viewport = not p.ref and not p.full_page and ctx.instance is not None and ctx.instance.options.is_chromium
     if viewport:

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from ..aria import subtree
-from ..errors import ToolFailure
-from ..redaction import read_secret_fields, redact_snapshot
-from ..registry import tool
+from ..browsers.aria import subtree
+from ..call.errors import ToolFailure
+from ..call.registry import tool
+from ..guard.redaction import read_secret_fields, redact_snapshot
 from .models import Data, FrameParams, Ref
 from .saving import HEAD_LINES, SAVE_DESCRIPTION, SavedFile, save_text
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 
 class SnapshotParams(FrameParams):
@@ -60,7 +60,7 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     capture = ctx.capture(
         root.aria_snapshot(mode="ai", depth=depth, timeout=timeout), "the accessibility snapshot", timeout
     )
-    # The secret fields' values are read beside the snapshot (see webmcp_nb.core.redaction),
+    # The secret fields' values are read beside the snapshot (see webmcp_nb.core.guard.redaction),
     # unless the last one of this document showed no filled field (a page without forms).
     no_fields = page_state.without_filled_fields == (page_state.document_generation, ctx.frame)
     secrets = read_secret_fields(ctx.frame, timeout, before=not no_fields)

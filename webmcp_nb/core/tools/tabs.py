@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from ..pages import PROBE_S
-from ..registry import tool
+from ..browsers.pages import PROBE_S
+from ..call.registry import tool
 from .models import AbsoluteUrl, Data, Identifier, InstanceParams, PageParams
 from .navigation import check_url
 
 if TYPE_CHECKING:
-    from ..context import CallContext
-    from ..instances import Instance
-    from ..pages import PageState
+    from ..browsers.instances import Instance
+    from ..browsers.pages import PageState
+    from ..call.context import CallContext
 
 
 class TabsParams(InstanceParams):

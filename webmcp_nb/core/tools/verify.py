@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from ..errors import ToolFailure
-from ..registry import tool
+from ..call.errors import ToolFailure
+from ..call.registry import tool
 from .models import Data, FrameParams, Ref
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 Role = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,40}$")]

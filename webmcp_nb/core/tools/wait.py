@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..errors import ToolFailure
-from ..observe import url_matches
-from ..registry import tool
+from ..browsers.observe import url_matches
+from ..call.errors import ToolFailure
+from ..call.registry import tool
 from .models import Data, PageParams, Ref
 
 if TYPE_CHECKING:
-    from ..context import CallContext
+    from ..call.context import CallContext
 
 Needle = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 ElementState = Literal["visible", "hidden", "attached", "detached"]

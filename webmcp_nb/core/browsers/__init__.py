@@ -1,0 +1,1 @@
+"""Browsers: instances, their pages and what they do (downloads, live frames, observations, fetches)."""
