@@ -19,7 +19,7 @@ from webmcp_nb.core import backends
 from webmcp_nb.core.backends import LaunchOptions, chromium
 from webmcp_nb.core.backends.remote import RemoteOptions
 from webmcp_nb.core.config import LaunchDefaults
-from webmcp_nb.core.errors import InvalidParams
+from webmcp_nb.core.call.errors import InvalidParams
 
 CHROMIUM = "/usr/bin/chromium"
 
