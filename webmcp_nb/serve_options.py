@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,6 +84,24 @@ class ServeOptions:
         )  # fmt: skip
 
     @classmethod
+    def of(cls, options: ServeOptions | None = None, **fields: Any) -> ServeOptions:
+        """`options` (else the defaults) with `fields` over them (tuples become lists); TypeError
+        naming a field that is not one."""
+        unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise TypeError(f"unknown serve option{'s' * (len(unknown) > 1)} {', '.join(unknown)}")
+        given: dict[str, Any] = {name: list(v) if isinstance(v, tuple) else v for name, v in fields.items()}
+        return dataclasses.replace(options if options is not None else cls(), **given)
+
+    @classmethod
+    def parameters(cls) -> list[inspect.Parameter]:
+        """The fields as keyword-only parameters (`Session.serve_mcp`'s keywords)."""
+        return [
+            inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=_own_default(f), annotation=f.type)
+            for f in dataclasses.fields(cls)
+        ]
+
+    @classmethod
     def from_namespace(cls, namespace: argparse.Namespace) -> ServeOptions:
         """The options a parser built by `add_arguments` read (the others keep their defaults)."""
         names = {f.name for f in dataclasses.fields(cls)}
@@ -141,6 +160,10 @@ class HttpLimits:
         return cls(**values)
 
 
+def _own_default(option: dataclasses.Field[Any]) -> Any:
+    return option.default_factory() if callable(option.default_factory) else option.default
+
+
 def add_arguments(
     parser: argparse.ArgumentParser, *, exclude: Iterable[str] = (), defaults: dict[str, Any] | None = None
 ) -> None:
@@ -149,11 +172,10 @@ def add_arguments(
     for option in dataclasses.fields(ServeOptions):
         if option.name in excluded:
             continue
-        own = option.default_factory() if callable(option.default_factory) else option.default
         parser.add_argument(
             option.metadata["flag"],
             dest=option.name,
-            default=defaults.get(option.name, own),
+            default=defaults.get(option.name, _own_default(option)),
             help=option.metadata["help"].replace("%", "%%"),
             **option.metadata["argparse"],
         )
