@@ -3,31 +3,40 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# `make demo` installs only what running a notebook needs (the demo extra); `make test` adds the
+# dev and test tools to the same environment.
+DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
-EXTRAS := dev,test,notebook,mcp
+EXTRAS := demo,dev,test
 LOGS := build/logs
 STEP := scripts/step
 
-# The oldest Playwright we support: the one the optional camoufox extra pins. The suite runs again
-# on it, but for the tests marked playwright_independent (their outcome does not depend on it).
+# The oldest Playwright we support: the one the optional camoufox extra pins. Every test that drives
+# a browser runs again on it, with the camoufox checks; left out are the tests that launch none
+# (they run in seconds under make test-fast) and those marked playwright_independent (Binder's and
+# the wheel's installs build environments of their own, the README layout).
 COMPAT_VENV ?= .venv-playwright-1.62
 COMPAT_PLAYWRIGHT ?= 1.62.0
 
 .PHONY: install chromium demo test test-fast test-compat lint bench generate clean
 
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
 	@$(STEP) "Creating the environment in $(VENV)" $(LOGS)/venv.log $(PYTHON) -m venv $(VENV)
 	@$(STEP) "Installing pip" $(LOGS)/pip.log $(PY) -m pip install --upgrade pip
+	@$(STEP) "Installing webmcp_nb with its demo extra" $(LOGS)/install-demo.log $(PY) -m pip install -e '.[demo]'
+	@touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	@$(STEP) "Installing webmcp_nb with its $(EXTRAS) extras" $(LOGS)/install.log \
 		$(PY) -m pip install -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 install: $(STAMP)
 
-chromium: $(STAMP)
+chromium: $(DEMO_STAMP)
 	@$(PY) scripts/ensure_chromium.py --log $(LOGS)/chromium.log
 
-demo: install chromium
+demo: $(DEMO_STAMP) chromium
 	@$(PY) scripts/run_notebook.py notebooks/01-quickstart.ipynb --out build
 
 # pytest exits 5 when it collected no tests; that proves nothing, so it fails the target.
@@ -50,8 +59,8 @@ test-fast: install
 test-compat: chromium
 	@$(STEP) "Creating the environment in $(COMPAT_VENV)" $(LOGS)/compat-venv.log $(PYTHON) -m venv $(COMPAT_VENV)
 	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT) and the camoufox extra" $(LOGS)/compat-install.log \
-		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,notebook,mcp,camoufox]' 'playwright==$(COMPAT_PLAYWRIGHT)'
-	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python,-m "not playwright_independent")
+		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,demo,camoufox]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python,-m "(browser or camoufox) and not playwright_independent")
 
 # ruff (rules in pyproject.toml), the formatter's check, and mypy (strict) on the whole package.
 lint: install

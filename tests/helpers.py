@@ -208,15 +208,26 @@ def wait_for_exit(pids: list[int], timeout: float = 15.0) -> None:
 
 
 # kernels ---------------------------------------------------------------------------
+# A cell to interrupt. Short sleeps, not one long one: Linux may hand the kernel's SIGINT to any of
+# its threads, and Python runs the handler (raising KeyboardInterrupt) in the main thread only at
+# its next bytecode, so one `time.sleep(30)` could ignore an interrupt for the rest of its 30 s.
+SLEEPING_CELL = "import time\nprint('sleeping', flush=True)\nfor _ in range(300):\n    time.sleep(0.1)"
+
+
 class Kernel:  # used by test_kernel and test_mcp
     """A real ipykernel with a helper that collects what a front end would see."""
 
     def __init__(self, manager: KernelManager, client: Any) -> None:
         self.manager, self.client = manager, client
 
-    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
-        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error)."""
-        return self.finish(self.client.execute(code), timeout)
+    def run(self, code: str, timeout: float = 60, *, may_fail: bool = False) -> list[dict[str, Any]]:
+        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error).
+        A cell that raises fails the test here (so a broken set-up step is not read as a later
+        test's failure) unless `may_fail`."""
+        outputs = self.finish(self.client.execute(code), timeout)
+        errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o["type"] == "error"]
+        assert may_fail or not errors, f"the cell {code!r} raised {errors}"
+        return outputs
 
     def finish(self, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
         """Wait until the kernel is idle after the cell `msg_id`; return the cell's iopub output messages."""
@@ -274,7 +285,9 @@ def install_ts_client() -> Path:
     assert node and npm, "Node.js and npm are needed for the TypeScript client tests"
     with open(TS_CLIENT / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "client").exists():
+        if not all(
+            (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / name).exists() for name in ("client", "inspector")
+        ):
             subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, timeout=300)
     return TS_CLIENT
 

@@ -101,7 +101,8 @@ def test_binder_requirements_alone_run_the_quickstart(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "-r", "binder/requirements.txt"],
+        # nbclient runs the notebook, as the image's JupyterLab (from repo2docker's base environment) would.
+        [str(python), "-m", "pip", "install", "--quiet", "-r", "binder/requirements.txt", "nbclient"],
         cwd=ROOT,
         capture_output=True,
         text=True,

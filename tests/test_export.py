@@ -4,8 +4,12 @@ exactly (IPython's expansion included), secrets as placeholders, calls not start
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
+import nbformat
 import pytest
 from IPython.utils.text import DollarFormatter
 
@@ -198,3 +202,44 @@ def test_a_published_function_is_replayed_as_a_python_call(fresh_session: Any, t
         "replay.call('add', {'a': 2, 'b': 3}, expect='success')" in sources
     )
     assert any(source.startswith("Not replayed: `add` was not run (invalid_params") for source in sources)
+
+
+def test_a_loopback_site_is_a_parameter_and_the_replay_follows_it_elsewhere(fresh_session: Any, tmp_path: Any) -> None:
+    recorded_at = DemoServer().start()
+    session = fresh_session()
+    session.navigate(recorded_at.url_for("form.html")).raise_for_status()
+    session.call("browser_wait_for", url=recorded_at.url_for("form.html")).raise_for_status()
+    path = session.export_script(tmp_path / "replay.py")
+    notebook = nbformat.read(session.export_notebook(tmp_path / "replay.ipynb"), 4)
+    origin = recorded_at.url.rstrip("/")
+    recorded_at.stop()  # the demo's random port is gone, as after any demo
+    sources = [cell.source for cell in notebook.cells]
+    parameters = next(cell for cell in notebook.cells if "parameters" in cell.metadata.get("tags", []))
+    assert f"BASE_URL = None  # recorded at {origin}" in parameters.source
+    setup = sources[sources.index(parameters.source) + 1]
+    assert f"BASE_URL = replay.base_url(BASE_URL, {origin!r}, 'BASE_URL')" in setup
+    assert "%browser navigate {BASE_URL}/form.html" in sources  # still a %browser line, the port a parameter
+    assert not [
+        source for source in sources if origin in source and "recorded at" not in source and "base_url" not in source
+    ]
+
+    gone = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    assert gone.returncode == 1
+    assert f"replay: {origin} does not answer and there is no one to ask (EOFError); set BASE_URL" in gone.stderr
+    assert "Traceback" not in gone.stderr
+
+    with DemoServer() as elsewhere:
+        moved = subprocess.run(
+            [sys.executable, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "WEBMCP_NB_BASE_URL": elsewhere.url},
+        )
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert [line.split()[:2] for line in moved.stdout.splitlines()] == [
+        ["ok", "browser_navigate"],
+        ["ok", "browser_wait_for"],
+    ]

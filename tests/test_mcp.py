@@ -33,7 +33,7 @@ from webmcp_nb.core.grants import Grant
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.schemas import agent_input_schema
 
-from .helpers import Kernel, ref_for, ts_report, wait_until
+from .helpers import SLEEPING_CELL, Kernel, ref_for, ts_report, wait_until
 
 AGENT = types.Implementation(name="pytest-agent", version="1.0")
 
@@ -329,7 +329,7 @@ def test_agents_are_answered_while_another_agent_call_waits_on_a_slow_page(serve
 
 
 def test_interrupting_the_kernel_still_works_while_serving(served: Served) -> None:
-    msg_id = served.kernel.start("import time; print('sleeping', flush=True); time.sleep(30)")
+    msg_id = served.kernel.start(SLEEPING_CELL)
     served.kernel.manager.interrupt_kernel()
     outputs = served.kernel.finish(msg_id, 15)
     # uvicorn on the runtime thread did not take SIGINT

@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,17 @@ def test_every_notebook_opens_with_what_it_shows_and_how_long(path: Path) -> Non
     assert notebook.metadata["kernelspec"]["name"] == "python3"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_no_notebook_closes_what_it_shows(path: Path) -> None:
+    # After Run All the live panel and the call log stay live; the last cell says how to close them.
+    notebook = nbformat.read(path, as_version=4)
+    closing = [cell.source for cell in notebook.cells if cell.cell_type == "code" and ".close()" in cell.source]
+    assert not closing, closing
+    last = notebook.cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## When you are done"), last.source
+    assert "nb.close()" in last.source and "demo.stop()" in last.source and "Shut Down Kernel" in last.source
+
+
 @pytest.mark.browser  # runs a kernel that drives a Chromium
 def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> None:
     notebook = execute(nbformat.read(ROOT / "notebooks" / "03-agent.ipynb", as_version=4), tmp_path)
@@ -100,10 +112,17 @@ def test_agent_notebook_approves_and_denies_an_agents_calls(tmp_path: Path) -> N
         text_of(cell_by_source(notebook, "nb.evaluate(\"document.getElementById('cart')")).strip()
         == "'Cart: 1 item: Banana'"
     )
-    assert "MCP server running: False" in text_of(notebook.cells[-1])
-    assert "nb.close()" in notebook.cells[-1].source and "demo.stop()" in notebook.cells[-1].source
-    # The session exported by `%browser export`: the agent's calls, the denied one as a note.
-    exported = nbformat.read(tmp_path / "agent-session.ipynb", as_version=4)
+    assert "server.stop()" in notebook.cells[-1].source  # how to stop serving, in words
+    # The session exported by `%browser export`, into a temporary directory (not beside the notebook):
+    # the agent's calls, the denied one as a note.
+    wrote = re.fullmatch(
+        r"wrote (\S+): a replay of the call log\n", text_of(cell_by_source(notebook, "%browser export"))
+    )
+    assert wrote, text_of(cell_by_source(notebook, "%browser export"))
+    exported_path = Path(wrote.group(1))
+    assert exported_path.name == "agent-session.ipynb" and not exported_path.is_relative_to(tmp_path)
+    exported = nbformat.read(exported_path, as_version=4)
+    shutil.rmtree(exported_path.parent)
     sources = [cell.source for cell in exported.cells]
     assert "The agent **agent:class-agent** did:" in sources
     assert any(source.startswith("Not replayed: `browser_evaluate` was not run (approval_denied") for source in sources)
@@ -139,7 +158,6 @@ def test_teaching_notebook_checks(tmp_path: Path, solutions: bool) -> None:
         )
         assert checks[2].startswith("Not yet: Task 3, read the cart. The browser is on about:blank")
         assert checks[3].startswith("Not yet: Task 4, use a page tool. The browser is on about:blank")
-    assert "nb.close()" in notebook.cells[-1].source
 
 
 # -- session export ---------------------------------------------------------------------------
@@ -231,7 +249,7 @@ def test_an_exported_session_replays_on_a_fresh_kernel(demo: DemoServer, tmp_pat
     notebook = nbformat.read(exported, as_version=4)
     sources = [cell.source for cell in notebook.cells]
     assert sources.count("The agent **agent:pytest-agent** did:") == 2 and sources.count("**python** did:") == 2
-    assert f"%browser navigate {demo.url_for('webmcp.html')}" in sources
+    assert "%browser navigate {BASE_URL}/webmcp.html" in sources  # the demo's port is a parameter
     page_tool = next(source for source in sources if "webmcp_call" in source)
     assert page_tool.startswith("# recorded with page_id ") and page_tool.endswith(
         '%browser webmcp_call add_to_cart --instance default --input \'{"item": "Banana", "quantity": 2}\''

@@ -12,6 +12,9 @@
 - Secrets never appear: the core recorded typed secrets as ``[redacted]``; each becomes a
   variable the replay asks for (`Replay.secret`). Other redacted values stay redacted.
 - Page and frame ids are per run: a call that named one is replayed on the current page.
+- Loopback sites (a demo server, a local app) live on a port of that run: each origin becomes a
+  parameter (``BASE_URL``, ``BASE_URL_2``, ...) that the replay checks and asks for when it is
+  unreachable (`Replay.base_url`), so the export replays on another machine or port.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .core.aria import RefTarget
 from .core.engine import HISTORY_SIZE
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from .core.registry import ToolSpec
 
 RUN_IDS = ("page_id", "frame_id")  # argument values that only mean something in the recorded run
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # a site there is gone, or elsewhere, at replay time
 
 
 class Code(str):
@@ -51,6 +56,7 @@ class Step:
     spec: ToolSpec | None
     args: dict[str, Any]  # with refs and secrets replaced by `Code`
     refs: dict[str, Code] = field(default_factory=dict)  # top-level ref arguments -> their lookup
+    urls: dict[str, tuple[str, str]] = field(default_factory=dict)  # top-level URL arguments -> (variable, rest)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -70,10 +76,19 @@ class Secret:
 
 
 @dataclass
+class Site:
+    """A loopback origin the recording visited, written as a parameter of the replay."""
+
+    variable: str
+    origin: str
+
+
+@dataclass
 class Plan:
     steps: list[Step]
     secrets: list[Secret]
     forgotten: int = 0  # calls made before the oldest one the call log still holds
+    sites: list[Site] = field(default_factory=list)
 
     @property
     def warning(self) -> str:
@@ -95,10 +110,53 @@ def plan(session: Session, callers: Sequence[str] | None = None) -> Plan:
     registry = session.published.tools
     secrets: list[Secret] = []
     steps = []
+    sites: list[Site] = []
     for record in records:
         spec = registry.get(record.tool) if record.tool in registry else None
-        steps.append(_step(record, spec, secrets))
-    return Plan(steps, secrets, forgotten)
+        step = _step(record, spec, secrets)
+        if step.replayed:
+            step.args = _with_sites(step, step.args, sites, top=True)
+        steps.append(step)
+    return Plan(steps, secrets, forgotten, sites)
+
+
+def _loopback_origin(value: str) -> str | None:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or parts.hostname not in LOOPBACK_HOSTS:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _with_sites(step: Step, value: Any, sites: list[Site], top: bool = False) -> Any:
+    """`value` with each string that starts with a loopback origin written as that site's variable
+    plus the rest (top-level arguments are also noted for the ``%browser`` line)."""
+    if isinstance(value, list):
+        return [_with_sites(step, item, sites) for item in value]
+    if isinstance(value, dict):
+        result = {}
+        for key, item in value.items():
+            result[key] = _with_sites(step, item, sites)
+            origin = _loopback_origin(item) if top and isinstance(result[key], Code) and isinstance(item, str) else None
+            if origin and not isinstance(item, Code):
+                step.urls[key] = (_site(sites, origin).variable, item[len(origin) :])
+        return result
+    if isinstance(value, str) and not isinstance(value, Code) and (origin := _loopback_origin(value)):
+        site = _site(sites, origin)
+        rest = value[len(origin) :]
+        return Code(f"{site.variable} + {rest!r}" if rest else site.variable)
+    return value
+
+
+def _site(sites: list[Site], origin: str) -> Site:
+    for site in sites:
+        if site.origin == origin:
+            return site
+    site = Site("BASE_URL" if not sites else f"BASE_URL_{len(sites) + 1}", origin)
+    sites.append(site)
+    return site
 
 
 def _step(record: CallRecord, spec: ToolSpec | None, secrets: list[Secret]) -> Step:
@@ -179,12 +237,15 @@ def magic_cell(step: Step) -> str | None:
     from .notebook.tool_commands import is_positional
 
     assert step.spec is not None
-    if step.spec.name not in tool_registry() or _has_code(step.args, skip=step.refs):
-        return None  # a function the notebook published; a secret or a ref inside a JSON value
+    written_in_line = {**step.refs, **{key: Code(variable) for key, (variable, _) in step.urls.items()}}
+    if step.spec.name not in tool_registry() or _has_code(step.args, skip=written_in_line):
+        return None  # a function the notebook published; a secret, a ref or a site inside a JSON value
+    if any(_quote(rest) != rest or _EXPANDING & set(rest) for _, rest in step.urls.values()):
+        return None  # the rest of a site's URL would need quoting after its {variable}
     tool = command(step.spec.name)
     words, placeholders = [tool.name], {}
-    plain_args = {key: value for key, value in step.args.items() if key not in step.refs}
-    given = {**plain_args, **{key: f"@{key}@" for key in step.refs}}
+    plain_args = {key: value for key, value in step.args.items() if key not in written_in_line}
+    given = {**plain_args, **{key: f"@{key}@" for key in written_in_line}}
     named = tool.spec.magic_positional
     for argument in sorted(
         tool.arguments, key=lambda argument: not is_positional(argument, named)
@@ -200,6 +261,9 @@ def magic_cell(step: Step) -> str | None:
             return None
         if argument.name in step.refs:
             placeholders[written[-1]] = "{" + argument.name + "}"
+        elif argument.name in step.urls:
+            variable, rest = step.urls[argument.name]
+            placeholders[written[-1]] = "{" + variable + "}" + rest
         words += written
     if set(given) - {argument.name for argument in tool.arguments}:
         return None
@@ -318,13 +382,21 @@ def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str
             + " Run it top to bottom on a fresh kernel; the outputs below each call are those of the recording."
         )
     ]
+    parameters = []
+    if built.sites:
+        parameters += [
+            "# Sites the recording visited on loopback (a demo server, a local app): where they are now.",
+            "# None: the recorded address if it answers, else WEBMCP_NB_BASE_URL, ..., else you are asked.",
+        ]
+        parameters += [f"{site.variable} = None  # recorded at {site.origin}" for site in built.sites]
     if built.secrets:
-        lines = [
+        parameters += [
             "# Secrets typed in the recorded session were not written down. Set them here, or leave None to",
             "# be asked (or set WEBMCP_NB_SECRET_1, ...).",
         ]
-        lines += [f"{secret.variable} = None  # {secret.about}" for secret in built.secrets]
-        cells.append(_code_cell("\n".join(lines), tags=["parameters"]))
+        parameters += [f"{secret.variable} = None  # {secret.about}" for secret in built.secrets]
+    if parameters:
+        cells.append(_code_cell("\n".join(parameters), tags=["parameters"]))
     setup = [
         "%load_ext webmcp_nb",
         "import webmcp_nb",
@@ -332,6 +404,10 @@ def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str
         "",
         "nb = webmcp_nb.session()",
         "replay = Replay(nb)",
+    ]
+    setup += [
+        f"{site.variable} = replay.base_url({site.variable}, {site.origin!r}, {site.variable!r})"
+        for site in built.sites
     ]
     setup += [f"{s.variable} = replay.secret({s.variable}, {s.variable!r}, {s.about!r})" for s in built.secrets]
     cells.append(_code_cell("\n".join(setup)))
@@ -387,6 +463,7 @@ def script(session: Session, callers: Sequence[str] | None = None) -> str:
     """The replay as a Python script using `Session` (exit status 1 if a call ends differently)."""
     built = plan(session, callers)
     body: list[str] = ["replay = Replay(session, echo=True)"]
+    body += [f"{site.variable} = replay.base_url(None, {site.origin!r}, {site.variable!r})" for site in built.sites]
     body += [f"{s.variable} = replay.secret(None, {s.variable!r}, {s.about!r})" for s in built.secrets]
     caller = None
     for step in built.steps:
@@ -405,6 +482,11 @@ def script(session: Session, callers: Sequence[str] | None = None) -> str:
         if built.secrets
         else ""
     )
+    if built.sites:
+        secrets += (
+            f"\nSites recorded on loopback ({', '.join(site.origin for site in built.sites)}) are used if they "
+            f"answer; else set {', '.join('WEBMCP_NB_' + site.variable for site in built.sites)} or be asked.\n"
+        )
     return "\n".join(
         [
             f'"""Replay of a webmcp_nb session. {_warned(built)}{_intro(built.steps)}',
@@ -415,7 +497,7 @@ def script(session: Session, callers: Sequence[str] | None = None) -> str:
             "import sys",
             "",
             "from webmcp_nb import Session",
-            "from webmcp_nb.replay import Replay",
+            "from webmcp_nb.replay import Replay, ReplayMismatch",
             "",
             "",
             "def run(session: Session) -> Replay:",
@@ -423,8 +505,11 @@ def script(session: Session, callers: Sequence[str] | None = None) -> str:
             "",
             "",
             'if __name__ == "__main__":',
-            "    with Session() as session:",
-            "        replayed = run(session)",
+            "    try:",
+            "        with Session() as session:",
+            "            replayed = run(session)",
+            "    except ReplayMismatch as mismatch:",
+            "        sys.exit(str(mismatch))",
             "    for mismatch in replayed.mismatches:",
             '        print("mismatch:", mismatch)',
             "    sys.exit(0 if replayed.matched else 1)",

@@ -1,12 +1,15 @@
 """Helpers the exported replays use (`webmcp_nb.export`): refs found again by role and name,
-secrets asked for at replay time, and calls checked against how they ended when recorded."""
+secrets and moved loopback sites asked for at replay time, and calls checked against how they
+ended when recorded."""
 
 from __future__ import annotations
 
 import getpass
 import os
+import socket
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .core.aria import RefTarget, ref_of
 
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
 FIND_TIMEOUT_S = 5.0  # how long `Replay.ref` looks for an element that the page may still be rendering
 FIND_INTERVAL_S = 0.2
 SECRET_ENV_PREFIX = "WEBMCP_NB_"
+REACH_TIMEOUT_S = 2.0  # how long `Replay.base_url` waits for a recorded site to accept a connection
 
 
 class ReplayMismatch(LookupError):
@@ -82,3 +86,35 @@ class Replay:
         if from_env is not None:
             return from_env
         return getpass.getpass(f"{about} (not recorded): ")
+
+    @staticmethod
+    def base_url(given: str | None, recorded: str, name: str) -> str:
+        """Where a site the recording visited on loopback is now: `given` if set, else the
+        environment variable ``WEBMCP_NB_<NAME>``, else `recorded` if it accepts a connection, else
+        asked for. Raises `ReplayMismatch` when it is unreachable and nobody can be asked."""
+        chosen = given or os.environ.get(SECRET_ENV_PREFIX + name.upper())
+        if chosen:
+            return chosen.rstrip("/")
+        if _answers(recorded):
+            return recorded
+        question = f"The site recorded at {recorded} does not answer; its address now (like http://host:port): "
+        try:
+            answer = input(question).strip()
+        except (EOFError, OSError, RuntimeError) as exc:  # no stdin: a script under CI, nbclient
+            raise ReplayMismatch(
+                f"replay: {recorded} does not answer and there is no one to ask ({type(exc).__name__}); "
+                f"set {name} in the parameters cell or the environment variable {SECRET_ENV_PREFIX}{name.upper()}."
+            ) from None
+        if not answer:
+            raise ReplayMismatch(f"replay: no address given for {recorded}.")
+        return answer.rstrip("/")
+
+
+def _answers(origin: str) -> bool:
+    parts = urlsplit(origin)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=REACH_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
