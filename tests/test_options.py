@@ -24,6 +24,7 @@ from webmcp_nb.core.envelope import Envelope, enforce_size_limit
 from webmcp_nb.core.options import flag
 from webmcp_nb.notebook.options import NotebookOptions
 from webmcp_nb.notebook.session import NotebookSession
+from webmcp_nb.serve_options import HTTP_OPTIONS, HttpLimits
 
 from .helpers import make_operation
 
@@ -227,3 +228,15 @@ def test_the_instance_limit_message_names_where_the_limit_came_from(fresh_sessio
     s.reconfigure(max_instances=1)
     message = error(s.create_instance("b"), "instance_limit_exceeded", "not_started", "after_correction")
     assert "the limit is 1 (reconfigure(max_instances=...))." in message
+
+
+def test_the_http_limits_are_declared_the_same_way_and_documented() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [spec.env for spec in HTTP_OPTIONS.values()] == [
+        f"WEBMCP_NB_HTTP_{name.upper().replace('_S', '_SECONDS')}" for name in HTTP_OPTIONS
+    ]
+    assert all(f"| `{spec.env}` |" in readme for spec in HTTP_OPTIONS.values())
+    with pytest.raises(
+        ValueError, match=exactly("max_requests must be positive, got 0 (HttpLimits(max_requests=...))")
+    ):
+        HttpLimits(max_requests=0)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from .core.approval import Policy
 from .core.grants import CAPS, SCHEMES, Grant
+from .core.options import option, options_of, resolve
 
 ApprovePolicy = Policy
 
@@ -108,56 +108,50 @@ class ServeOptions:
         return cls(**{name: value for name, value in vars(namespace).items() if name in names})
 
 
-def _limit(default: float, env: str, help: str) -> Any:
-    return field(default=default, metadata={"env": env, "help": help})
-
-
 @dataclass(frozen=True)
 class HttpLimits:
-    """What the MCP HTTP server holds for its clients at once, and for how long (each field's
-    environment variable overrides it). Token or not, a client reaches no further than these."""
+    """What the MCP HTTP server holds for its clients at once, and for how long, each declared once
+    (`core.options`; its environment variable overrides it). Token or not, a client reaches no
+    further than these."""
 
-    max_body_bytes: int = _limit(
-        4_194_304, "WEBMCP_NB_HTTP_MAX_BODY_BYTES",
-        "largest request body, and largest request head (413 / 400); counted while reading, so no more is held",
+    max_body_bytes: int = option(
+        4_194_304, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_MAX_BODY_BYTES", label="request body (bytes)",
+        help="largest request body, and largest request head (413 / 400); counted while reading, so no more is held",
     )  # fmt: skip
-    max_requests: int = _limit(
-        16,
-        "WEBMCP_NB_HTTP_MAX_REQUESTS",
-        "POST requests read or handled at once (until each answer starts); beyond, 503",
-    )
-    max_connections: int = _limit(
-        64, "WEBMCP_NB_HTTP_MAX_CONNECTIONS", "open connections; one more is closed as soon as it is accepted"
-    )
+    max_requests: int = option(
+        16, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_MAX_REQUESTS", label="requests at once",
+        help="POST requests read or handled at once (until each answer starts); beyond, 503",
+    )  # fmt: skip
+    max_connections: int = option(
+        64, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_MAX_CONNECTIONS", label="open connections",
+        help="open connections; one more is closed as soon as it is accepted",
+    )  # fmt: skip
     # Longer than the idle pools of common clients (Node's undici drops its sockets after 4 s, httpx
     # after 5 s): a server that closes first races the client's next request on that socket, which
     # then fails with "other side closed".
-    idle_timeout_s: float = _limit(
-        15.0, "WEBMCP_NB_HTTP_IDLE_TIMEOUT_SECONDS", "a connection with no request on it is closed after this"
-    )
-    request_timeout_s: float = _limit(
-        30.0, "WEBMCP_NB_HTTP_REQUEST_TIMEOUT_SECONDS",
-        "a request's head and body must have arrived within this of its first byte, else its connection is closed",
+    idle_timeout_s: float = option(
+        15.0, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_IDLE_TIMEOUT_SECONDS", label="idle timeout (s)",
+        help="a connection with no request on it is closed after this",
+    )  # fmt: skip
+    request_timeout_s: float = option(
+        30.0, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_REQUEST_TIMEOUT_SECONDS", label="request timeout (s)",
+        help="a request's head and body must have arrived within this of its first byte, else its connection is closed",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
-        for limit in dataclasses.fields(self):
-            if not getattr(self, limit.name) > 0:
-                raise ValueError(f"{limit.metadata['env']} must be positive, got {getattr(self, limit.name)!r}")
+        for name, spec in HTTP_OPTIONS.items():
+            spec.check(getattr(self, name), f"HttpLimits({name}=...)")
 
     @classmethod
     def from_env(cls) -> HttpLimits:
         """The defaults, overridden by the environment (ValueError naming a bad variable)."""
-        values: dict[str, Any] = {}
-        for limit in dataclasses.fields(cls):
-            raw = os.environ.get(limit.metadata["env"], "").strip()
-            if raw:
-                cast = float if isinstance(limit.default, float) else int
-                try:
-                    values[limit.name] = cast(raw)
-                except ValueError:
-                    raise ValueError(f"{limit.metadata['env']}={raw!r} is not a valid {cast.__name__}") from None
+        values, sources = resolve(HTTP_OPTIONS, {}, "")
+        for name, spec in HTTP_OPTIONS.items():
+            spec.check(values[name], spec.describe(sources[name]))
         return cls(**values)
+
+
+HTTP_OPTIONS = options_of(HttpLimits)
 
 
 def _own_default(option: dataclasses.Field[Any]) -> Any:
@@ -169,13 +163,13 @@ def add_arguments(
 ) -> None:
     """Add a flag for each option (but those in `exclude`), with `defaults` in place of the options' own."""
     defaults, excluded = defaults or {}, set(exclude)
-    for option in dataclasses.fields(ServeOptions):
-        if option.name in excluded:
+    for declared in dataclasses.fields(ServeOptions):
+        if declared.name in excluded:
             continue
         parser.add_argument(
-            option.metadata["flag"],
-            dest=option.name,
-            default=defaults.get(option.name, _own_default(option)),
-            help=option.metadata["help"].replace("%", "%%"),
-            **option.metadata["argparse"],
+            declared.metadata["flag"],
+            dest=declared.name,
+            default=defaults.get(declared.name, _own_default(declared)),
+            help=declared.metadata["help"].replace("%", "%%"),
+            **declared.metadata["argparse"],
         )
