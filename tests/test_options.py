@@ -122,7 +122,6 @@ def test_a_value_names_where_it_came_from(monkeypatch: pytest.MonkeyPatch, noteb
     assert session.limits.source("max_result_bytes") == "Session(max_result_bytes=...)"
     options = notebook_options()
     options.max_result_bytes = 8192
-    options._given.add("max_result_bytes")  # as %config does once the value reached the session
     from_notebook = NotebookSession(**options.session_options()).limits
     assert from_notebook.max_result_bytes == 8192 and from_notebook.capture_timeout_s == 9
     assert from_notebook.source("max_result_bytes") == "%config BrowserMagics.max_result_bytes"

@@ -2,8 +2,9 @@
 
 `ServeOptions` is what `Session.serve_mcp`, `mcp.serve_http` / `serve_stdio`, ``%browser serve``
 and ``webmcp-nb serve`` take; each field's metadata gives its command-line flag and help, so the
-two command lines are built from it (`add_arguments`) and cannot drift apart. Nothing here
-imports the MCP SDK or IPython.
+two command lines are built from it (`add_arguments`) and cannot drift apart; `Session.serve_mcp`'s
+keywords are its fields (`parameters`). `HttpLimits` is declared as the session limits are
+(`core.options.option`). Nothing here imports the MCP SDK or IPython.
 """
 
 from __future__ import annotations

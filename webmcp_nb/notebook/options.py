@@ -1,7 +1,8 @@
 """The notebook's options, declared once as traits of a traitlets `Configurable` (as nbclient does):
 `BrowserMagics` inherits them, so ``%config BrowserMagics`` and ``c.BrowserMagics.NAME`` in a
-config file set them. Each is checked once, by its trait, before anything changes; the shared
-session is created from them and follows their changes. Nothing here imports IPython.
+config file set them; the limits' traits are derived from their declaration (`core.config.Limits`).
+Each is checked once, by its trait, before anything changes; the shared session is created from
+them (with each limit's source) and follows their changes. Nothing here imports IPython.
 """
 
 from __future__ import annotations
