@@ -14,6 +14,7 @@
    the image as base64 for a screenshot). Target: <= 1.5.
 
     python bench/bench_pages.py [--rounds 9] [--write BENCHMARKS.md]
+    python bench/bench_pages.py --only snapshots   # one part, printed (not written)
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ async def snapshots(rounds: int) -> dict[str, Any]:
                     started = time.perf_counter()
                     await sides[name]()
                     times[name].append(ms(time.perf_counter() - started))
+            wire = {
+                name: len((await sides[name]()).model_dump_json(by_alias=True, exclude_none=True).encode())
+                for name in ("mcp", "peer")
+            }
             envelope = session.snapshot()
             shown = envelope.data["snapshot"]  # type: ignore[index]
             secrets_shown = sum(bool(re.search(f": value {row}$", shown, re.M)) for row in range(100, ROWS, 200))
@@ -120,6 +125,7 @@ async def snapshots(rounds: int) -> dict[str, Any]:
                 "spread": {name: (min(values), max(values)) for name, values in times.items()},
                 "bytes": len(envelope.data["snapshot"]),  # type: ignore[index]
                 "secrets_shown": secrets_shown,
+                "wire": wire,
             }
         finally:
             for side in (peer, ours):
@@ -185,17 +191,14 @@ def cells() -> dict[str, tuple[int, int]]:
     return found
 
 
-def report(
-    snap: dict[str, Any], stuck: dict[str, tuple[float, float]], bundles: dict[str, tuple[int, int]], rounds: int
-) -> str:
-    m = snap["medians"]
-    lines = [
-        BEGIN,
-        (
-            f"Pages (`python bench/bench_pages.py`), run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
-            f"{platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}."
-        ),
-        "",
+def snapshot_lines(snap: dict[str, Any], rounds: int) -> list[str]:
+    m, spread, wire = snap["medians"], snap["spread"], snap["wire"]
+
+    def row(label: str, name: str, ratio: str = "", target: str = "") -> str:
+        low, high = spread[name]
+        return re.sub(r"\|  (?=\|)", "| ", f"| {label} | {m[name]:.0f} | {low:.0f}-{high:.0f} | {ratio} | {target} |")
+
+    return [
         (
             f"A generated page of {ROWS:,} rows (a link, a button and a filled text field each; every 200th field a "
             f"password or one-time-code field holding a value): its snapshot, {snap['bytes']:,} characters, median of "
@@ -205,11 +208,25 @@ def report(
         "",
         "| side | snapshot (ms) | min-max (ms) | ratio | target |",
         "|---|---:|---:|---:|---:|",
-        f'| raw Playwright `aria_snapshot(mode="ai")` | {m["raw"]:.0f} | {snap["spread"]["raw"][0]:.0f}-{snap["spread"]["raw"][1]:.0f} | | |',
-        f"| `Session.snapshot()` | {m['session']:.0f} | {snap['spread']['session'][0]:.0f}-{snap['spread']['session'][1]:.0f} | {m['session'] / m['raw']:.2f} (/ raw) | <= 1.15 |",
-        f"| `@playwright/mcp` `browser_snapshot` | {m['peer']:.0f} | {snap['spread']['peer'][0]:.0f}-{snap['spread']['peer'][1]:.0f} | | |",
-        f"| webmcp_nb `browser_snapshot` over MCP | {m['mcp']:.0f} | {snap['spread']['mcp'][0]:.0f}-{snap['spread']['mcp'][1]:.0f} | {m['mcp'] / m['peer']:.2f} (/ `@playwright/mcp`) | <= 1.1 |",
+        row('raw Playwright `aria_snapshot(mode="ai")`', "raw"),
+        row("`Session.snapshot()`", "session", f"{m['session'] / m['raw']:.2f} (/ raw)", "<= 1.15"),
+        row("`@playwright/mcp` `browser_snapshot`", "peer"),
+        row(
+            "webmcp_nb `browser_snapshot` over MCP",
+            "mcp",
+            f"{m['mcp'] / m['peer']:.2f} (/ `@playwright/mcp`)",
+            "<= 1.1",
+        ),
         "",
+        (
+            f"The result as JSON (the client's parsed result, compact): webmcp_nb {wire['mcp']:,} bytes, "
+            f"`@playwright/mcp` {wire['peer']:,} bytes, ratio {wire['mcp'] / wire['peer']:.2f} (target <= 1.1)."
+        ),
+    ]
+
+
+def stuck_lines(stuck: dict[str, tuple[float, float]], rounds: int) -> list[str]:
+    lines = [
         f"A stuck tab: calls before and while another tab of the instance runs `while (true) {{}}` (median of {rounds}).",
         "",
         "| call | before (ms) | tab stuck (ms) | difference (ms) | target |",
@@ -217,8 +234,11 @@ def report(
     ]
     for name, (before, during) in stuck.items():
         lines.append(f"| {name} | {before:.1f} | {during:.1f} | {during - before:+.1f} | <= +50 |")
-    lines += [
-        "",
+    return lines
+
+
+def cell_lines(bundles: dict[str, tuple[int, int]]) -> list[str]:
+    lines = [
         "Notebook cells: the whole mime bundle against the text form (`render_text`; for a screenshot, plus the image as base64).",
         "",
         "| envelope | text form (bytes) | mime bundle (bytes) | ratio | target |",
@@ -226,18 +246,35 @@ def report(
     ]
     for name, (bundle, text) in bundles.items():
         lines.append(f"| {name} | {text:,} | {bundle:,} | {bundle / text:.2f} | <= 1.5 |")
+    return lines
+
+
+def report(parts: list[list[str]]) -> str:
+    heading = (
+        f"Pages (`python bench/bench_pages.py`), run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
+        f"{platform.machine()}, {platform.python_version()}, Chromium at {CHROMIUM}."
+    )
+    lines = [BEGIN, heading]
+    for part in parts:
+        lines += ["", *part]
     lines.append(END)
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = bench_parser(__doc__, 9)
+    parser.add_argument("--only", choices=["snapshots", "stuck", "cells"], help="run one part; print it only")
     options = parser.parse_args()
+    if options.only and options.write:
+        parser.error("--only prints one part; --write needs them all")
     ensure_peers()
-    snap = asyncio.run(snapshots(options.rounds))
-    stuck = stuck_tab(options.rounds)
-    bundles = cells()
-    publish(report(snap, stuck, bundles, options.rounds), options.write, BEGIN, END)
+    parts = {
+        "snapshots": lambda: snapshot_lines(asyncio.run(snapshots(options.rounds)), options.rounds),
+        "stuck": lambda: stuck_lines(stuck_tab(options.rounds), options.rounds),
+        "cells": lambda: cell_lines(cells()),
+    }
+    chosen = [options.only] if options.only else list(parts)
+    publish(report([parts[name]() for name in chosen]), options.write, BEGIN, END)
 
 
 if __name__ == "__main__":

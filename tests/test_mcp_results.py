@@ -27,10 +27,11 @@ from mcp.client.streamable_http import streamable_http_client
 from webmcp_nb import Session
 from webmcp_nb.client import tool_registry
 from webmcp_nb.core.envelope import Envelope
+from webmcp_nb.core.registry import REGISTRY
 from webmcp_nb.core.tools.saving import HEAD_LINES
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.mirror import CALL_TOOL
-from webmcp_nb.mcp.results import call_result, output_schema
+from webmcp_nb.mcp.results import SENT_ONCE_CHARS, call_result, output_schema, send_once
 
 from .conftest import error, make_operation, ok
 from .helpers import ts_report
@@ -103,6 +104,12 @@ def validated(tools: list[types.Tool], name: str, result: types.CallToolResult) 
     assert declared is not None and isinstance(result.structured_content, dict), name
     jsonschema.validate(result.structured_content, declared)
     return result.structured_content
+
+
+def sent_once(structured: dict[str, Any], text: str, pointer: str) -> str:
+    """The data string at `pointer` that travelled once, in the text (`send_once`): its lines there."""
+    first, end = structured["in_text"][pointer]
+    return "\n".join(text.split("\n")[first:end])
 
 
 def assert_no_base64(result: types.CallToolResult) -> None:
@@ -181,23 +188,35 @@ def test_the_2000_row_snapshot_arrives_at_the_default_limit(served: Served, mode
     tools, (result,) = served.calls(mode, ("browser_snapshot", {}))
     assert result.is_error is False
     envelope = validated(tools, "browser_snapshot", result)
-    assert envelope["data"]["snapshot"] == own.data["snapshot"]
-    assert 'cell "Item 2000"' in envelope["data"]["snapshot"]
+    # The snapshot travels once, in the text; structured content names its lines there.
+    first, end = envelope["in_text"]["/data/snapshot"]
+    assert list(envelope["in_text"]) == ["/data/snapshot"] and (first, end) == (
+        3,
+        3 + own.data["snapshot"].count("\n") + 1,
+    )
+    assert envelope["data"]["snapshot"] == (
+        f"<{len(own.data['snapshot']):,} characters, sent once: lines 4-{end:,} of the text content>"
+    )
+    assert sent_once(envelope, text_of(result), "/data/snapshot") == own.data["snapshot"]
+    assert 'cell "Item 2000"' in own.data["snapshot"]
+    assert {key: value for key, value in envelope["data"].items() if key != "snapshot"} == {
+        key: value for key, value in own.data.items() if key != "snapshot"
+    }
     # The text is the Session's rendering (its first line carries the call's own duration).
     assert text_of(result).split("\n", 1)[1] == str(own).split("\n", 1)[1]
 
 
 @pytest.mark.browser
-def test_the_limit_bounds_the_envelope_not_the_result_that_carries_it_twice(demo: DemoServer) -> None:
+def test_the_limit_bounds_the_envelope_and_the_result_carries_its_snapshot_once(demo: DemoServer) -> None:
     with Session() as session:
         session.navigate(demo.url_for("table.html")).raise_for_status()
         size = len(session.snapshot().raise_for_status().to_json_bytes())
-        session.reconfigure(max_result_bytes=size + 2_000)  # the envelope fits; envelope and text do not
+        session.reconfigure(max_result_bytes=size + 2_000)  # the envelope fits
         served = Served(session, demo)
         tools, (fits,) = served.calls("auto", ("browser_snapshot", {}))
         assert fits.is_error is False
         wire = len(fits.model_dump_json(by_alias=True, exclude_none=True).encode())
-        assert wire > 1.8 * size  # carried twice, and not refused for it
+        assert size < wire < size + 2_000  # the snapshot once (in the text), the envelope's facts twice
         session.reconfigure(max_result_bytes=size // 2)
         own = session.snapshot()
         _, (refused,) = served.calls("auto", ("browser_snapshot", {}))
@@ -220,6 +239,30 @@ def test_a_script_result_over_the_limit_names_its_ways_out(fresh_session: Any, d
     assert saved["size_bytes"] > 100_000 and Path(saved["path"]).parent == s.engine.artifacts_dir
     assert "Item 2000" in Path(saved["path"]).read_text() and len(saved["head"]) == 4096 // 8
     assert ok(s.snapshot(save=True))["saved"]["head"].startswith("- generic")
+
+
+def test_a_big_string_travels_once_in_the_text_and_structured_content_names_its_lines() -> None:
+    snapshot = "\n".join(f'- row "Row {row}" [ref=e{row}]' for row in range(2000))
+    data = {"url": "http://127.0.0.1/", "title": "Rows", "snapshot": snapshot}
+    spec = REGISTRY.get("browser_snapshot")
+    result = call_result(
+        Envelope("success", "default", make_operation(tool="browser_snapshot"), data=data), spec, 10**7
+    )
+    structured = result.structured_content
+    assert structured is not None
+    jsonschema.validate(structured, output_schema(spec))
+    assert structured["in_text"] == {"/data/snapshot": [3, 2003]}  # after the header, url and title lines
+    assert structured["data"] == {
+        **data,
+        "snapshot": f"<{len(snapshot):,} characters, sent once: lines 4-2,003 of the text content>",
+    }
+    assert sent_once(structured, text_of(result), "/data/snapshot") == snapshot
+    # The pointer escapes its keys (RFC 6901); a short string, or one the text holds only within a
+    # line, stays where it is.
+    long = "x" * SENT_ONCE_CHARS
+    assert send_once({"data": {"a/b~": [long]}}, f"head\n{long}")["in_text"] == {"/data/a~1b~0/0": [1, 2]}
+    kept = {"data": {"value": long, "short": "x" * (SENT_ONCE_CHARS - 1)}}
+    assert send_once(kept, f"value: {long}\n{'x' * (SENT_ONCE_CHARS - 1)}") == kept
 
 
 def test_an_unknown_tool_gives_an_envelope_within_the_limit() -> None:
@@ -401,9 +444,12 @@ def test_the_typescript_client_reads_the_same_results(served: Served, era: str) 
             jsonschema.validate(call["structured"], schemas[name]["outputSchema"])
     # The client loaded the page anew: the same tree, with refs of that document.
     unref = re.compile(r" \[ref=\w+\]")
-    theirs = calls["snapshot"]["structured"]["data"]["snapshot"]
+    snapshot = calls["snapshot"]
+    theirs = sent_once(snapshot["structured"], snapshot["text"], "/data/snapshot")  # its lines, as JS splits them
     assert unref.sub("", theirs) == unref.sub("", whole) and 'cell "Item 2000"' in theirs
-    assert theirs in calls["snapshot"]["text"]
+    assert snapshot["structured"]["data"]["snapshot"] == (
+        f"<{len(theirs):,} characters, sent once: lines 4-{3 + len(whole.splitlines()):,} of the text content>"
+    )
     assert calls["snapshot_saved"]["structured"]["data"]["saved"]["lines"] == len(whole.splitlines())
     screenshot = calls["screenshot"]
     assert screenshot["contentTypes"] == ["image", "text"] and screenshot["structured"] is None

@@ -278,10 +278,11 @@ def render_text(envelope: Envelope) -> str:
 # HTML
 # --------------------------------------------------------------------------- #
 
-_FONT = "font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; font-size: 13px; line-height: 1.45;"
-_MONO = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px;"
+# The markup is lean: the notebook's own fonts, <code> for monospace, and an inline style only
+# where a look carries meaning (a status colour, a fold, an indentation), so that a small result's
+# HTML is about its text's size (no per-cell stylesheet; a static export needs none either).
+_MONO = "font-family:monospace"
 _MUTED = "opacity:.7"
-_BOX = "border: 1px solid rgba(127,127,127,0.35); border-radius: 6px; padding: 8px 10px; margin: 4px 0;"
 SUCCESS_COLOUR = "#1a7f37"
 ERROR_COLOUR = "#cf222e"
 WARN_COLOUR = "#bf8700"
@@ -306,18 +307,17 @@ def _t(value: str) -> str:
     return html.escape(value, quote=False)
 
 
+def _frame(colour: str) -> str:
+    """A result's frame: a bar of its status colour down its left side."""
+    return f"border-left:3px solid {colour};padding:2px 8px;margin:4px 0"
+
+
 def _badge(text: str, colour: str) -> str:
-    return (
-        f'<span style="display: inline-block; padding: 1px 8px; border-radius: 10px; background: {colour}; '
-        f'color: #ffffff; font-weight: 600; font-size: 12px;">{_e(text)}</span>'
-    )
+    return f'<strong style="color:{colour}">{_e(text)}</strong>'
 
 
 def _pre(text: str) -> str:
-    return (
-        f'<pre style="{_MONO} margin: 2px 0; padding: 6px 8px; white-space: pre-wrap; word-break: break-word; '
-        f'background: rgba(127,127,127,0.1); border-radius: 4px;">{_e(text)}</pre>'
-    )
+    return f'<pre style="margin:2px 0;white-space:pre-wrap">{_e(text)}</pre>'
 
 
 def _value_html(key: str, value: Any) -> str:
@@ -327,18 +327,14 @@ def _value_html(key: str, value: Any) -> str:
         return _pre(_json(value, indent=2))
     if isinstance(value, str) and "\n" in value:
         return _pre(value)
-    return f'<span style="{_MONO}">{_e(_scalar_text(key, value))}</span>'
+    return f"<code>{_e(_scalar_text(key, value))}</code>"
 
 
 def _fields_html(fields: list[tuple[str, Any]]) -> str:
     if not fields:
         return ""
-    rows = "".join(
-        f'<dt style="font-weight: 600; margin-top: 2px;">{_e(key)}</dt>'
-        f'<dd style="margin: 0 0 2px 16px;">{_value_html(key, value)}</dd>'
-        for key, value in fields
-    )
-    return f'<dl style="margin: 6px 0;">{rows}</dl>'
+    rows = "".join(f"<dt>{_e(key)}</dt><dd>{_value_html(key, value)}</dd>" for key, value in fields)
+    return f'<dl style="margin:4px 0">{rows}</dl>'
 
 
 def _is_flat_rows(value: Any) -> bool:
@@ -392,7 +388,7 @@ def _table(headers: list[str], rows: list[list[str]], alerts: list[bool] | None 
 
 
 def _code(value: Any) -> str:
-    return f'<code style="{_MONO}">{_e(value)}</code>' if value not in (None, "") else ""
+    return f"<code>{_e(value)}</code>" if value not in (None, "") else ""
 
 
 # --------------------------------------------------------------------------- #
@@ -430,7 +426,7 @@ class ListKind:
         return lines
 
     def html(self, kind: str, items: list[dict[str, Any]], current: str | None) -> str:
-        title = f'<div style="font-weight: 600; margin-top: 6px;">{_e(kind)} ({len(items)})</div>'
+        title = f"<div><strong>{_e(kind)} ({len(items)})</strong></div>"
         rest = items[HTML_LIST_ROWS:]
         more = _more_html(self.text(kind, rest, current)[1:], "items") if rest else ""
         return title + self._table(items[:HTML_LIST_ROWS], current) + more
@@ -672,9 +668,9 @@ def _snapshot_line_html(content: str) -> str:
         out.append(_role_html(before) if first else _t(before))
         first = False
         if match.group("ref") is not None:
-            out.append(f'<code style="{_CHIP}">{_t(match.group("ref"))}</code>')
+            out.append(f"<code>{_t(match.group('ref'))}</code>")
         elif match.group("attr") is not None:
-            out.append(f'<span style="{_MUTED}">{_t(match.group("attr"))}</span>')
+            out.append(f"<i>{_t(match.group('attr'))}</i>")
         else:
             out.append(_t(match.group("quoted")))
         position = match.end()
@@ -695,9 +691,8 @@ def _more_html(lines: list[str], what: str) -> str:
     """The rest of a big result as plain text, folded: it unfolds on demand, and costs no layout
     (nor a tree of elements) until then."""
     return (
-        f'<details style="margin: 4px 0;"><summary style="cursor: pointer; {_MUTED}">{len(lines):,} more {what}'
-        f'</summary><pre style="{_MONO} margin: 2px 0; white-space: pre;">{html.escape(chr(10).join(lines), quote=False)}'
-        "</pre></details>"
+        f'<details style="margin:4px 0"><summary style="{_MUTED}">{len(lines):,} more {what}'
+        f'</summary><pre style="margin:2px 0">{html.escape(chr(10).join(lines), quote=False)}</pre></details>'
     )
 
 
@@ -714,20 +709,20 @@ def _snapshot_html(yaml: str) -> str:
         indent = indents[index]
         while open_indents and open_indents[-1] >= indent:
             open_indents.pop()
-            out.append("</div></details>")
+            out.append("</details>")
         content = line.strip().removeprefix("- ")
         has_children = index + 1 < len(lines) and indents[index + 1] > indent
+        # The text's own indentation indents the tree (white-space: pre); a fold's marker takes
+        # the place of its line's "- ".
         if has_children:
-            content = content.removesuffix(":")
             out.append(
-                f"<details open><summary>{_snapshot_line_html(content)}</summary>"
-                '<div style="padding-left:14px;border-left:1px solid #8884">'
+                f"<details open><summary>{' ' * indent}{_snapshot_line_html(content.removesuffix(':'))}</summary>"
             )
             open_indents.append(indent)
         else:
-            out.append(f'<div style="margin-left:14px">{_snapshot_line_html(content)}</div>')
-    out.extend("</div></details>" for _ in open_indents)
-    return f'<div style="{_MONO} margin: 6px 0;">{"".join(out)}</div>{rest}'
+            out.append(f"<div>{' ' * indent}- {_snapshot_line_html(content)}</div>")
+    out.extend("</details>" for _ in open_indents)
+    return f'<div style="{_MONO};white-space:pre;margin:4px 0">{"".join(out)}</div>{rest}'
 
 
 def _image_html(image: _Image, screenshot_width: int | None) -> str:
@@ -735,9 +730,9 @@ def _image_html(image: _Image, screenshot_width: int | None) -> str:
     size = f' width="{width}"' if width else ""
     encoded = base64.b64encode(image.data).decode("ascii")
     return (
-        f'<div style="margin: 6px 0;"><img src="data:{_e(image.mime_type)};base64,{encoded}"{size} '
+        f'<div><img src="data:{_e(image.mime_type)};base64,{encoded}"{size} '
         f'alt="screenshot" style="max-width: 100%; height: auto; border: 1px solid rgba(127,127,127,0.35);">'
-        f'<div style="{_MUTED}; font-size: 12px;">{_e(image.summary())}</div></div>'
+        f'<div style="{_MUTED}">{_e(image.summary())}</div></div>'
     )
 
 
@@ -748,36 +743,39 @@ def _display_width(width: int | None, screenshot_width: int | None) -> int | Non
 
 
 def _operation_html(envelope: Envelope) -> str:
-    rows = [
-        [_e(key), _code(_scalar_text(key, value)) if value not in (None, []) else ""]
+    """The operation, folded under its id: a ``key: value`` line for each other field that has a
+    value (the tool is in the header)."""
+    lines = [
+        f"{key}: {_scalar_text(key, value)}"
         for key, value in envelope.operation.to_dict().items()
+        if value not in (None, []) and key not in ("id", "tool")
     ]
     return (
-        f'<details style="margin-top: 6px;"><summary style="cursor: pointer; {_MUTED}">operation '
-        f"{_e(envelope.operation.id)}</summary>{_table(['field', 'value'], rows)}</details>"
+        f'<details style="margin-top:4px"><summary style="{_MUTED}">operation {_e(envelope.operation.id)}</summary>'
+        f"{_pre(chr(10).join(lines))}</details>"
     )
 
 
 def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SCREENSHOT_WIDTH) -> str:
-    """Static HTML for the result: no scripts, inline styles, every page string escaped."""
+    """Static HTML for the result: no scripts, a few inline styles, every page string escaped."""
     op = envelope.operation
-    instance = f' · instance <code style="{_MONO}">{_e(envelope.instance)}</code>' if envelope.instance else ""
+    instance = f" · instance <code>{_e(envelope.instance)}</code>" if envelope.instance else ""
     if envelope.ok:
         badge = _badge("success", SUCCESS_COLOUR)
     else:
         badge = _badge(f"error · {envelope.error_type}", ERROR_COLOUR)
     body = [
         (
-            f'<div>{badge} <code style="{_MONO} font-weight: 600;">{_e(envelope.tool)}</code>{instance}'
+            f"<div>{badge} <code><strong>{_e(envelope.tool)}</strong></code>{instance}"
             f' · <span style="{_MUTED}">{op.duration_ms:.1f} ms</span></div>'
         )
     ]
     if not envelope.ok:
         advice = RETRY_ADVICE.get(op.retry, "")
         body.append(
-            f'<div style="border-left: 4px solid {ERROR_COLOUR}; background: {tint(ERROR_COLOUR, 0.08)}; padding: 6px 10px; '
-            f'margin: 6px 0;"><div style="font-weight: 700;">{_e(envelope.error_type)}</div>'
-            f'<div style="white-space: pre-wrap; word-break: break-word; margin: 2px 0;">{_e(envelope.message or "")}</div>'
+            f'<div style="background:{tint(ERROR_COLOUR, 0.08)};padding:4px 8px;margin:4px 0">'
+            f"<div><strong>{_e(envelope.error_type)}</strong></div>"
+            f'<div style="white-space:pre-wrap">{_e(envelope.message or "")}</div>'
             + (_pre("\n".join(context_lines(envelope.context))) if envelope.context else "")
             + f"<div><b>retry: {_e(op.retry)}</b> — {_e(advice)} "
             f'<span style="{_MUTED}">(outcome: {_e(op.outcome)})</span></div></div>'
@@ -786,8 +784,8 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
         parts = _split(envelope)
         if parts.modal is not None:
             body.append(
-                f'<div style="border-left: 4px solid {WARN_COLOUR}; background: {tint(WARN_COLOUR, 0.12)}; padding: 6px 10px; '
-                f'margin: 6px 0; font-weight: 600;">{_e(_modal_line(parts.modal))}</div>'
+                f'<div style="background:{tint(WARN_COLOUR, 0.12)};padding:4px 8px;margin:4px 0">'
+                f"<strong>{_e(_modal_line(parts.modal))}</strong></div>"
             )
         body.append(_fields_html(parts.fields))
         if parts.image is not None:
@@ -799,11 +797,10 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
         if parts.saved is not None:
             body.append(f"<div>{_e(_saved_line(parts.saved))}</div>" + _pre(str(parts.saved.get("head", ""))))
     if op.artifacts:
-        body.append(
-            '<div style="margin: 4px 0;">artifacts: ' + ", ".join(_code(path) for path in op.artifacts) + "</div>"
-        )
+        body.append("<div>artifacts: " + ", ".join(_code(path) for path in op.artifacts) + "</div>")
     body.append(_operation_html(envelope))
-    return escape_surrogates(f'<div class="webmcp-nb-envelope" style="{_FONT} {_BOX}">{"".join(body)}</div>')
+    colour = SUCCESS_COLOUR if envelope.ok else ERROR_COLOUR
+    return escape_surrogates(f'<div class="webmcp-nb-envelope" style="{_frame(colour)}">{"".join(body)}</div>')
 
 
 # --------------------------------------------------------------------------- #
@@ -941,7 +938,7 @@ class ToolTable:
             )
             rows.append(
                 [
-                    f'<code style="{_MONO} white-space: nowrap;">{_e(spec.name)}</code>',
+                    f'<code style="white-space:nowrap">{_e(spec.name)}</code>',
                     _e(spec.title),
                     _e(spec.group),
                     f'<span style="white-space: nowrap;">{chips}</span>',
@@ -950,7 +947,7 @@ class ToolTable:
             )
         legend = ", ".join(f"{short} = {long}" for _, short, long in _FLAGS)
         return (
-            f'<div class="webmcp-nb-tools" style="{_FONT}">'
+            '<div class="webmcp-nb-tools">'
             + _table(["name", "title", "group", "flags", "description"], rows)
             + f'<div style="{_MUTED}; font-size: 12px;">{len(self.specs)} tools; flags: {_e(legend)}</div></div>'
         )
@@ -990,8 +987,8 @@ def progress_bundle(tool: str, updates: list[dict[str, Any]]) -> dict[str, str]:
     ]
     rows = [[_e(event.get("id") or ""), _e(event.get("event")), _e(_json(event.get("data")))] for event in events]
     html_text = (
-        f'<div class="webmcp-nb-progress" style="{_FONT} {_BOX}"><div>{_badge("receiving", WARN_COLOUR)} '
-        f'<code style="{_MONO}">{_e(tool)}</code> · {last.get("count", 0)} events · {last.get("reconnects", 0)} '
+        f'<div class="webmcp-nb-progress" style="{_frame(WARN_COLOUR)}"><div>{_badge("receiving", WARN_COLOUR)} '
+        f"<code>{_e(tool)}</code> · {last.get('count', 0)} events · {last.get('reconnects', 0)} "
         f"reconnects</div>{_table(['id', 'event', 'data'], rows) if rows else ''}</div>"
     )
     return {"text/plain": "\n".join(lines), "text/html": html_text}

@@ -1,9 +1,12 @@
 """Envelopes as MCP tool results, and the output schemas that describe them.
 
-A result carries the envelope twice, in the two forms clients read: as
-`structuredContent` and as one text block from the notebook's own renderer
-(`render_text`). `BROWSER_MCP_MAX_RESULT_BYTES` bounds the envelope, as on every
-front end; carrying it twice is the protocol's shape, not a reason to refuse it.
+A result carries the envelope in the two forms clients read: as `structuredContent`
+and as one text block from the notebook's own renderer (`render_text`), which holds
+everything needed to act on it (clients that read only text). A big string of the
+data travels once (`SENT_ONCE_CHARS`, `send_once`): in the text block, where the
+rendering holds it as whole lines (a snapshot); structured content names those lines
+in its place and under ``in_text``. `BROWSER_MCP_MAX_RESULT_BYTES` bounds the envelope,
+as on every front end.
 
 Images (``bytes`` in the data, next to a ``mime_type``) travel only as image
 blocks, never as base64 in structured content or text:
@@ -166,6 +169,42 @@ def _without_bytes(value: Any) -> Any:
 # Results
 # --------------------------------------------------------------------------- #
 
+SENT_ONCE_CHARS = 16 * 1024
+"""A data string at least this long that the text block holds as whole lines travels only there.
+Below it, structured content holds the string too: a second copy costs less than a look-up."""
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")  # RFC 6901
+
+
+def send_once(structured: dict[str, Any], text: str) -> dict[str, Any]:
+    """`structured` with each data string of `SENT_ONCE_CHARS` or more that `text` holds as whole
+    lines replaced by a note naming them; ``in_text`` maps its JSON Pointer to ``[first, end]``:
+    the string is ``"\\n".join(text.split("\\n")[first:end])`` (the same in every language)."""
+    framed = f"\n{text}\n"
+    places: dict[str, list[int]] = {}
+
+    def once(value: Any, pointer: str) -> Any:
+        if isinstance(value, dict):
+            return {key: once(item, f"{pointer}/{_pointer_token(key)}") for key, item in value.items()}
+        if isinstance(value, list):
+            return [once(item, f"{pointer}/{index}") for index, item in enumerate(value)]
+        if not isinstance(value, str) or len(value) < SENT_ONCE_CHARS:
+            return value
+        at = framed.find(f"\n{value}\n")
+        if at < 0:
+            return value
+        first = text.count("\n", 0, at)
+        end = first + value.count("\n") + 1
+        places[pointer] = [first, end]
+        return f"<{len(value):,} characters, sent once: lines {first + 1:,}-{end:,} of the text content>"
+
+    if not isinstance(structured.get("data"), (dict, list)):
+        return structured
+    data = once(structured["data"], "/data")
+    return {**structured, "data": data, "in_text": places} if places else structured
+
 
 def call_result(
     envelope: Envelope, spec: ToolSpec | None, limit: int, source: str | None = None
@@ -186,11 +225,10 @@ def call_result(
         structured = json.loads(json.dumps(_without_bytes(envelope.to_dict()), default=list))
     else:
         structured = json.loads(envelope.to_json_bytes())
-    content: list[Any] = [
-        *images,
-        types.TextContent(type="text", text=render_text(envelope)),
-        *artifact_links(envelope),
-    ]
+    text = render_text(envelope)
+    content: list[Any] = [*images, types.TextContent(type="text", text=text), *artifact_links(envelope)]
     if spec is not None and not spec.structured_output and not envelope.ok:
         return types.CallToolResult(content=content, is_error=True)  # no shape to validate against
-    return types.CallToolResult(content=content, structured_content=structured, is_error=not envelope.ok)
+    return types.CallToolResult(
+        content=content, structured_content=send_once(structured, text), is_error=not envelope.ok
+    )
