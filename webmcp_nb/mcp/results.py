@@ -210,7 +210,8 @@ def call_result(
     envelope: Envelope, spec: ToolSpec | None, limit: int, source: str | None = None
 ) -> types.CallToolResult:
     """The MCP result for `envelope`, whose JSON is held to `limit` bytes (`result_too_large`
-    otherwise; `source`: where the limit came from). `spec` is None for a tool that does not exist (its envelope is an error)."""
+    otherwise; `source`: where the limit came from). `spec` is None for a tool that does not exist
+    (its envelope is an error)."""
     envelope = enforce_size_limit(
         envelope,
         limit,
