@@ -85,6 +85,7 @@ bench: install chromium
 # or changing a tool, and commit the result (tests/test_api.py fails while it is stale).
 generate: install
 	$(PY) scripts/generate_api.py
+	$(PY) scripts/generate_options.py
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache .mypy_cache .ruff_cache

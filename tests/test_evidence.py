@@ -393,7 +393,7 @@ def test_agents_fetch_what_a_call_wrote_through_resource_links(demo: DemoServer,
             f"webmcp-nb://artifacts/{Path(big.structured_content['data']['path']).name}"
         ]
         assert refused.count("No artifact") == 2
-        assert "over what one read may return within BROWSER_MCP_MAX_RESULT_BYTES (65536)" in refused
+        assert "over what one read may return within max_result_bytes (65536, Session(max_result_bytes=...))" in refused
 
 
 def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_session: CheckedSession) -> None:

@@ -18,8 +18,8 @@ from tests.helpers import browser_processes, error, ok, wait_for_exit, wait_unti
 from webmcp_nb.core import backends
 from webmcp_nb.core.backends import LaunchOptions, chromium
 from webmcp_nb.core.backends.remote import RemoteOptions
-from webmcp_nb.core.config import LaunchDefaults
 from webmcp_nb.core.call.errors import InvalidParams
+from webmcp_nb.core.config import LaunchDefaults
 
 CHROMIUM = "/usr/bin/chromium"
 

@@ -203,7 +203,9 @@ def test_the_result_limit_bounds_the_envelope_on_every_front_end(demo: DemoServe
     limited = structured(refused)
     assert limited["error_type"] == "result_too_large"
     assert limited["operation"]["outcome"] == "completed" and limited["operation"]["retry"] == "read_only"
-    assert f"limit of {limit} bytes" in limited["message"] and "BROWSER_MCP_MAX_RESULT_BYTES" in limited["message"]
+    assert (
+        f"limit of {limit} bytes" in limited["message"] and "(reconfigure(max_result_bytes=...))" in limited["message"]
+    )
 
 
 # --------------------------------------------------------------------------- #

@@ -30,7 +30,7 @@ def cli_serve_parser() -> argparse.ArgumentParser:
 
 def test_session_serve_mcp_takes_exactly_the_serve_options() -> None:
     parameters = inspect.signature(Session.serve_mcp).parameters
-    assert sorted(parameters) == sorted(["self", "approver", *FIELDS])
+    assert list(parameters) == ["self", "options", "approver", *FIELDS]
     # with the same defaults (sequences as tuples there, lists here)
     defaults = {name: parameters[name].default for name in FIELDS}
     declared = dataclasses.asdict(ServeOptions())
@@ -44,6 +44,16 @@ def test_the_notebook_and_the_command_line_flags_are_the_same_declaration() -> N
     assert {k: v for k, v in command_line.items() if k in declared} == {
         k: v for k, v in declared.items() if k != "approve"
     }
+
+
+def test_serve_options_are_one_value_and_keywords_go_over_it() -> None:
+    options = ServeOptions(caps=["js"], port=9)
+    assert ServeOptions.of(options, port=10, upload_roots=("/a",)) == ServeOptions(
+        caps=["js"], port=10, upload_roots=["/a"]
+    )
+    assert ServeOptions.of(None) == ServeOptions() and options.port == 9
+    with pytest.raises(TypeError, match="unknown serve option prot"):
+        ServeOptions.of(options, prot=10)
 
 
 def test_parsed_flags_become_serve_options() -> None:

@@ -163,10 +163,17 @@ def test_limits_come_from_the_environment_and_bad_values_are_named(monkeypatch):
     monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_CONNECTIONS", "7")
     assert (HttpLimits.from_env().idle_timeout_s, HttpLimits.from_env().max_connections) == (2.5, 7)
     monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_CONNECTIONS", "many")
-    with pytest.raises(ValueError, match="WEBMCP_NB_HTTP_MAX_CONNECTIONS='many' is not a valid int"):
+    with pytest.raises(
+        ValueError,
+        match=r"^max_connections: environment variable WEBMCP_NB_HTTP_MAX_CONNECTIONS='many' is not a valid int "
+        r"\(must be positive\)$",
+    ):
         HttpLimits.from_env()
     monkeypatch.setenv("WEBMCP_NB_HTTP_MAX_CONNECTIONS", "0")
-    with pytest.raises(ValueError, match="WEBMCP_NB_HTTP_MAX_CONNECTIONS must be positive"):
+    with pytest.raises(
+        ValueError,
+        match=r"^max_connections must be positive, got 0 \(environment variable WEBMCP_NB_HTTP_MAX_CONNECTIONS\)$",
+    ):
         HttpLimits.from_env()
 
 

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .core.backends.remote import HEADERS_ENV, headers_from_env
+from .core.config import LIMIT_OPTIONS
+from .core.options import add_limit_arguments, flag
 from .serve_options import ServeOptions, add_arguments
 
 TOKEN_ENV = "WEBMCP_NB_TOKEN"
@@ -55,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"a header for --remote (a grid's token); ${REMOTE_HEADERS_ENV} (a JSON object) keeps it off the "
         "process list",
     )
+
+    add_limit_arguments(serve)
 
     install = commands.add_parser("install", help="download a browser a backend needs")
     install.add_argument("what", choices=["camoufox"], help="camoufox: its browser, fingerprint model and add-on")
@@ -91,6 +95,8 @@ def _serve(args: argparse.Namespace) -> int:
             remote_endpoint=args.remote,
             remote_headers=_remote_headers(args.remote_headers),
         )
+        for name, spec in LIMIT_OPTIONS.items():
+            session.reconfigure(source=f"webmcp-nb serve {flag(spec)}", **{name: getattr(args, name)})
     except ValueError as exc:
         print(f"webmcp-nb serve: {exc}", file=sys.stderr)
         return 2
@@ -101,7 +107,7 @@ def _serve(args: argparse.Namespace) -> int:
 
             session.runtime.run(serve_stdio(session, options))
             return 0
-        handle = session.serve_mcp(**vars(options))
+        handle = session.serve_mcp(options)
         print(handle.describe(), flush=True)
         _wait_for_signal()
         return 0

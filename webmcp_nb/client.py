@@ -16,7 +16,9 @@ from ._generated import ToolMethods
 from .core.call.envelope import Envelope
 from .core.call.runtime import Runtime
 from .core.call.util import utc_now
-from .core.config import LaunchDefaults, Limits
+from .core.config import LIMIT_OPTIONS, LaunchDefaults, Limits
+from .core.options import keyword_parameters, spell_out
+from .serve_options import ServeOptions
 
 if TYPE_CHECKING:
     from .core.browsers.live import LiveFrame, LiveView
@@ -53,27 +55,19 @@ class Session(ToolMethods):
         executable_path: str | None = None,
         args: Sequence[str] = (),
         default_instance: str = "default",
-        max_result_bytes: int | None = None,
-        max_instances: int | None = None,
-        operation_timeout_s: float | None = None,
-        navigation_timeout_s: float | None = None,
-        action_timeout_s: float | None = None,
-        event_buffer_size: int | None = None,
         artifacts_dir: str | None = None,
         keep_artifacts: bool = False,
         caller: str = "python",
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
         reveal_secrets: bool = False,
+        option_source: str | Mapping[str, str] = "Session(NAME=...)",
+        **limits: float | None,
     ) -> None:
-        self.limits = Limits.from_env(
-            max_result_bytes=max_result_bytes,
-            max_instances=max_instances,
-            operation_timeout_s=operation_timeout_s,
-            navigation_timeout_s=navigation_timeout_s,
-            action_timeout_s=action_timeout_s,
-            event_buffer_size=event_buffer_size,
-        )
+        # `limits`: the options of `Limits` (core/config.py), each else its environment variable, else
+        # its default; a bad one is a ValueError naming it, its bound and where it came from
+        # (`option_source` for these keywords, NAME replaced by the option's name; or each one's own).
+        self.limits = Limits.from_env(limits, source=option_source)
         # remote_endpoint: new instances connect to a browser grid (ws://: a Playwright browser server,
         # http://: CDP) with `remote_headers` (a token; never shown), unless a create call says otherwise.
         # None or "": they launch a local Chromium.
@@ -129,31 +123,26 @@ class Session(ToolMethods):
         self,
         *,
         headless: bool | None = None,
-        max_result_bytes: int | None = None,
-        max_instances: int | None = None,
-        operation_timeout_s: float | None = None,
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
+        source: str = "reconfigure(NAME=...)",
+        **limits: float | None,
     ) -> None:
-        """Change options of a running session: limits apply to the next call, launch
-        options to instances created afterwards (`remote_endpoint=""`: launch them here again).
-        None leaves an option as it is. Invalid values raise ValueError."""
-        given: dict[str, Any] = {
-            "max_result_bytes": max_result_bytes,
-            "max_instances": max_instances,
-            "operation_timeout_s": operation_timeout_s,
-        }
-        limits = dataclasses.replace(self.limits, **{key: value for key, value in given.items() if value is not None})
+        """Change options of a running session: limits (the `Session` keywords of `Limits`) apply to
+        the next call, launch options to instances created afterwards (`remote_endpoint=""`: launch
+        them here again). None leaves an option as it is. Invalid values raise ValueError naming the
+        option, its bound and `source` (what messages say it came from; ``NAME``: the option's name)."""
+        updated = self.limits.updated(limits, source=source)
         launch: dict[str, Any] = {} if headless is None else {"headless": headless}
         if remote_endpoint is not None:
             launch["remote_endpoint"] = remote_endpoint or None
         if remote_headers is not None:
             launch["remote_headers"] = tuple(remote_headers.items())
         launch_defaults = dataclasses.replace(self.launch_defaults, **launch)
-        self.limits, self.launch_defaults = limits, launch_defaults
+        self.limits, self.launch_defaults = updated, launch_defaults
         engine = self._engine
         if engine is not None:
-            engine.limits = engine.manager.limits = limits
+            engine.limits = engine.manager.limits = updated
             engine.launch_defaults = launch_defaults
 
     # the registry -----------------------------------------------------------
@@ -231,38 +220,20 @@ class Session(ToolMethods):
         return list(self._servers)
 
     def serve_mcp(
-        self,
-        *,
-        port: int = 0,
-        host: str = "127.0.0.1",
-        caps: Sequence[str] = (),
-        approve: ApprovePolicy = "none",
-        approver: Approval | None = None,
-        allow_remote: bool = False,
-        token: str | None = None,
-        allowed_origins: Sequence[str] | None = None,
-        file_root: str | None = None,
-        upload_roots: Sequence[str] = (),
-        allow_schemes: Sequence[str] = (),
-        chromium_args: Sequence[str] = (),
+        self, options: ServeOptions | None = None, *, approver: Approval | None = None, **fields: Any
     ) -> ServerHandle:
         """Serve this session to agents over MCP (streamable HTTP at `handle.url`,
         bearer `handle.token`) on the runtime thread; `handle.stop()` ends it.
 
-        The options are `webmcp_nb.serve_options.ServeOptions`' fields (the same as the flags of
-        ``%browser serve`` and ``webmcp-nb serve``; each field's help says what it grants). `approver`
-        decides the calls `approve` holds (None approves, a string denies). See the README's threat
-        model before granting anything to an agent you do not trust.
+        `options` is a `webmcp_nb.serve_options.ServeOptions`; its fields can also be given as
+        keywords (over `options`' own), the same as the flags of ``%browser serve`` and
+        ``webmcp-nb serve`` (each field's help says what it grants). `approver` decides the calls
+        `approve` holds (None approves, a string denies). See the README's threat model before
+        granting anything to an agent you do not trust.
         """
         from .mcp import serve_http
-        from .serve_options import ServeOptions
 
-        options = ServeOptions(
-            host=host, port=port, allow_remote=allow_remote, token=token, caps=list(caps), approve=approve,
-            allowed_origins=None if allowed_origins is None else list(allowed_origins), file_root=file_root,
-            upload_roots=list(upload_roots), allow_schemes=list(allow_schemes), chromium_args=list(chromium_args),
-        )  # fmt: skip
-        handle = self._runtime.run(serve_http(self, options, approver=approver))
+        handle = self._runtime.run(serve_http(self, ServeOptions.of(options, **fields), approver=approver))
         self._servers.add(handle)
         return handle
 
@@ -550,6 +521,11 @@ class Session(ToolMethods):
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("running" if self.started else "idle")
         return f"<webmcp_nb.Session {state}>"
+
+
+spell_out(Session.__init__, keyword_parameters(LIMIT_OPTIONS))
+spell_out(Session.reconfigure, keyword_parameters(LIMIT_OPTIONS))
+spell_out(Session.serve_mcp, ServeOptions.parameters())
 
 
 class PageToolHandle:

@@ -2,21 +2,23 @@
 
 `ServeOptions` is what `Session.serve_mcp`, `mcp.serve_http` / `serve_stdio`, ``%browser serve``
 and ``webmcp-nb serve`` take; each field's metadata gives its command-line flag and help, so the
-two command lines are built from it (`add_arguments`) and cannot drift apart. Nothing here
-imports the MCP SDK or IPython.
+two command lines are built from it (`add_arguments`) and cannot drift apart; `Session.serve_mcp`'s
+keywords are its fields (`parameters`). `HttpLimits` is declared as the session limits are
+(`core.options.option`). Nothing here imports the MCP SDK or IPython.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
+import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from .core.call.approval import Policy
 from .core.guard.grants import CAPS, SCHEMES, Grant
+from .core.options import option, options_of, resolve
 
 ApprovePolicy = Policy
 
@@ -83,62 +85,78 @@ class ServeOptions:
         )  # fmt: skip
 
     @classmethod
+    def of(cls, options: ServeOptions | None = None, **fields: Any) -> ServeOptions:
+        """`options` (else the defaults) with `fields` over them (tuples become lists); TypeError
+        naming a field that is not one."""
+        unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise TypeError(f"unknown serve option{'s' * (len(unknown) > 1)} {', '.join(unknown)}")
+        given: dict[str, Any] = {name: list(v) if isinstance(v, tuple) else v for name, v in fields.items()}
+        return dataclasses.replace(options if options is not None else cls(), **given)
+
+    @classmethod
+    def parameters(cls) -> list[inspect.Parameter]:
+        """The fields as keyword-only parameters (`Session.serve_mcp`'s keywords)."""
+        return [
+            inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=_own_default(f), annotation=f.type)
+            for f in dataclasses.fields(cls)
+        ]
+
+    @classmethod
     def from_namespace(cls, namespace: argparse.Namespace) -> ServeOptions:
         """The options a parser built by `add_arguments` read (the others keep their defaults)."""
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{name: value for name, value in vars(namespace).items() if name in names})
 
 
-def _limit(default: float, env: str, help: str) -> Any:
-    return field(default=default, metadata={"env": env, "help": help})
-
-
 @dataclass(frozen=True)
 class HttpLimits:
-    """What the MCP HTTP server holds for its clients at once, and for how long (each field's
-    environment variable overrides it). Token or not, a client reaches no further than these."""
+    """What the MCP HTTP server holds for its clients at once, and for how long, each declared once
+    (`core.options`; its environment variable overrides it). Token or not, a client reaches no
+    further than these."""
 
-    max_body_bytes: int = _limit(
-        4_194_304, "WEBMCP_NB_HTTP_MAX_BODY_BYTES",
-        "largest request body, and largest request head (413 / 400); counted while reading, so no more is held",
+    max_body_bytes: int = option(
+        4_194_304, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_MAX_BODY_BYTES", label="request body (bytes)",
+        help="largest request body, and largest request head (413 / 400); counted while reading, so no more is held",
     )  # fmt: skip
-    max_requests: int = _limit(
-        16,
-        "WEBMCP_NB_HTTP_MAX_REQUESTS",
-        "POST requests read or handled at once (until each answer starts); beyond, 503",
-    )
-    max_connections: int = _limit(
-        64, "WEBMCP_NB_HTTP_MAX_CONNECTIONS", "open connections; one more is closed as soon as it is accepted"
-    )
+    max_requests: int = option(
+        16, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_MAX_REQUESTS", label="requests at once",
+        help="POST requests read or handled at once (until each answer starts); beyond, 503",
+    )  # fmt: skip
+    max_connections: int = option(
+        64, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_MAX_CONNECTIONS", label="open connections",
+        help="open connections; one more is closed as soon as it is accepted",
+    )  # fmt: skip
     # Longer than the idle pools of common clients (Node's undici drops its sockets after 4 s, httpx
     # after 5 s): a server that closes first races the client's next request on that socket, which
     # then fails with "other side closed".
-    idle_timeout_s: float = _limit(
-        15.0, "WEBMCP_NB_HTTP_IDLE_TIMEOUT_SECONDS", "a connection with no request on it is closed after this"
-    )
-    request_timeout_s: float = _limit(
-        30.0, "WEBMCP_NB_HTTP_REQUEST_TIMEOUT_SECONDS",
-        "a request's head and body must have arrived within this of its first byte, else its connection is closed",
+    idle_timeout_s: float = option(
+        15.0, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_IDLE_TIMEOUT_SECONDS", label="idle timeout (s)",
+        help="a connection with no request on it is closed after this",
+    )  # fmt: skip
+    request_timeout_s: float = option(
+        30.0, minimum=0, exclusive=True, env="WEBMCP_NB_HTTP_REQUEST_TIMEOUT_SECONDS", label="request timeout (s)",
+        help="a request's head and body must have arrived within this of its first byte, else its connection is closed",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
-        for limit in dataclasses.fields(self):
-            if not getattr(self, limit.name) > 0:
-                raise ValueError(f"{limit.metadata['env']} must be positive, got {getattr(self, limit.name)!r}")
+        for name, spec in HTTP_OPTIONS.items():
+            spec.check(getattr(self, name), f"HttpLimits({name}=...)")
 
     @classmethod
     def from_env(cls) -> HttpLimits:
         """The defaults, overridden by the environment (ValueError naming a bad variable)."""
-        values: dict[str, Any] = {}
-        for limit in dataclasses.fields(cls):
-            raw = os.environ.get(limit.metadata["env"], "").strip()
-            if raw:
-                cast = float if isinstance(limit.default, float) else int
-                try:
-                    values[limit.name] = cast(raw)
-                except ValueError:
-                    raise ValueError(f"{limit.metadata['env']}={raw!r} is not a valid {cast.__name__}") from None
+        values, sources = resolve(HTTP_OPTIONS, {}, "")
+        for name, spec in HTTP_OPTIONS.items():
+            spec.check(values[name], spec.describe(sources[name]))
         return cls(**values)
+
+
+HTTP_OPTIONS = options_of(HttpLimits)
+
+
+def _own_default(option: dataclasses.Field[Any]) -> Any:
+    return option.default_factory() if callable(option.default_factory) else option.default
 
 
 def add_arguments(
@@ -146,14 +164,13 @@ def add_arguments(
 ) -> None:
     """Add a flag for each option (but those in `exclude`), with `defaults` in place of the options' own."""
     defaults, excluded = defaults or {}, set(exclude)
-    for option in dataclasses.fields(ServeOptions):
-        if option.name in excluded:
+    for declared in dataclasses.fields(ServeOptions):
+        if declared.name in excluded:
             continue
-        own = option.default_factory() if callable(option.default_factory) else option.default
         parser.add_argument(
-            option.metadata["flag"],
-            dest=option.name,
-            default=defaults.get(option.name, own),
-            help=option.metadata["help"].replace("%", "%%"),
-            **option.metadata["argparse"],
+            declared.metadata["flag"],
+            dest=declared.name,
+            default=defaults.get(declared.name, _own_default(declared)),
+            help=declared.metadata["help"].replace("%", "%%"),
+            **declared.metadata["argparse"],
         )

@@ -1,10 +1,14 @@
-"""Limits and launch defaults, read from the environment and overridable per session."""
+"""Limits and launch defaults, read from the environment and overridable per session (the limits' options
+are declared here, with `core.options.option`)."""
 
 from __future__ import annotations
 
-import os
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from .options import DEFAULT, option, options_of, resolve
 
 if TYPE_CHECKING:
     from .webmcp.discovery import Mode
@@ -12,56 +16,80 @@ if TYPE_CHECKING:
 MIN_RESULT_BYTES = 4096
 
 
-def _env_number(name: str, default: float, cast: type[int] | type[float] = int) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return cast(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a valid {cast.__name__}") from None
-
-
 @dataclass(frozen=True)
 class Limits:
-    """Bounds that apply to every call of a session."""
+    """Bounds that apply to every call of a session, each declared once (`core.options`); `sources`
+    says where each value came from (absent: the default)."""
 
-    max_result_bytes: int = 1_048_576
-    max_instances: int = 10
-    operation_timeout_s: float = 60.0
-    action_timeout_s: float = 5.0
-    navigation_timeout_s: float = 30.0
-    capture_timeout_s: float = 30.0
-    event_buffer_size: int = 1000  # console and network entries kept per instance and stream
+    max_result_bytes: int = option(
+        1_048_576, minimum=MIN_RESULT_BYTES, env="BROWSER_MCP_MAX_RESULT_BYTES", label="result size (bytes)",
+        help="Largest result a call may return, in bytes; a larger one is result_too_large, never clipped.",
+    )  # fmt: skip
+    max_instances: int = option(
+        10, minimum=1, env="BROWSER_MCP_MAX_INSTANCES", label="instances", help="Most browser instances at once."
+    )
+    operation_timeout_s: float = option(
+        60.0, minimum=0, exclusive=True, env="BROWSER_MCP_OPERATION_TIMEOUT_SECONDS",
+        label="operation timeout (s, queue wait included)",
+        help="Time limit of one call, queue wait included, in seconds.",
+    )  # fmt: skip
+    action_timeout_s: float = option(
+        5.0, minimum=0, exclusive=True, env="WEBMCP_NB_ACTION_TIMEOUT_SECONDS", label="action timeout (s)",
+        help="How long a page action (click, type, ...) waits for its element, in seconds.",
+    )  # fmt: skip
+    navigation_timeout_s: float = option(
+        30.0, minimum=0, exclusive=True, env="WEBMCP_NB_NAVIGATION_TIMEOUT_SECONDS", label="navigation timeout (s)",
+        help="How long a navigation waits for its page to load, in seconds.",
+    )  # fmt: skip
+    capture_timeout_s: float = option(
+        30.0, minimum=0, exclusive=True, env="WEBMCP_NB_CAPTURE_TIMEOUT_SECONDS", label="capture timeout (s)",
+        help="How long a screenshot or PDF may take, in seconds.",
+    )  # fmt: skip
+    event_buffer_size: int = option(
+        1000, minimum=1, env="WEBMCP_NB_EVENT_BUFFER_SIZE", deprecated_env="BROWSER_MCP_EVENT_BUFFER_SIZE",
+        label="evidence buffer (entries)",
+        help="Console and network entries kept per instance and stream (instances created from now on).",
+    )  # fmt: skip
     # A screenshot's budget in device pixels, checked before capture: a larger one can take the
     # renderer (and with it the instance) down.
-    max_capture_pixels: int = 67_108_864
-    max_capture_side: int = 65_536
+    max_capture_pixels: int = option(
+        67_108_864, minimum=1, env="WEBMCP_NB_MAX_CAPTURE_PIXELS", label="screenshot size (device pixels)",
+        help="Largest screenshot, in device pixels, checked before capture.",
+    )  # fmt: skip
+    max_capture_side: int = option(
+        65_536, minimum=1, env="WEBMCP_NB_MAX_CAPTURE_SIDE", label="screenshot side (device pixels)",
+        help="Longest side of a screenshot, in device pixels, checked before capture.",
+    )  # fmt: skip
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_result_bytes < MIN_RESULT_BYTES:
-            raise ValueError(f"max_result_bytes must be at least {MIN_RESULT_BYTES}, got {self.max_result_bytes}")
-        if self.event_buffer_size < 1:
-            raise ValueError(f"event_buffer_size must be at least 1, got {self.event_buffer_size}")
-        if self.max_capture_pixels < 1 or self.max_capture_side < 1:
-            raise ValueError("max_capture_pixels and max_capture_side must be positive")
-        if self.max_instances < 1:
-            raise ValueError(f"max_instances must be at least 1, got {self.max_instances}")
-        for name in ("operation_timeout_s", "action_timeout_s", "navigation_timeout_s", "capture_timeout_s"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        for name, spec in LIMIT_OPTIONS.items():
+            spec.check(getattr(self, name), self.source(name))
+
+    def source(self, name: str) -> str:
+        """Where the value of option `name` came from, for messages."""
+        return LIMIT_OPTIONS[name].describe(self.sources.get(name, DEFAULT))
 
     @classmethod
-    def from_env(cls, **overrides: float | None) -> Limits:
-        """Environment values, then explicit (non-None) overrides."""
-        values = {
-            "max_result_bytes": _env_number("BROWSER_MCP_MAX_RESULT_BYTES", cls.max_result_bytes),
-            "max_instances": _env_number("BROWSER_MCP_MAX_INSTANCES", cls.max_instances),
-            "event_buffer_size": _env_number("BROWSER_MCP_EVENT_BUFFER_SIZE", cls.event_buffer_size),
-            "operation_timeout_s": _env_number("BROWSER_MCP_OPERATION_TIMEOUT_SECONDS", cls.operation_timeout_s, float),
-        }
-        values.update({key: value for key, value in overrides.items() if value is not None})
-        return cls(**values)  # type: ignore[arg-type]
+    def from_env(
+        cls, given: Mapping[str, Any] | None = None, *, source: str | Mapping[str, str] = "Session(NAME=...)"
+    ) -> Limits:
+        """`given` (non-None) values, else the environment's, else the defaults; ValueError naming a
+        bad one and its source."""
+        values, sources = resolve(LIMIT_OPTIONS, given or {}, source)
+        return cls(**values, sources=sources)
+
+    def updated(self, given: Mapping[str, Any], *, source: str) -> Limits:
+        """These limits with `given` (non-None) values from `source` (``NAME`` is replaced by each name)."""
+        unknown = sorted(set(given) - set(LIMIT_OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown option{'s' * (len(unknown) > 1)} {', '.join(unknown)}")
+        changed = {name: value for name, value in given.items() if value is not None}
+        sources = {**self.sources, **{name: source.replace("NAME", name) for name in changed}}
+        return dataclasses.replace(self, **changed, sources=sources)
+
+
+LIMIT_OPTIONS = options_of(Limits)
 
 
 @dataclass(frozen=True)

@@ -206,12 +206,16 @@ def send_once(structured: dict[str, Any], text: str) -> dict[str, Any]:
     return {**structured, "data": data, "in_text": places} if places else structured
 
 
-def call_result(envelope: Envelope, spec: ToolSpec | None, limit: int) -> types.CallToolResult:
+def call_result(
+    envelope: Envelope, spec: ToolSpec | None, limit: int, source: str | None = None
+) -> types.CallToolResult:
     """The MCP result for `envelope`, whose JSON is held to `limit` bytes (`result_too_large`
-    otherwise). `spec` is None for a tool that does not exist (its envelope is an error)."""
+    otherwise; `source`: where the limit came from). `spec` is None for a tool that does not exist
+    (its envelope is an error)."""
     envelope = enforce_size_limit(
         envelope,
         limit,
+        source=source,
         read_only=spec.read_only if spec is not None else False,
         hint=spec.too_large_hint if spec is not None else "",
     )

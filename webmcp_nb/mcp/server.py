@@ -252,7 +252,8 @@ class AgentServer:
             self.caller(ctx), name, arguments, approval=self.approver, approve=self.approve, grant=self.grant
         )
         spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(params.name)
-        return call_result(envelope, spec, self.session.limits.max_result_bytes)
+        limits = self.session.limits
+        return call_result(envelope, spec, limits.max_result_bytes, limits.source("max_result_bytes"))
 
     # resources and prompts --------------------------------------------------
     async def _list_resources(
@@ -318,7 +319,8 @@ class AgentServer:
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"Artifact {name!r} is {size} bytes, over what one read may return within "
-                f"BROWSER_MCP_MAX_RESULT_BYTES ({limit}); read it on the notebook's machine.",
+                f"max_result_bytes ({limit}, {self.session.limits.source('max_result_bytes')}); read it on the "
+                "notebook's machine.",
             )
         mime_type = artifact_mime_type(name)
         data = path.read_bytes()

@@ -1,22 +1,23 @@
 """The notebook's options, declared once as traits of a traitlets `Configurable` (as nbclient does):
 `BrowserMagics` inherits them, so ``%config BrowserMagics`` and ``c.BrowserMagics.NAME`` in a
-config file set them. Each is checked once, by its trait, before anything changes; the shared
-session is created from them and follows their changes. Nothing here imports IPython.
+config file set them; the limits' traits are derived from their declaration (`core.config.Limits`).
+Each is checked once, by its trait, before anything changes; the shared session is created from
+them (with each limit's source) and follows their changes. Nothing here imports IPython.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Any, cast, get_args
 
-from traitlets import All, Bool, Dict, Float, Int, TraitError, Unicode, default, observe, validate
+from traitlets import All, Bool, Dict, Float, Int, TraitError, Undefined, Unicode, default, observe, validate
 from traitlets.config import Configurable
 
 from ..core.backends import BackendName
 from ..core.backends.remote import HEADERS_ENV, headers_from_env, public_url
 from ..core.browsers.live import DEFAULT_MAX_FPS
-from ..core.config import LaunchDefaults, Limits
+from ..core.config import LIMIT_OPTIONS, LaunchDefaults
+from ..core.options import DEFAULT, Option
 from . import session as shared
 from .session import DEFAULT_BACKEND
 
@@ -57,14 +58,43 @@ class HeaderDict(Dict):
         return RemoteHeaders(cast("dict[str, str]", super().validate(obj, value)))
 
 
-def _env_limits() -> Limits:
-    try:
-        return Limits.from_env()
-    except ValueError:
-        return Limits()
+# What messages say a value set here came from.
+SOURCE = "%config BrowserMagics.NAME"
 
 
-class NotebookOptions(Configurable):
+class _LimitTrait:
+    """A limit's trait: its default is its environment variable's value, else the declared one. A
+    bad variable is warned about (naming it, its value and bound) and the default kept, as a bad
+    config-file value is; a bad value given to %config is refused."""
+
+    name: str
+
+    def make_dynamic_default(self) -> Any:
+        spec = LIMIT_OPTIONS[self.name]
+        try:
+            found = spec.from_env()
+            if found is not None:
+                spec.check(*found)
+                return found[0]
+        except ValueError as exc:
+            warnings.warn(f"BrowserMagics.{self.name} not applied: {exc}", stacklevel=2)
+        return spec.default
+
+
+def _limit_trait(spec: Option) -> Any:
+    base = Int if spec.type is int else Float
+    trait = type(f"Limit{base.__name__}", (_LimitTrait, base), {"default_value": Undefined})
+    help = f"{spec.help} It {spec.bound}. Default: {spec.env} or {spec.default:g}."
+    return trait(help=help).tag(config=True, applies="limit")
+
+
+# One trait per limit, derived from its declaration (`core.config.Limits`).
+_LimitTraits: type[Configurable] = type(
+    "_LimitTraits", (Configurable,), {name: _limit_trait(spec) for name, spec in LIMIT_OPTIONS.items()}
+)
+
+
+class NotebookOptions(_LimitTraits):  # type: ignore[misc,valid-type]
     """Options of the notebook's shared session and of ``%browser``.
 
     Limits and launch options apply to the running session at once.
@@ -79,17 +109,6 @@ class NotebookOptions(Configurable):
     default_instance = Unicode(
         "default", help="The instance calls go to unless told otherwise (fixed once the session has started)."
     ).tag(config=True, applies="start")
-    max_result_bytes = Int(
-        help="Largest result a call may return, in bytes (at least 4096; larger is result_too_large). "
-        "Default: BROWSER_MCP_MAX_RESULT_BYTES or 1048576."
-    ).tag(config=True, applies="limit")
-    max_instances = Int(help="Most browser instances at once. Default: BROWSER_MCP_MAX_INSTANCES or 10.").tag(
-        config=True, applies="limit"
-    )
-    operation_timeout_s = Float(
-        help="Time limit of one call, queue wait included, in seconds. "
-        "Default: BROWSER_MCP_OPERATION_TIMEOUT_SECONDS or 60."
-    ).tag(config=True, applies="limit")
     remote_endpoint = RemoteURL(
         "",
         help="Create new instances (the default one included) on a remote browser: ws://... a Playwright browser "
@@ -112,12 +131,15 @@ class NotebookOptions(Configurable):
     )
 
     _attached = False
+    _given: set[str]  # the limits set here (config file, %config), not left to the environment
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         # What a config file set reaches a session that is already open; later sessions are
         # created from `session_options()`.
-        given = [name for name in self.config.get(type(self).__name__, {}) if name in self.session_traits()]
+        configured = self.config.get(type(self).__name__, {})
+        given = [name for name in configured if name in self.session_traits()]
+        self._given = {name for name in given if name in LIMIT_OPTIONS and configured[name] == getattr(self, name)}
         shared.attach(self)
         self._attached = True
         for name in given:
@@ -130,25 +152,33 @@ class NotebookOptions(Configurable):
 
     @classmethod
     def session_traits(cls) -> dict[str, Any]:
-        return cls.class_traits(applies=lambda where: where in APPLIES)
+        return dict(cls.class_traits(applies=lambda where: where in APPLIES))
 
     def session_options(self) -> dict[str, Any]:
-        """The keyword arguments of a `NotebookSession` made with these options."""
-        return {name: getattr(self, name) for name in self.session_traits()}
+        """The keyword arguments of a `NotebookSession` made with these options, with the limits'
+        sources."""
+        return {name: getattr(self, name) for name in self.session_traits()} | {"option_source": self._sources()}
+
+    def _sources(self) -> dict[str, str]:
+        """Where each limit's value came from: set here, its environment variable, or the default
+        (a bad variable was warned about and left out)."""
+        sources = {}
+        for name, spec in LIMIT_OPTIONS.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    found = spec.from_env()
+                except ValueError:
+                    found = None
+            if name in self._given:
+                sources[name] = SOURCE.replace("NAME", name)
+            elif found is not None and found[0] == getattr(self, name):
+                sources[name] = found[1]
+            else:
+                sources[name] = DEFAULT
+        return sources
 
     # defaults and checks -------------------------------------------------------------------
-    @default("max_result_bytes")
-    def _default_max_result_bytes(self) -> int:
-        return _env_limits().max_result_bytes
-
-    @default("max_instances")
-    def _default_max_instances(self) -> int:
-        return _env_limits().max_instances
-
-    @default("operation_timeout_s")
-    def _default_operation_timeout_s(self) -> float:
-        return _env_limits().operation_timeout_s
-
     @default("remote_headers")
     def _default_remote_headers(self) -> RemoteHeaders:
         try:
@@ -159,12 +189,10 @@ class NotebookOptions(Configurable):
             warnings.warn(f"{type(self).__name__}.remote_headers: {exc}; none are sent", stacklevel=2)
             return RemoteHeaders()
 
-    @validate("max_result_bytes", "max_instances", "operation_timeout_s")
+    @validate(*LIMIT_OPTIONS)
     def _check_limit(self, proposal: Any) -> Any:
         name, value = proposal["trait"].name, proposal["value"]
-        session = shared.current_shared_session()
-        base = session.limits if session is not None else _env_limits()
-        return self._checked(name, value, lambda: dataclasses.replace(base, **{name: value}))
+        return self._checked(name, value, lambda: LIMIT_OPTIONS[name].check(value, SOURCE.replace("NAME", name)))
 
     @validate("remote_endpoint", "remote_headers")
     def _check_remote(self, proposal: Any) -> Any:
@@ -224,6 +252,8 @@ class NotebookOptions(Configurable):
             return
         try:
             self._apply(change["name"], change["new"])
+            if change["name"] in LIMIT_OPTIONS:
+                self._given.add(change["name"])
         except ValueError as exc:  # the session changed state since the value was checked
             self.set_trait(change["name"], change["old"])
             raise TraitError(f"{type(self).__name__}.{change['name']} = {change['new']!r} was refused: {exc}") from None
@@ -234,7 +264,7 @@ class NotebookOptions(Configurable):
             return
         where = self.trait_metadata(name, "applies")
         if where in ("limit", "launch"):
-            session.reconfigure(**{name: value})
+            session.reconfigure(source=SOURCE, **{name: value})
         elif where in ("start", "display"):
             setattr(session, name, value)
 

@@ -7,12 +7,14 @@ is closed (then a new one is made). Nothing here imports IPython.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..client import Session
 from ..core.browsers.live import DEFAULT_MAX_FPS
+from ..serve_options import ServeOptions
 
 if TYPE_CHECKING:
     from ..core.backends import BackendName
@@ -73,11 +75,12 @@ class NotebookSession(Session):
 
     def serve_mcp(
         self,
+        options: ServeOptions | None = None,
         *,
-        approve: ApprovePolicy = "consequential",
+        approve: ApprovePolicy | None = None,
         approver: Approval | None = None,
         new: bool = False,
-        **options: Any,
+        **fields: Any,
     ) -> ServerHandle:
         """`Session.serve_mcp`, approving consequential calls in the notebook by default:
         the prompts appear in an approval panel displayed in this cell.
@@ -85,11 +88,14 @@ class NotebookSession(Session):
         Serving again in this kernel keeps the URL and token of the last server served on that
         host (a running one is stopped first), so a client configured for it keeps working;
         an explicit `port` or `token`, or `new=True`, asks for others."""
-        host = options.get("host", "127.0.0.1")
+        given = ServeOptions.of(options, **fields)
+        approve = approve or (given.approve if options is not None else "consequential")
+        chosen = dataclasses.asdict(given) | {"approve": approve}
+        host = chosen["host"]
         kept = None if new else _served.get(host)
         if kept is not None:
-            options["port"] = options.get("port") or kept[0]
-            options["token"] = options.get("token") or kept[1]
+            chosen["port"] = chosen["port"] or kept[0]
+            chosen["token"] = chosen["token"] or kept[1]
             for server in self.servers:
                 if server.url == kept[2]:
                     server.stop()
@@ -99,7 +105,7 @@ class NotebookSession(Session):
 
             panel = ApprovalPanel()
             approver = panel.approve
-        handle = super().serve_mcp(approve=approve, approver=approver, **options)
+        handle = super().serve_mcp(ServeOptions(**chosen), approver=approver)
         _served[host] = (urlsplit(handle.url).port or 0, handle.token, handle.url)
         handle.approvals = panel
         if panel is not None:

@@ -309,7 +309,7 @@ class InstanceManager:
             raise ToolFailure(
                 "instance_limit_exceeded",
                 f"{len(self.instances)} instances are live, launching or closing; the limit is "
-                f"{self.limits.max_instances} (BROWSER_MCP_MAX_INSTANCES). Destroy one first.",
+                f"{self.limits.max_instances} ({self.limits.source('max_instances')}). Destroy one first.",
                 started=False,
             )
         if options.profile_dir:

@@ -154,7 +154,7 @@ class Engine:
             if not isinstance(args, dict):
                 raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
-            budget, source = self.limits.operation_timeout_s, "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS"
+            budget, source = self.limits.operation_timeout_s, self.limits.source("operation_timeout_s")
             if timeout_s is not None:
                 if (
                     isinstance(timeout_s, bool)
@@ -226,6 +226,7 @@ class Engine:
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,
+            source=self.limits.source("max_result_bytes"),
             read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )

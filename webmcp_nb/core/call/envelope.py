@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Literal, get_args
 
+from ..config import Limits
 from .util import escape_surrogates
 
 Status = Literal["success", "error"]
@@ -242,7 +243,14 @@ _ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separator
 
 
 def enforce_size_limit(
-    envelope: Envelope, limit: int, *, read_only: bool, hint: str, size: int | None = None, what: str = "JSON"
+    envelope: Envelope,
+    limit: int,
+    *,
+    read_only: bool,
+    hint: str,
+    size: int | None = None,
+    what: str = "JSON",
+    source: str | None = None,
 ) -> Envelope:
     """Replace an envelope whose JSON exceeds `limit` bytes by `result_too_large`.
 
@@ -266,7 +274,7 @@ def enforce_size_limit(
     )
     message = (
         f"The result of {op.tool} is {size} bytes of {what}, over the limit of {limit} bytes "
-        f"(BROWSER_MCP_MAX_RESULT_BYTES); it was not returned and nothing was clipped. {did}; "
+        f"({source or Limits().source('max_result_bytes')}); it was not returned and nothing was clipped. {did}; "
         f"inspect the state before repeating it. {hint}"
     ).strip()
     replacement = Envelope(

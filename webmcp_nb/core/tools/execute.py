@@ -81,7 +81,7 @@ async def execute(ctx: CallContext, p: ExecuteParams) -> ExecuteData:
     if p.timeout_s is not None and p.timeout_s > limit:
         raise InvalidParams(
             f"timeout_s={p.timeout_s:g} is over the operation timeout of {limit:g} s "
-            "(BROWSER_MCP_OPERATION_TIMEOUT_SECONDS); give at most that."
+            f"({ctx.engine.limits.source('operation_timeout_s')}); give at most that."
         )
     snippet = compile_snippet(p.code)
     logs = Logs()

@@ -76,7 +76,8 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
     if p.max_result_bytes is not None and p.max_result_bytes > limit:
         raise ToolFailure(
             "invalid_params",
-            f"max_result_bytes can be at most the session's limit, {limit:,} (BROWSER_MCP_MAX_RESULT_BYTES).",
+            f"max_result_bytes can be at most the session's limit, {limit:,} "
+            f"({ctx.engine.limits.source('max_result_bytes')}).",
             started=False,
         )
     call = HttpCall(ctx, p, (p.max_result_bytes or limit) - RESERVED_BYTES, secret_names(p.secret_fields))

@@ -163,7 +163,7 @@ def _check_launch(ctx: CallContext, p: CreateParams) -> None:
     if p.connect_timeout_s is not None and p.connect_timeout_s >= left:  # else: operation_timeout, not the answer
         raise InvalidParams(
             f"connect_timeout_s={p.connect_timeout_s:g} does not fit in this call's time ({left:.0f} s left: "
-            "BROWSER_MCP_OPERATION_TIMEOUT_SECONDS or the call's own timeout); choose less."
+            f"{ctx.engine.limits.source('operation_timeout_s')}, or the call's own timeout); choose less."
         )
 
 

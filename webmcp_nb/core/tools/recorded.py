@@ -102,7 +102,7 @@ class _StreamData(Data):
     next_cursor: str = Field(description="Pass as `after` to read only what comes next.")
     has_more: bool
     retained_count: int
-    dropped_count: int = Field(description="Entries dropped from the buffer (BROWSER_MCP_EVENT_BUFFER_SIZE).")
+    dropped_count: int = Field(description="Entries dropped from the buffer (event_buffer_size).")
     retention_lost: bool = Field(description="Entries after `after` were dropped; reading resumed at the oldest.")
     secrets_revealed: bool
 
@@ -304,7 +304,8 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
         raise ToolFailure(
             "result_too_large",
             f"The {p.part} body of {p.request_id} is {len(body)} bytes ({encoding}: {len(value.encode())}), over "
-            f"the result budget of {budget} bytes (BROWSER_MCP_MAX_RESULT_BYTES less {_BODY_MARGIN} for the "
+            f"the result budget of {budget} bytes (max_result_bytes, {ctx.engine.limits.source('max_result_bytes')}, "
+            f"less {_BODY_MARGIN} for the "
             "envelope). Call again with save=true to write it to a file; nothing was clipped.",
             read_only=True,
         )
