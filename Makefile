@@ -7,18 +7,18 @@ PY := $(VENV)/bin/python
 # dev and test tools to the same environment.
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
-EXTRAS := demo,dev,test
+EXTRAS := demo,dev,test,docs
 LOGS := build/logs
 STEP := scripts/step
 
 # The oldest Playwright we support: the one the optional camoufox extra pins. Every test that drives
 # a browser runs again on it, with the camoufox checks; left out are the tests that launch none
 # (they run in seconds under make test-fast) and those marked playwright_independent (Binder's and
-# the wheel's installs build environments of their own, the README layout).
+# the wheel's installs build environments of their own, the architecture page).
 COMPAT_VENV ?= .venv-playwright-1.62
 COMPAT_PLAYWRIGHT ?= 1.62.0
 
-.PHONY: install chromium demo test test-fast test-compat lint bench generate clean
+.PHONY: install chromium demo test test-fast test-compat lint docs bench generate clean
 
 $(DEMO_STAMP): pyproject.toml
 	@$(STEP) "Creating the environment in $(VENV)" $(LOGS)/venv.log $(PYTHON) -m venv $(VENV)
@@ -86,6 +86,12 @@ bench: install chromium
 generate: install
 	$(PY) scripts/generate_api.py
 	$(PY) scripts/generate_options.py
+	$(PY) scripts/generate_docs.py
+
+# The documentation site (build/site/), strict: a broken link or anchor, or a page left out of the
+# navigation, fails the build. The generated pages are checked for staleness by the tests.
+docs: install
+	@NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV) build .pytest_cache .mypy_cache .ruff_cache

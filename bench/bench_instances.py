@@ -254,7 +254,7 @@ def report(results: dict[str, list[Result]], cycles: int) -> str:
             f"Chromium on the demo shop, looping snapshot -> click by ref), {WINDOW_S:g} s measured after "
             f"{WARMUP_S:g} s of warm-up per N, in {cycles} cycles (`python bench/bench_instances.py`). Three sides "
             "take turns: the Session's workers on its runtime loop (`session.runtime.run(main())`: no thread hop "
-            "per call, the way README's *Many instances at once* recommends), the same workers on another event "
+            "per call, the way the Python API page's *Many instances at once* recommends), the same workers on another event "
             "loop (every call crosses to the runtime thread and back), and raw Playwright (as many browsers of its "
             "own, one driver, the same loop). calls/s: median over the cycles; p50 and p99 over every call. "
             "Memory per instance (mean): PSS and USS of its browser's process tree (PSS splits pages shared "

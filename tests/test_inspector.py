@@ -1,4 +1,4 @@
-"""The README's MCP Inspector steps, run as written: the Inspector's own CLI (2.12, from npm) against a
+"""The MCP Inspector steps of docs/mcp.md, run as written: the Inspector's own CLI (2.12, from npm) against a
 `webmcp-nb serve` process over streamable HTTP with the bearer header, and through the stdio bridge
 (`webmcp-nb attach`), which is what the Inspector's window starts when given a command."""
 
@@ -50,13 +50,13 @@ def inspector(*args: str, token: str | None = None, check: bool = True) -> dict 
     return answer
 
 
-def readme_inspector_lines() -> str:
-    readme = (REPO / "README.md").read_text()
+def documented_inspector_lines() -> str:
+    readme = (REPO / "docs" / "mcp.md").read_text()
     return readme[readme.index("**MCP Inspector**") :].split("\n\n", 1)[0]
 
 
-def test_the_readme_gives_the_inspector_commands_this_test_runs() -> None:
-    lines = readme_inspector_lines()
+def test_the_docs_give_the_inspector_commands_this_test_runs() -> None:
+    lines = documented_inspector_lines()
     assert "npx @modelcontextprotocol/inspector --cli http://127.0.0.1:PORT/mcp" in lines
     assert '--header "Authorization: Bearer TOKEN"' in lines
     assert "npx @modelcontextprotocol/inspector webmcp-nb attach --url http://127.0.0.1:PORT/mcp --token TOKEN" in lines

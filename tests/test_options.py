@@ -1,6 +1,6 @@
 """Each session option is declared once (`Limits` in core/config.py) and every front end takes it
 from there: `Session(...)`, `reconfigure`, the notebook's traits, `webmcp-nb serve` flags and the
-README's table. Values remember their source, and a bad value is refused naming it."""
+the configuration page's table. Values remember their source, and a bad value is refused naming it."""
 
 from __future__ import annotations
 
@@ -70,13 +70,13 @@ def notebook_options() -> Iterator[Callable[[], NotebookOptions]]:
         options.detach()
 
 
-def test_the_readme_table_is_generated_from_the_declarations() -> None:
+def test_the_configuration_table_is_generated_from_the_declarations() -> None:
     spec = importlib.util.spec_from_file_location("generate_options", ROOT / "scripts" / "generate_options.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert module.with_table(readme) == readme, "README.md's options table is stale: run scripts/generate_options.py"
+    readme = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert module.with_table(readme) == readme, "the options table is stale: run scripts/generate_options.py"
     assert "| navigation timeout (s) | `WEBMCP_NB_NAVIGATION_TIMEOUT_SECONDS` | `navigation_timeout_s` |" in readme
 
 
@@ -230,7 +230,7 @@ def test_the_instance_limit_message_names_where_the_limit_came_from(fresh_sessio
 
 
 def test_the_http_limits_are_declared_the_same_way_and_documented() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
     assert [spec.env for spec in HTTP_OPTIONS.values()] == [
         f"WEBMCP_NB_HTTP_{name.upper().replace('_S', '_SECONDS')}" for name in HTTP_OPTIONS
     ]

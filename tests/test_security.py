@@ -499,12 +499,12 @@ def test_http_from_the_page_is_held_to_the_url_grant(demo: DemoServer) -> None:
 
 
 # --------------------------------------------------------------------------- #
-# The README's threat model matches the code
+# The threat model (docs/mcp.md) matches the code
 # --------------------------------------------------------------------------- #
 
 
-def test_the_readme_grants_table_names_every_grant_and_option() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_grants_table_names_every_grant_and_option() -> None:
+    readme = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
     section = readme.split("### Threat model and grants", 1)[1].split("\n### ", 1)[0]
     assert "**Who the agent is.**" in section and "**Never grant an untrusted agent**" in section
     rows = {

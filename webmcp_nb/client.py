@@ -228,7 +228,7 @@ class Session(ToolMethods):
         `options` is a `webmcp_nb.serve_options.ServeOptions`; its fields can also be given as
         keywords (over `options`' own), the same as the flags of ``%browser serve`` and
         ``webmcp-nb serve`` (each field's help says what it grants). `approver` decides the calls
-        `approve` holds (None approves, a string denies). See the README's threat model before
+        `approve` holds (None approves, a string denies). See the threat model (docs/mcp.md) before
         granting anything to an agent you do not trust.
         """
         from .mcp import serve_http

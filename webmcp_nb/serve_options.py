@@ -33,7 +33,7 @@ def _option(default: Any, flag: str, help: str, **argparse_options: Any) -> Any:
 
 @dataclass
 class ServeOptions:
-    """The options of an MCP server over a session. See the README's threat model before
+    """The options of an MCP server over a session. See the threat model (docs/mcp.md) before
     granting anything to an agent you do not trust."""
 
     host: str = _option("127.0.0.1", "--host", "address to bind (default: loopback)")

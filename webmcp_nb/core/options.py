@@ -2,7 +2,7 @@
 
 Each is a field of `core.config.Limits` made with `option`; `Session(...)` keywords,
 `Session.reconfigure`, the notebook's traits (``%config BrowserMagics``), the ``webmcp-nb serve``
-flags and the README's configuration table are derived from those fields. A value remembers
+flags and the docs' configuration table are derived from those fields. A value remembers
 where it came from (`Source`), and every message about it names that source.
 
 `BROWSER_MCP_MAX_RESULT_BYTES`, `BROWSER_MCP_MAX_INSTANCES` and
@@ -130,7 +130,7 @@ def resolve(
 
 
 def markdown_table(declared: Iterable[Option]) -> str:
-    """The README's configuration table (generated: `scripts/generate_options.py`)."""
+    """The docs' configuration table (generated: `scripts/generate_options.py`)."""
     header = "| option | environment | `Session(...)`, `reconfigure`, `%config BrowserMagics.` | `webmcp-nb serve` |"
     rows = [header + " default | bound |", "|---|---|---|---|---|---|"]
     for spec in declared:

@@ -8,7 +8,7 @@ field selector; every match that sits in a closed shadow root and is a secret fi
 `SECRET_FIELD_JS`'s rule gets an inline style that paints it grey with transparent text, and its
 own ``style`` attribute back once the capture is done. A search that fails refuses the
 screenshot (`unsupported_capability`), as it cannot be told what would show. Other engines have
-no such view: there closed shadow roots are not covered (the README says so).
+no such view: there closed shadow roots are not covered (docs/secrets.md says so).
 """
 
 from __future__ import annotations
