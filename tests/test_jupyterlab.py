@@ -418,6 +418,10 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
         live = panel_cell.locator(".webmcp-nb-live img")
         expect(live).to_have_count(1, timeout=UI_MS)
+        # JupyterLab 4.6 skips offscreen cells' contents (windowing "contentVisibility"): an
+        # element there may not be visible to Playwright, which then will not scroll to it. The
+        # page's own scrollIntoView of its cell has no such check.
+        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'center'})")
         live.scroll_into_view_if_needed()
         live.evaluate(
             """(img, timeout) => new Promise((resolve, reject) => {
@@ -448,6 +452,7 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         assert (found["w"], found["h"]) == PAGE_VIEWPORT, f"unexpected page viewport {found}"
         before = found["cart"]
         dismiss_popups(page)
+        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'center'})")  # a new cell scrolled it away
         live.scroll_into_view_if_needed()
         box = live.bounding_box()
         assert box and box["width"] > 100, f"the live view is not displayed: {box}"
