@@ -220,13 +220,13 @@ class Kernel:  # used by test_kernel and test_mcp
     def __init__(self, manager: KernelManager, client: Any) -> None:
         self.manager, self.client = manager, client
 
-    def run(self, code: str, timeout: float = 60, *, may_fail: bool = False) -> list[dict[str, Any]]:
-        """Execute `code`; return its iopub output messages (execute_result, display_data, stream, error).
-        A cell that raises fails the test here (so a broken set-up step is not read as a later
-        test's failure) unless `may_fail`."""
+    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Execute `code`; return its iopub output messages (execute_result, display_data, stream).
+        A cell that raises fails the test here, so a broken set-up step is not read as a later
+        test's failure."""
         outputs = self.finish(self.client.execute(code), timeout)
         errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o["type"] == "error"]
-        assert may_fail or not errors, f"the cell {code!r} raised {errors}"
+        assert not errors, f"the cell {code!r} raised {errors}"
         return outputs
 
     def finish(self, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
