@@ -369,11 +369,15 @@ def test_remote_binding_needs_an_explicit_flag() -> None:
 
 
 def _answer_approval(served: Served, answer: str, tool: str, deadline_s: float = 20.0) -> str:
-    """Wait for the approval prompt on iopub, click `answer` like a front end; return the prompt text."""
+    """Wait for the approval prompt on iopub, click `answer` like a front end; return the prompt text.
+
+    The click is sent once the row holding the button is opened: the panel builds the row after it
+    has wired the buttons, as a person can click only what the panel shows (a click sent on the
+    button's own comm_open could reach the kernel before its handler, and be lost)."""
     comms: dict[str, dict[str, Any]] = {}
 
     def clicked() -> str | None:
-        """Read one iopub message; click `answer` once it and the prompt are both shown."""
+        """Read one iopub message; click `answer` once its row and the prompt are both shown."""
         try:
             msg = served.kernel.client.get_iopub_msg(timeout=1)
         except Exception:  # noqa: BLE001 - queue.Empty: keep waiting
@@ -383,11 +387,12 @@ def _answer_approval(served: Served, answer: str, tool: str, deadline_s: float =
         state = msg["content"]["data"].get("state", {})
         comms[msg["content"]["comm_id"]] = state
         prompt = next((s["value"] for s in comms.values() if tool in str(s.get("value", ""))), None)
-        if state.get("description") != answer or prompt is None:
+        children = {str(child).removeprefix("IPY_MODEL_") for child in state.get("children", ())}
+        button = next((c for c in children if comms.get(c, {}).get("description") == answer), None)
+        if button is None or prompt is None:
             return None
         click = served.kernel.client.session.msg(
-            "comm_msg",
-            {"comm_id": msg["content"]["comm_id"], "data": {"method": "custom", "content": {"event": "click"}}},
+            "comm_msg", {"comm_id": button, "data": {"method": "custom", "content": {"event": "click"}}}
         )
         served.kernel.client.shell_channel.send(click)
         return str(prompt)
