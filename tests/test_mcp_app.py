@@ -32,6 +32,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from webmcp_nb.core.backends.chromium import resolve
 from webmcp_nb.demo import DemoServer
 from webmcp_nb.mcp.app import APP_MIME_TYPE, APP_URI, CLICK_TOOL, DECIDE_TOOL, STATE_TOOL, UI_EXTENSION
+from webmcp_nb.notebook.widgets import ApprovalPanel
 
 from .conftest import CheckedSession
 from .helpers import npm_install, ok, wait_until
@@ -68,7 +69,8 @@ class Served:
 
     def __init__(self, session: CheckedSession, demo: DemoServer, host_html: Path) -> None:
         self.session, self.demo = session, demo
-        self.app = session.serve_mcp(caps=["vision", "js"], approve="consequential")
+        self.panel = ApprovalPanel(timeout_s=120)  # the notebook's, answering the same decisions as the app
+        self.app = session.serve_mcp(caps=["vision", "js"], approve="consequential", approver=self.panel.approve)
         self.no_app = session.serve_mcp(caps=["vision", "js"], approve="consequential", app=False, approver=refuse)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -279,8 +281,12 @@ def test_an_answer_in_the_app_decides_the_held_call_once(served: Served, answer:
         assert result.is_error
         assert records[0].envelope.error_type == "approval_denied"
         assert records[0].envelope.operation.outcome == "not_started"
+    verdict = "approved" if answer == "Approve" else "denied"
     decided = wait_until(lambda: len(d := frame_state(served)["decided"]) > answered and d, timeout=30)
-    assert decided[0].endswith(f"{'approved' if answer == 'Approve' else 'denied'} (app)")
+    assert decided[0].endswith(f"{verdict} (app)")
+    # The notebook's panel, asked the same, shows the app's decision; its row is gone.
+    assert served.panel.decided[-1] == (row[0].removesuffix("ApproveDeny"), f"{verdict} in the app")
+    assert not served.panel.pending
     # Answered: a second answer to it is refused, and nothing runs again.
     again = served.run(served.host.call_tool(DECIDE_TOOL, {"id": 10_000, "approve": True}))
     assert again.is_error
@@ -288,3 +294,16 @@ def test_an_answer_in_the_app_decides_the_held_call_once(served: Served, answer:
     shot = ROOT / "tests" / "artifacts" / "mcp-app.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     served.run(served.page.screenshot(path=str(shot)))
+
+
+def test_the_notebook_panel_answering_first_decides_and_the_app_shows_it(served: Served) -> None:
+    served.open_host()
+    answered = len(frame_state(served)["decided"])
+    pending = held_call(served, "document.title + ' panel'")
+    wait_until(lambda: frame_state(served)["pending"], timeout=30)
+    served.panel.next_request().deny()
+    result = pending.result(60)  # type: ignore[arg-type]
+    assert result.is_error and "denied" in str(result.content[-1])
+    decided = wait_until(lambda: len(d := frame_state(served)["decided"]) > answered and d, timeout=30)
+    assert decided[0].endswith("denied (notebook)")
+    assert not frame_state(served)["pending"]

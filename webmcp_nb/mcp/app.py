@@ -181,8 +181,11 @@ class AppHub:
                     verdict, by = other.result(), "notebook"
             finally:
                 self.pending.pop(pending.id, None)
-                if other is not None and not other.done():
-                    other.cancel()  # the panel's row goes; its decision is the app's
+                if other is not None and not other.done():  # the panel's row goes, saying who decided what
+                    settled = pending.decision.done() and not pending.decision.cancelled()
+                    other.cancel(
+                        f"{'approved' if pending.decision.result() else 'denied'} in the app" if settled else None
+                    )
             self.decided.append({"id": pending.id, "approved": verdict is None, "by": by})
             return verdict
 

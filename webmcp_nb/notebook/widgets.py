@@ -429,6 +429,11 @@ class ApprovalPanel(widgets.VBox):
             verdict = "approved" if approved else "denied"
         except TimeoutError:
             approved, verdict = False, "timed out"
+        except asyncio.CancelledError as cancelled:  # answered elsewhere (the MCP App): it says how
+            if cancelled.args:
+                self.decided.append((approval_summary(request), str(cancelled.args[0])))
+                self.heading.value = f"<b>Agent approvals</b>: {html.escape(str(cancelled.args[0]))}"
+            raise
         finally:
             self._remove_row(row)
         self.decided.append((approval_summary(request), verdict))
