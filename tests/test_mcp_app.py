@@ -101,7 +101,7 @@ class Served:
             executable, _ = resolve(None, None)
             self.browser: Browser = await playwright.chromium.launch(executable_path=executable)
             stack.push_async_callback(self.browser.close)  # closed first: the app stops asking
-            self.page: Page = await self.browser.new_page(viewport={"width": 900, "height": 900})
+            self.page: Page = await self.browser.new_page(viewport={"width": 900, "height": 1000})
             self._opened = True
             await self._stop.wait()
 
@@ -269,6 +269,10 @@ def test_an_answer_in_the_app_decides_the_held_call_once(served: Served, answer:
     pending = held_call(served, expression)
     row = wait_until(lambda: frame_state(served)["pending"], timeout=30)
     assert "agent:test-agent wants browser_evaluate" in row[0]
+    if answer == "Approve":  # the picture in docs/app.md (copied from tests/artifacts by hand)
+        shot = ROOT / "tests" / "artifacts" / "mcp-app.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        served.run(served.page.screenshot(path=str(shot)))
     served.run(served.page.frame_locator("#app").locator(f".pending button:text-is('{answer}')").click())
     result = pending.result(60)  # type: ignore[arg-type]
     envelope = result.structured_content or {}
@@ -291,9 +295,6 @@ def test_an_answer_in_the_app_decides_the_held_call_once(served: Served, answer:
     again = served.run(served.host.call_tool(DECIDE_TOOL, {"id": 10_000, "approve": True}))
     assert again.is_error
     assert not frame_state(served)["pending"]
-    shot = ROOT / "tests" / "artifacts" / "mcp-app.png"
-    shot.parent.mkdir(parents=True, exist_ok=True)
-    served.run(served.page.screenshot(path=str(shot)))
 
 
 def test_the_notebook_panel_answering_first_decides_and_the_app_shows_it(served: Served) -> None:

@@ -12,7 +12,8 @@ type Call = { caller: string; tool: string; status: string };
 type Pending = { id: number; summary: string };
 type Decided = { id: number; approved: boolean; by: string };
 type State = {
-  seq: number;
+  seq: number; // of the frame
+  version: number; // of everything shown
   frame?: { width: number; height: number; url: string };
   calls: Call[];
   pending: Pending[];
@@ -97,15 +98,17 @@ view.addEventListener("click", async (event) => {
 
 async function follow(): Promise<void> {
   let seq: number | undefined;
+  let version: number | undefined;
   for (;;) {
     const started = Date.now();
     try {
-      const result = await app.callServerTool({ name: STATE, arguments: seq === undefined ? {} : { after: seq } });
+      const result = await app.callServerTool({ name: STATE, arguments: version === undefined ? {} : { after: version } });
       const state = result.structuredContent as State | undefined;
       if (state) {
         const image = (result.content as { type: string; data?: string }[]).find((b) => b.type === "image");
         render(state, state.seq !== seq ? image?.data : undefined);
         seq = state.seq;
+        version = state.version;
       }
       status.dataset.live = "1";
     } catch (error) {

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -113,12 +114,15 @@ class AppHub:
     decided: list[dict[str, Any]] = field(default_factory=list)
     _frame: LiveFrame | None = None
     _seq: int = 0
+    _version: int = 0  # counts every change the app shows: frames, requests, decisions
     _view: LiveView | None = None
+    _unlisten: Callable[[], None] | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # frames -------------------------------------------------------------------
     def _on_frame(self, frame: LiveFrame) -> None:
         self._frame, self._seq = frame, self._seq + 1  # the older frame, if unread, is dropped
+        self._version += 1
 
     async def _ensure_view(self) -> None:
         if self._view is None:
@@ -126,16 +130,23 @@ class AppHub:
 
             self._view = LiveView(self.session.engine, self._on_frame, max_fps=APP_FPS, quality=60, max_width=960)
             await self._view.start()
+            self._unlisten = self.session.add_listener(self._on_call)
+
+    def _on_call(self, record: object) -> None:  # a call finished: the log changed
+        self._version += 1
 
     def close(self) -> None:
         if self._view is not None:
             self._view.stop()
+        if self._unlisten is not None:
+            self._unlisten()
 
     async def state(self, after: int | None, timeout_s: float = 2.0) -> types.CallToolResult:
-        """The newest frame (waiting up to `timeout_s` for one newer than `after`), the log, the prompts."""
+        """The newest frame, the log and the prompts, once something changed since version `after`
+        (or `timeout_s` passed): the app asks again as soon as it has its answer."""
         await self._ensure_view()
         deadline = time.monotonic() + timeout_s
-        while (self._frame is None or (after is not None and self._seq <= after)) and time.monotonic() < deadline:
+        while (self._frame is None or (after is not None and self._version <= after)) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         scrub = self.session.engine.manager.secrets.scrub
         calls = [
@@ -144,6 +155,7 @@ class AppHub:
         ]
         state: dict[str, Any] = {
             "seq": self._seq,
+            "version": self._version,
             "calls": calls,
             "pending": [{"id": p.id, "summary": scrub(p.summary)} for p in self.pending.values()],
             "decided": self.decided[-5:],
@@ -168,6 +180,7 @@ class AppHub:
             loop = asyncio.get_running_loop()
             pending = Pending(next(self._ids), request, approval_summary(request), loop.create_future())
             self.pending[pending.id] = pending
+            self._version += 1
             other = asyncio.ensure_future(self.approver(request)) if self.approver is not None else None
             try:
                 waits: set[asyncio.Future[Any]] = {pending.decision, *([other] if other else [])}
@@ -187,6 +200,7 @@ class AppHub:
                         f"{'approved' if pending.decision.result() else 'denied'} in the app" if settled else None
                     )
             self.decided.append({"id": pending.id, "approved": verdict is None, "by": by})
+            self._version += 1
             return verdict
 
         return decide
