@@ -109,7 +109,7 @@ class AppHub:
     first ask and keeps only the newest frame), and the approvals waiting now."""
 
     session: Session
-    approver: Approval | None = None
+    approver: Approval | None = None  # the one the app races (the notebook's panel): it times out
     pending: dict[int, Pending] = field(default_factory=dict)
     decided: list[dict[str, Any]] = field(default_factory=list)
     _frame: LiveFrame | None = None

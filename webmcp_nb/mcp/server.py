@@ -190,13 +190,12 @@ class AgentServer:
         self.session = session
         self.grant = options.grant(default_upload_root=str(session.engine.artifacts_dir))
         self.approve: ApprovePolicy = options.approve
-        # The app's buttons and `approver` (the notebook's panel) answer one decision, first wins.
-        self.app = AppHub(session, approver) if options.app else None
-        if self.app is not None:
-            approver = self.app.approval()
         if self.approve != "none" and approver is None:
-            raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one, or the app)")
-        self.approver = approver
+            raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
+        # The app's buttons and `approver` (the notebook's panel, which times out) answer one
+        # decision, first wins; the app alone would let a call wait for a host that never renders it.
+        self.app = AppHub(session, approver) if options.app else None
+        self.approver = self.app.approval() if self.app is not None and approver is not None else approver
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
