@@ -209,8 +209,32 @@ def test_hosts_that_do_not_render_apps_are_sent_what_they_were(served: Served) -
         second = await served.agent_no_app.call_tool("browser_navigate", {"url": url})
         assert volatile(first) == volatile(second)
         assert not first.is_error
+        # The app-only tools are no one else's: to a client without the extension they do not exist.
+        unknown = await served.agent.call_tool(CLICK_TOOL, {"x": 1, "y": 1})
+        assert unknown.is_error and (unknown.structured_content or {})["error_type"] == "invalid_params"
 
     served.run(scenario())
+
+
+def test_a_click_on_the_view_needs_the_grant_a_click_needs(served: Served) -> None:
+    """A server with the default grant: the host's click is refused as the agent's would be."""
+    plain = served.session.serve_mcp()
+
+    async def scenario() -> None:
+        async with client(plain.url, plain.token, "test-host", renders_apps=True) as host:
+            assert CLICK_TOOL in {t.name for t in (await host.list_tools()).tools}
+            refused = await host.call_tool(CLICK_TOOL, {"x": 1, "y": 1})
+            envelope = refused.structured_content or {}
+            assert refused.is_error and envelope["error_type"] == "invalid_params", envelope
+            assert "'vision' was not granted" in envelope["message"]
+            assert envelope["operation"]["outcome"] == "not_started"
+            bad = await host.call_tool(DECIDE_TOOL, {"id": "one", "approve": True})
+            assert bad.is_error
+
+    try:
+        served.run(scenario())
+    finally:
+        plain.stop()
 
 
 def frame_state(served: Served) -> dict[str, Any]:

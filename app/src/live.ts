@@ -102,11 +102,11 @@ async function follow(): Promise<void> {
   for (;;) {
     const started = Date.now();
     try {
-      const result = await app.callServerTool({ name: STATE, arguments: version === undefined ? {} : { after: version } });
+      const result = await app.callServerTool({ name: STATE, arguments: version === undefined ? {} : { after: version, frame: seq } });
       const state = result.structuredContent as State | undefined;
       if (state) {
         const image = (result.content as { type: string; data?: string }[]).find((b) => b.type === "image");
-        render(state, state.seq !== seq ? image?.data : undefined);
+        render(state, image?.data); // only a frame the view has not shown comes with its image
         seq = state.seq;
         version = state.version;
       }

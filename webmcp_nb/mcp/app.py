@@ -86,7 +86,7 @@ def app_tools() -> list[types.Tool]:
 
     return [
         tool(STATE_TOOL, "The newest frame of the current tab, the call log and pending approvals.",
-             {"after": {"type": "integer", "minimum": 0}}, []),
+             {"after": {"type": "integer", "minimum": 0}, "frame": {"type": "integer", "minimum": 0}}, []),
         tool(CLICK_TOOL, "Click at a point of the view (CSS pixels of the page).",
              {"x": {"type": "number", "minimum": 0}, "y": {"type": "number", "minimum": 0}}, ["x", "y"]),
         tool(DECIDE_TOOL, "Approve or deny a pending call.",
@@ -141,9 +141,9 @@ class AppHub:
         if self._unlisten is not None:
             self._unlisten()
 
-    async def state(self, after: int | None, timeout_s: float = 2.0) -> types.CallToolResult:
-        """The newest frame, the log and the prompts, once something changed since version `after`
-        (or `timeout_s` passed): the app asks again as soon as it has its answer."""
+    async def state(self, after: int | None, seen: int | None = None, timeout_s: float = 2.0) -> types.CallToolResult:
+        """The newest frame (left out if it is frame `seen`), the log and the prompts, once something
+        changed since version `after` (or `timeout_s` passed): the app asks again when answered."""
         await self._ensure_view()
         deadline = time.monotonic() + timeout_s
         while (self._frame is None or (after is not None and self._version <= after)) and time.monotonic() < deadline:
@@ -162,7 +162,7 @@ class AppHub:
         }
         content: list[Any] = []
         frame = self._frame
-        if frame is not None:
+        if frame is not None and self._seq != seen:
             state["frame"] = {"width": frame.viewport_width, "height": frame.viewport_height, "url": scrub(frame.url)}
             content.append(
                 types.ImageContent(

@@ -108,6 +108,11 @@ def with_app(tool: types.Tool, spec: ToolSpec) -> types.Tool:
     return tool.model_copy(update={"meta": APP_META}) if shows_the_page(spec) else tool
 
 
+def count(value: Any) -> int | None:
+    """`value` if it is an integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def app_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
@@ -271,14 +276,14 @@ class AgentServer:
         assert self.app is not None
         args = arguments if isinstance(arguments, dict) else {}
         if name == STATE_TOOL:
-            after = args.get("after")
-            return await self.app.state(after if isinstance(after, int) and not isinstance(after, bool) else None)
+            after, seen = (count(args.get(key)) for key in ("after", "frame"))
+            return await self.app.state(after, seen)
         if name == CLICK_TOOL:
             arguments = {"x": args.get("x"), "y": args.get("y")}
             click = "browser_mouse_click_xy"
             return await self._call(ctx, click, click, arguments, via_app=True)
-        id, approve = args.get("id"), args.get("approve")
-        if not isinstance(id, int) or isinstance(id, bool) or not isinstance(approve, bool):
+        id, approve = count(args.get("id")), args.get("approve")
+        if id is None or not isinstance(approve, bool):
             return app_error("webmcp_nb_app_decide takes id (an integer) and approve (true or false)")
         if not self.app.answer(id, approve):
             return app_error(f"No pending approval {id}: it was answered already, or never asked")
