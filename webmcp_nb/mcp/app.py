@@ -44,6 +44,8 @@ STATE_TOOL, CLICK_TOOL, DECIDE_TOOL = "webmcp_nb_app_state", "webmcp_nb_app_clic
 APP_FPS = 5.0
 """The most frames a second the view streams (the app asks for the newest; older ones are dropped)."""
 LOG_ROWS = 20
+IDLE_S = 30.0
+"""The view stops streaming when no app has asked for this long (the next ask starts it again)."""
 APP_CALLER = "app"
 
 
@@ -117,12 +119,16 @@ class AppHub:
     _version: int = 0  # counts every change the app shows: frames, requests, decisions
     _view: LiveView | None = None
     _unlisten: Callable[[], None] | None = None
+    _asked: float = 0.0
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # frames -------------------------------------------------------------------
     def _on_frame(self, frame: LiveFrame) -> None:
         self._frame, self._seq = frame, self._seq + 1  # the older frame, if unread, is dropped
         self._version += 1
+        if self._view is not None and time.monotonic() - self._asked > IDLE_S:  # nobody watches
+            self._view.stop()
+            self._view = None
 
     async def _ensure_view(self) -> None:
         if self._view is None:
@@ -130,6 +136,7 @@ class AppHub:
 
             self._view = LiveView(self.session.engine, self._on_frame, max_fps=APP_FPS, quality=60, max_width=960)
             await self._view.start()
+        if self._unlisten is None:
             self._unlisten = self.session.add_listener(self._on_call)
 
     def _on_call(self, record: object) -> None:  # a call finished: the log changed
@@ -144,6 +151,7 @@ class AppHub:
     async def state(self, after: int | None, seen: int | None = None, timeout_s: float = 2.0) -> types.CallToolResult:
         """The newest frame (left out if it is frame `seen`), the log and the prompts, once something
         changed since version `after` (or `timeout_s` passed): the app asks again when answered."""
+        self._asked = time.monotonic()
         await self._ensure_view()
         deadline = time.monotonic() + timeout_s
         while (self._frame is None or (after is not None and self._version <= after)) and time.monotonic() < deadline:
