@@ -18,7 +18,7 @@ STEP := scripts/step
 COMPAT_VENV ?= .venv-playwright-1.62
 COMPAT_PLAYWRIGHT ?= 1.62.0
 
-.PHONY: install chromium demo test test-fast test-compat lint docs bench generate clean
+.PHONY: install chromium demo test test-fast test-compat lint docs bench generate app clean
 
 $(DEMO_STAMP): pyproject.toml
 	@$(STEP) "Creating the environment in $(VENV)" $(LOGS)/venv.log $(PYTHON) -m venv $(VENV)
@@ -87,6 +87,13 @@ generate: install
 	$(PY) scripts/generate_api.py
 	$(PY) scripts/generate_options.py
 	$(PY) scripts/generate_docs.py
+
+# The MCP App (webmcp_nb/mcp/static/live.html, committed so installing the package needs no Node):
+# app/src bundled with the MCP Apps SDK from app/'s locked npm packages. tests/test_mcp_app.py fails
+# when the committed file is not what the sources build to.
+app:
+	@$(STEP) "Installing the MCP App's npm packages" $(LOGS)/app-npm.log npm ci --prefix app --no-audit --no-fund
+	node app/build.mjs
 
 # The documentation site (build/site/), strict: a broken link or anchor, or a page left out of the
 # navigation, fails the build. The generated pages are checked for staleness by the tests.

@@ -278,18 +278,22 @@ def free_port() -> int:
 TS_CLIENT = Path(__file__).parent / "ts_client"
 
 
-def install_ts_client() -> Path:
-    """tests/ts_client with its npm dependencies installed: once, under a lock, since test files
-    run on several pytest-xdist workers at once and two `npm ci` in one folder break each other."""
+def npm_install(folder: Path, packages: tuple[str, ...]) -> Path:
+    """`folder` with its npm dependencies installed from its lock file: once, under a lock, since
+    test files run on several pytest-xdist workers at once and two `npm ci` in one folder break
+    each other. `packages` (under @modelcontextprotocol/) tell whether it was done already."""
     node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "Node.js and npm are needed for the TypeScript client tests"
-    with open(TS_CLIENT / ".install.lock", "w") as lock:
+    assert node and npm, "Node.js and npm are needed for the TypeScript tests"
+    with open(folder / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not all(
-            (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / name).exists() for name in ("client", "inspector")
-        ):
-            subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, timeout=300)
-    return TS_CLIENT
+        if not all((folder / "node_modules" / "@modelcontextprotocol" / name).exists() for name in packages):
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, timeout=300)
+    return folder
+
+
+def install_ts_client() -> Path:
+    """tests/ts_client with its npm dependencies installed."""
+    return npm_install(TS_CLIENT, ("client", "inspector"))
 
 
 def ts_report(script: str, *args: str, era: str | None = None, timeout: float = 300) -> dict[str, Any]:

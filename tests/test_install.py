@@ -63,6 +63,7 @@ def test_the_wheel_holds_the_package_and_passes_twine_check(wheel: Path) -> None
     assert "webmcp_nb/py.typed" in names
     assert "webmcp_nb/demo/site/index.html" in names  # the demo site the quickstart serves
     assert any(name.startswith("webmcp_nb/notebook/static/") for name in names)  # the widgets' front end
+    assert "webmcp_nb/mcp/static/live.html" in names  # the MCP App, built at build time (no Node at install)
     assert not [name for name in names if name.startswith(("tests/", "bench/", "notebooks/"))]
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "Provides-Extra: notebook" in metadata and "Provides-Extra: mcp" in metadata

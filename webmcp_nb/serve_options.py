@@ -70,6 +70,12 @@ class ServeOptions:
         [], "--allow-scheme", f"more URL schemes for agents: {' '.join(SCHEMES)} (default: http, https, about:blank)",
         nargs="+", metavar="SCHEME",
     )  # fmt: skip
+    app: bool = _option(
+        True, "--no-app",
+        "do not offer the live view, call log and approval prompt as an MCP App to hosts that render apps "
+        "(default: offered)",
+        action="store_false",
+    )  # fmt: skip
     chromium_args: list[str] = _option(
         [], "--chromium-arg", "a Chromium flag for every browser agents launch, as --chromium-arg=--flag (repeatable)",
         action="append", metavar="FLAG",

@@ -40,6 +40,18 @@ from ..core.guard.grants import SECRETS_CAP, Grant
 from ..core.version import VERSION
 from ..published import Kind
 from ..serve_options import ApprovePolicy, ServeOptions
+from .app import (
+    APP_META,
+    APP_URI,
+    CLICK_TOOL,
+    DECIDE_TOOL,
+    STATE_TOOL,
+    AppHub,
+    app_contents,
+    app_resource,
+    app_tools,
+    renders_apps,
+)
 from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
 from .results import ARTIFACT_URI, ENVELOPE_NOTE, artifact_mime_type, call_result, is_text, output_schema
@@ -84,6 +96,25 @@ def describe_tool(spec: ToolSpec, grant: Grant) -> types.Tool:
             open_world=spec.open_world,
         ),
     )
+
+
+def shows_the_page(spec: ToolSpec) -> bool:
+    """A tool that changes the page, or shows it: its result is where a host opens the live view."""
+    return spec.target == "page" and (not spec.read_only or spec.name in ("browser_snapshot", "browser_screenshot"))
+
+
+def with_app(tool: types.Tool, spec: ToolSpec) -> types.Tool:
+    """`tool` as a host that renders apps is sent it: naming the live view if it changes or shows the page."""
+    return tool.model_copy(update={"meta": APP_META}) if shows_the_page(spec) else tool
+
+
+def count(value: Any) -> int | None:
+    """`value` if it is an integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def app_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
 LIST_CHANGED: dict[Kind, type[ToolsListChanged] | type[ResourcesListChanged] | type[PromptsListChanged]] = {
@@ -166,7 +197,10 @@ class AgentServer:
         self.approve: ApprovePolicy = options.approve
         if self.approve != "none" and approver is None:
             raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
-        self.approver = approver
+        # The app's buttons and `approver` (the notebook's panel, which times out) answer one
+        # decision, first wins; the app alone would let a call wait for a host that never renders it.
+        self.app = AppHub(session, approver) if options.app else None
+        self.approver = self.app.approval() if self.app is not None and approver is not None else approver
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
@@ -196,6 +230,8 @@ class AgentServer:
     def close(self) -> None:
         self._unsubscribe()
         self.mirrors.close()
+        if self.app is not None:
+            self.app.close()
         self.notifier.close()
 
     # tools ------------------------------------------------------------------
@@ -212,6 +248,8 @@ class AgentServer:
     ) -> types.ListToolsResult:
         self.notifier.seen(ctx)
         tools = [describe_tool(spec, self.grant) for spec in self.visible()]
+        if self._renders_app(ctx):
+            tools = [with_app(tool, spec) for tool, spec in zip(tools, self.visible(), strict=True)] + app_tools()
         call_schema = output_schema(self.session.published.tools.get(CALL_TOOL))
         mirrored = [mirror.describe(call_schema) for mirror in self.mirrors.current.values()]
         if mirrored and SECRETS_CAP not in self.grant.groups:  # a page may put what it was given in its tools
@@ -228,6 +266,29 @@ class AgentServer:
         spec = self.visible_spec(name)
         return describe_tool(spec, self.grant).input_schema if spec is not None else None
 
+    def _renders_app(self, ctx: ServerRequestContext[Any]) -> bool:
+        """Whether this server offers the app and the client renders apps (else it is sent nothing of it)."""
+        return self.app is not None and renders_apps(ctx.session.client_capabilities)
+
+    async def _call_app_tool(self, ctx: ServerRequestContext[Any], name: str, arguments: Any) -> types.CallToolResult:
+        """An app-only tool: the view's state, a click on it (a `browser_mouse_click_xy` call, with
+        this client's grant and approval), or an answer to a pending approval."""
+        assert self.app is not None
+        args = arguments if isinstance(arguments, dict) else {}
+        if name == STATE_TOOL:
+            after, seen = (count(args.get(key)) for key in ("after", "frame"))
+            return await self.app.state(after, seen)
+        if name == CLICK_TOOL:
+            arguments = {"x": args.get("x"), "y": args.get("y")}
+            click = "browser_mouse_click_xy"
+            return await self._call(ctx, click, click, arguments, via_app=True)
+        id, approve = count(args.get("id")), args.get("approve")
+        if id is None or not isinstance(approve, bool):
+            return app_error("webmcp_nb_app_decide takes id (an integer) and approve (true or false)")
+        if not self.app.answer(id, approve):
+            return app_error(f"No pending approval {id}: it was answered already, or never asked")
+        return types.CallToolResult(content=[types.TextContent(type="text", text="approved" if approve else "denied")])
+
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)
         if isinstance(named, str) and named:
@@ -241,17 +302,27 @@ class AgentServer:
     ) -> types.CallToolResult:
         self.notifier.seen(ctx)
         name, arguments = as_sent(params)
-        mirror = self.mirrors.current.get(params.name)
-        if mirror is None and self.visible_spec(params.name) is None:
+        if name in (STATE_TOOL, CLICK_TOOL, DECIDE_TOOL) and self._renders_app(ctx):
+            return await self._call_app_tool(ctx, name, arguments)
+        return await self._call(ctx, params.name, name, arguments)
+
+    async def _call(
+        self, ctx: ServerRequestContext[Any], lookup: str, name: Any, arguments: Any, *, via_app: bool = False
+    ) -> types.CallToolResult:
+        """Call tool `name` (as sent: `lookup` is its name if that is a string) through the core."""
+        mirror = self.mirrors.current.get(lookup)
+        if mirror is None and self.visible_spec(lookup) is None:
             await self.mirrors.catch_up()  # a page tool registered as its page loaded
-            mirror = self.mirrors.current.get(params.name)
+            mirror = self.mirrors.current.get(lookup)
         if mirror is not None:
             name, arguments = CALL_TOOL, mirror.call_args(arguments)
         # The core decides approval by what the call does (a mirror's page tool: by its hints).
+        # A click on the view is the host's user's, but it came over this client: an agent's call.
+        caller = self.caller(ctx) + ("/app" if via_app else "")
         envelope = await self.session.acall_as(
-            self.caller(ctx), name, arguments, approval=self.approver, approve=self.approve, grant=self.grant
+            caller, name, arguments, approval=self.approver, approve=self.approve, grant=self.grant
         )
-        spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(params.name)
+        spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(lookup)
         limits = self.session.limits
         return call_result(envelope, spec, limits.max_result_bytes, limits.source("max_result_bytes"))
 
@@ -260,11 +331,15 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         self.notifier.seen(ctx)
+        app = [app_resource()] if self._renders_app(ctx) else []
         return types.ListResourcesResult(
             resources=[
-                types.Resource(uri=r.uri, name=r.name, description=r.description or None, mime_type=r.mime_type)
-                for r in self.session.published.resources.values()
-                if not r.is_template
+                *app,
+                *(
+                    types.Resource(uri=r.uri, name=r.name, description=r.description or None, mime_type=r.mime_type)
+                    for r in self.session.published.resources.values()
+                    if not r.is_template
+                ),
             ]
         )
 
@@ -286,6 +361,8 @@ class AgentServer:
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if uri == APP_URI and self.app is not None:
+            return await asyncio.to_thread(app_contents)
         if uri.startswith(ARTIFACT_URI):
             content, mime_type = await asyncio.to_thread(self._artifact, uri.removeprefix(ARTIFACT_URI))
         else:

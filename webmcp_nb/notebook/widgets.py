@@ -22,6 +22,7 @@ import ipywidgets as widgets
 import traitlets
 
 from ..core.browsers.live import DEFAULT_MAX_FPS
+from ..core.call.approval import approval_summary as approval_summary  # re-exported: its old home
 from ..core.evidence.recorder import EvidenceEvent
 from ..core.render.renderer import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
 from ..core.webmcp.discovery import WebMCPEvent
@@ -428,6 +429,11 @@ class ApprovalPanel(widgets.VBox):
             verdict = "approved" if approved else "denied"
         except TimeoutError:
             approved, verdict = False, "timed out"
+        except asyncio.CancelledError as cancelled:  # answered elsewhere (the MCP App): it says how
+            if cancelled.args:
+                self.decided.append((approval_summary(request), str(cancelled.args[0])))
+                self.heading.value = f"<b>Agent approvals</b>: {html.escape(str(cancelled.args[0]))}"
+            raise
         finally:
             self._remove_row(row)
         self.decided.append((approval_summary(request), verdict))
@@ -486,10 +492,3 @@ class PendingApproval:
 
     def __repr__(self) -> str:
         return f"<PendingApproval {self.summary}>"
-
-
-def approval_summary(request: ApprovalRequest) -> str:
-    """Who wants to do what, where: the text of an approval prompt."""
-    where = f" on {request.url}" if request.url else ""
-    args = ", ".join(f"{key}={value!r}" for key, value in request.args.items())
-    return f"{request.caller} wants {request.tool}({args}){where}"

@@ -44,6 +44,13 @@ class ApprovalRequest:
     url: str | None
 
 
+def approval_summary(request: ApprovalRequest) -> str:
+    """Who wants to do what, where: the text of an approval prompt."""
+    where = f" on {request.url}" if request.url else ""
+    args = ", ".join(f"{key}={value!r}" for key, value in request.args.items())
+    return f"{request.caller} wants {request.tool}({args}){where}"
+
+
 Approval = Callable[[ApprovalRequest], Awaitable[str | None]]
 """Decides an `ApprovalRequest`: None approves; a string denies, saying why."""
 
