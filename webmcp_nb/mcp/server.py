@@ -34,12 +34,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..core.call.approval import Approval
+from ..core.call.hub import Caller
 from ..core.call.registry import ToolSpec
 from ..core.call.util import spawn
 from ..core.guard.grants import SECRETS_CAP, Grant
 from ..core.version import VERSION
 from ..published import Kind
-from ..serve_options import ApprovePolicy, ServeOptions
+from ..serve_options import ServeOptions
 from .malformed import as_sent, keep_malformed_calls
 from .mirror import CALL_TOOL, Mirrors
 from .results import ARTIFACT_URI, ENVELOPE_NOTE, artifact_mime_type, call_result, is_text, output_schema
@@ -163,10 +164,8 @@ class AgentServer:
         """Uploads default to the session's artifacts directory."""
         self.session = session
         self.grant = options.grant(default_upload_root=str(session.engine.artifacts_dir))
-        self.approve: ApprovePolicy = options.approve
-        if self.approve != "none" and approver is None:
-            raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
-        self.approver = approver
+        self.terms = Caller("agent", self.grant, options.approve, approver)
+        """Every client's terms in the core (`Hub`): the grant, the approval policy and its approver."""
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
@@ -248,9 +247,7 @@ class AgentServer:
         if mirror is not None:
             name, arguments = CALL_TOOL, mirror.call_args(arguments)
         # The core decides approval by what the call does (a mirror's page tool: by its hints).
-        envelope = await self.session.acall_as(
-            self.caller(ctx), name, arguments, approval=self.approver, approve=self.approve, grant=self.grant
-        )
+        envelope = await self.session.hub.acall(self.terms.named(self.caller(ctx)), name, arguments)
         spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(params.name)
         limits = self.session.limits
         return call_result(envelope, spec, limits.max_result_bytes, limits.source("max_result_bytes"))
