@@ -218,11 +218,11 @@ class Engine:
                 message=failure.message,
             )
             if failure.context:
-                envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
+                envelope = dataclasses.replace(envelope, context=failure.context)
         if not envelope.ok and ctx is not None:
             context = await failure_context(ctx, envelope.error_type, envelope.context)
             if context is not None:
-                envelope = dataclasses.replace(envelope, context=context, _json=None)
+                envelope = dataclasses.replace(envelope, context=context)
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,
@@ -567,7 +567,7 @@ class Engine:
             message=failure.message,
         )
         if failure.context:
-            envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
+            envelope = dataclasses.replace(envelope, context=failure.context)
         args, _, envelope = secret_echo.scrub_record(self.manager.secrets, spec, ctx, args, envelope)
         self._notify(tool, args, caller, envelope)
 
