@@ -109,6 +109,7 @@ def test_every_tool_has_a_blocking_and_an_awaitable_method(spec: ToolSpec) -> No
     assert str(inspect.signature(blocking)) == str(inspect.signature(awaitable))
     words = " ".join((blocking.__doc__ or "").split())
     assert f"Calls the ``{spec.name}`` tool" in words and " ".join(spec.description.split()) in words
+    assert awaitable.__doc__ == f"Awaitable twin of `{name}` (the ``{spec.name}`` tool)."
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
