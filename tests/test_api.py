@@ -80,7 +80,10 @@ def test_a_new_tool_gets_both_methods_from_its_params_model() -> None:
         '        """Frob a widget.\n'
     )
     assert f"    def frob_widget{signature}" in source
-    assert f"    async def afrob_widget{signature}" in source
+    twin = signature.replace(
+        '"""Frob a widget.\n', '"""Awaitable twin of `frob_widget` (the ``browser_frob_widget`` tool)."""\n'
+    )
+    assert f"    async def afrob_widget{twin}" in source
     assert 'return self.call("browser_frob_widget", **given(locals()))' in source
     assert 'return await self.acall("browser_frob_widget", **given(locals()))' in source
     assert "        Args:\n            target: What to frob.\n            instance: The browser instance" in source
