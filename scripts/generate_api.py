@@ -4,7 +4,8 @@ For a tool ``browser_X`` it writes ``X`` (blocking) and ``aX`` (awaitable), both
 tool with exactly the arguments their caller passed. Parameters come from the tool's pydantic
 params model: the tool's required parameters (or its declared `ToolSpec.positional` ones) by
 position in schema order, every other one keyword-only; annotations with `Literal` for enums
-and a `TypedDict` for each nested model; docstrings from the tool's and the fields' descriptions.
+and a `TypedDict` for each nested model; the blocking method's docstring from the tool's and the
+fields' descriptions, the awaitable twin's one line naming it.
 
     python scripts/generate_api.py          # write the module (what `make generate` runs)
     python scripts/generate_api.py --check  # exit 1 if the committed module is stale
@@ -235,9 +236,14 @@ def docstring(text: str, indent: int) -> list[str]:
 
 
 def method_doc(spec: ToolSpec, params: list[Parameter], awaitable: bool) -> str:
+    """The blocking method's full docstring; the awaitable twin's one line points to it."""
     name = method_name(spec.name)
-    other = f"blocking form is ``{name}``" if awaitable else f"awaitable form is ``{ASYNC_PREFIX}{name}``"
-    text = f"{spec.description.strip()}\n\nCalls the ``{spec.name}`` tool and returns its `Envelope`; the {other}."
+    if awaitable:
+        return f"Awaitable twin of `{name}` (the ``{spec.name}`` tool)."
+    text = (
+        f"{spec.description.strip()}\n\nCalls the ``{spec.name}`` tool and returns its `Envelope`; "
+        f"the awaitable twin is ``{ASYNC_PREFIX}{name}``."
+    )
     described = [p for p in params if p.description]
     if described:
         text += "\n\nArgs:\n" + "\n".join(f"    {p.name}: {p.description.strip()}" for p in described)
@@ -259,7 +265,8 @@ def render_method(spec: ToolSpec, params: list[Parameter], awaitable: bool) -> l
         lines.append("    ) -> Envelope:")
     else:
         lines = [f"    {prefix} {name}(self) -> Envelope:"]
-    lines.extend(docstring(method_doc(spec, params, awaitable), 8))
+    doc = method_doc(spec, params, awaitable)
+    lines.extend([f'        """{doc}"""'] if awaitable else docstring(doc, 8))
     call = f'await self.acall("{spec.name}"' if awaitable else f'self.call("{spec.name}"'
     lines.append(f"        return {call}, **given(locals()))")
     return lines

@@ -80,7 +80,10 @@ def test_a_new_tool_gets_both_methods_from_its_params_model() -> None:
         '        """Frob a widget.\n'
     )
     assert f"    def frob_widget{signature}" in source
-    assert f"    async def afrob_widget{signature}" in source
+    twin = signature.replace(
+        '"""Frob a widget.\n', '"""Awaitable twin of `frob_widget` (the ``browser_frob_widget`` tool)."""\n'
+    )
+    assert f"    async def afrob_widget{twin}" in source
     assert 'return self.call("browser_frob_widget", **given(locals()))' in source
     assert 'return await self.acall("browser_frob_widget", **given(locals()))' in source
     assert "        Args:\n            target: What to frob.\n            instance: The browser instance" in source
@@ -109,6 +112,7 @@ def test_every_tool_has_a_blocking_and_an_awaitable_method(spec: ToolSpec) -> No
     assert str(inspect.signature(blocking)) == str(inspect.signature(awaitable))
     words = " ".join((blocking.__doc__ or "").split())
     assert f"Calls the ``{spec.name}`` tool" in words and " ".join(spec.description.split()) in words
+    assert awaitable.__doc__ == f"Awaitable twin of `{name}` (the ``{spec.name}`` tool)."
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)

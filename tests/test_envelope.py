@@ -192,3 +192,27 @@ def test_core_imports_neither_ipython_nor_mcp() -> None:
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'IPython', 'ipykernel', 'ipywidgets', 'mcp'}))\n"
     )
     assert out.strip() == "[]"
+
+
+def test_a_replaced_envelope_is_encoded_anew() -> None:
+    """The JSON is encoded once per envelope; `dataclasses.replace` makes one that encodes its own."""
+    import dataclasses
+
+    envelope = Envelope(status="error", instance="default", operation=make_operation(), error_type="internal_error")
+    encoded = envelope.to_json_bytes()
+    assert envelope.to_json_bytes() is encoded
+    changed = dataclasses.replace(envelope, message="changed", context={"url": "about:blank"})
+    assert json.loads(changed.to_json_bytes())["message"] == "changed"
+    assert json.loads(changed.to_json_bytes())["context"] == {"url": "about:blank"}
+    assert json.loads(envelope.to_json_bytes()).get("message") is None
+    assert changed != envelope and dataclasses.replace(changed, message=None, context=None) == envelope
+
+
+def test_a_tool_without_a_page_fails_loudly_when_it_asks_for_one() -> None:
+    from webmcp_nb.client import tool_registry
+    from webmcp_nb.core.call.context import CallContext
+
+    ctx = CallContext(engine=None, spec=tool_registry().get("browser_list_instances"), deadline=0.0)  # type: ignore[arg-type]
+    for require, what in [(ctx.require_instance, "instance"), (ctx.require_page, "page"), (ctx.require_frame, "frame")]:
+        with pytest.raises(RuntimeError, match=f"^browser_list_instances has no {what}: its target is 'server'$"):
+            require()

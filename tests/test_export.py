@@ -4,6 +4,7 @@ exactly (IPython's expansion included), secrets as placeholders, calls not start
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -242,4 +243,37 @@ def test_a_loopback_site_is_a_parameter_and_the_replay_follows_it_elsewhere(fres
     assert [line.split()[:2] for line in moved.stdout.splitlines()] == [
         ["ok", "browser_navigate"],
         ["ok", "browser_wait_for"],
+    ]
+
+
+def test_the_export_writes_and_reads_its_lines_without_ipython() -> None:
+    """The export and the parser it checks its lines with import no IPython (the magics wrap that
+    parser): in a process where importing IPython fails, a step becomes a line and a bad line a
+    CommandError."""
+    code = """
+import json, sys
+sys.modules["IPython"] = None  # importing IPython now fails
+from tests.helpers import make_operation
+from webmcp_nb.client import tool_registry
+from webmcp_nb.core.call.engine import CallRecord
+from webmcp_nb.core.call.envelope import Envelope
+from webmcp_nb.export import Step, magic_cell
+from webmcp_nb.tool_commands import CommandError, tool_command
+
+args = {"ref": "e5", "text": "two words"}
+envelope = Envelope(status="success", instance="default", data={}, operation=make_operation(tool="browser_type"))
+cell = magic_cell(Step(CallRecord("browser_type", args, "notebook", envelope), tool_registry().get("browser_type"), args))
+try:
+    tool_command(tool_registry().get("browser_click")).parse([])
+except CommandError as exc:
+    error = str(exc).splitlines()[0]
+print(json.dumps([cell, error, sorted(name for name in sys.modules if name.startswith("IPython."))]))
+"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        "%browser type e5 'two words'",
+        "%browser click: the following arguments are required: REF",
+        [],
     ]

@@ -79,3 +79,75 @@ def test_the_check_finds_a_private_reach(tmp_path: Path) -> None:
     module = tmp_path / "front.py"
     module.write_text("def serve(session):\n    self._ok = session.engine\n    return session._runtime\n")
     assert reaches_in_a_fresh_process([module], tmp_path) == ["front.py:3: session._runtime"]
+
+
+# -- the MCP front end calls the core through the session hub, not the Python front end --------
+MCP_FRONT_END = sorted((PACKAGE / "mcp").rglob("*.py"))
+
+
+def session_call_methods() -> set[str]:
+    """The Python front end's own call methods: every `Session` method that calls through its hub
+    (`call`, `acall_as`, ...), read from client.py so a new one is covered."""
+    tree = ast.parse((PACKAGE / "client.py").read_text())
+    session = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Session")
+    return {
+        method.name
+        for method in session.body
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(
+            isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and ast.unparse(node) == "self.hub"
+            for node in ast.walk(method)
+        )
+    }
+
+
+def session_call_paths(path: Path, root: Path = PACKAGE) -> list[str]:
+    """Where `path` calls the core through a `Session` call method rather than `Session.hub`."""
+    methods = session_call_methods()
+    where = str(path.relative_to(root))
+    return [
+        f"{where}:{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in methods and ast.unparse(node.value).endswith("session")
+    ]
+
+
+def hub_calls(path: Path, root: Path = PACKAGE) -> list[str]:
+    return [
+        ast.unparse(node)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value).endswith("session.hub")
+    ]
+
+
+def session_call_methods_in(path: Path, root: Path) -> list[str]:
+    """`session_call_methods` as a rule over client.py (for a fresh process)."""
+    return sorted(session_call_methods())
+
+
+def test_the_mcp_front_end_calls_the_core_through_the_hub_only() -> None:
+    client = [PACKAGE / "client.py"]
+    assert findings_in_a_fresh_process("tests.test_front_ends", "session_call_methods_in", client, PACKAGE) == [
+        "acall",
+        "acall_as",
+        "call",
+        "call_as",
+        "submit",
+    ]
+    assert findings_in_a_fresh_process("tests.test_front_ends", "session_call_paths", MCP_FRONT_END, PACKAGE) == []
+    server = [PACKAGE / "mcp" / "server.py"]
+    assert findings_in_a_fresh_process("tests.test_front_ends", "hub_calls", server, PACKAGE) == [
+        "self.session.hub.acall"
+    ]
+
+
+def test_the_check_finds_a_call_through_the_python_front_end(tmp_path: Path) -> None:
+    module = tmp_path / "server.py"
+    module.write_text(
+        "async def call(self, name):\n"
+        "    await self.session.acall_as('agent', name, {})\n"
+        "    return await self.session.hub.acall(self.terms, name, {})\n"
+    )
+    assert findings_in_a_fresh_process("tests.test_front_ends", "session_call_paths", [module], tmp_path) == [
+        "server.py:2: self.session.acall_as"
+    ]

@@ -76,7 +76,7 @@ class ToolMethods:
     ) -> Envelope:
         """Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).
 
-        Calls the ``browser_click`` tool and returns its `Envelope`; the awaitable form is ``aclick``.
+        Calls the ``browser_click`` tool and returns its `Envelope`; the awaitable twin is ``aclick``.
 
         Args:
             ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
@@ -100,19 +100,7 @@ class ToolMethods:
         modifiers: list[Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]] = default([]),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Click an element; waits for a navigation it starts (a dialog it opens: `modal_state`).
-
-        Calls the ``browser_click`` tool and returns its `Envelope`; the blocking form is ``click``.
-
-        Args:
-            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            modifiers: Keys held down. (at most 5 items)
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `click` (the ``browser_click`` tool)."""
         return await self.acall("browser_click", **given(locals()))
 
     def console(
@@ -128,7 +116,7 @@ class ToolMethods:
     ) -> Envelope:
         """Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.
 
-        Calls the ``browser_console`` tool and returns its `Envelope`; the awaitable form is ``aconsole``.
+        Calls the ``browser_console`` tool and returns its `Envelope`; the awaitable twin is ``aconsole``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -152,19 +140,7 @@ class ToolMethods:
         level: Literal["log", "debug", "info", "warning", "error", "trace", "assert", "dir", "table"] | None = default(None),
         text: str | None = default(None),
     ) -> Envelope:
-        """Console messages and uncaught errors of the instance's tabs, oldest first, from `after` on.
-
-        Calls the ``browser_console`` tool and returns its `Envelope`; the blocking form is ``console``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            after: A next_cursor: newer entries only.
-            limit: (1 to 500)
-            page_id: Only this tab's.
-            reveal_secrets: Secret headers unredacted.
-            level: 'error' includes uncaught page errors.
-            text: A substring (any case).
-        """
+        """Awaitable twin of `console` (the ``browser_console`` tool)."""
         return await self.acall("browser_console", **given(locals()))
 
     def create_instance(
@@ -191,7 +167,7 @@ class ToolMethods:
     ) -> Envelope:
         """Launch (or connect to) a named browser instance and make it current.
 
-        Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable twin is
         ``acreate_instance``.
 
         Args:
@@ -237,30 +213,7 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch (or connect to) a named browser instance and make it current.
-
-        Calls the ``browser_create_instance`` tool and returns its `Envelope`; the blocking form is
-        ``create_instance``.
-
-        Args:
-            backend: camoufox: a fingerprint-varying Firefox (`webmcp-nb install camoufox`); default: chromium, or
-                remote if the session has a browser server.
-            headless: Default: the session's setting.
-            profile_dir: A persistent profile's name (a path: `browser` cap).
-            viewport: Default 1280x720 (camoufox: its fingerprint's).
-            locale: Such as 'fr-FR'.
-            executable_path: The browser binary; default: resolved (see browser_health).
-            args: Browser flags (`browser` cap). (at most 64 items)
-            webmcp: native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.
-            os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
-            humanize: camoufox: human-like cursor; a number: longest move (s).
-            block_webrtc: camoufox: WebRTC off.
-            geoip: camoufox: only false (no web lookups; set locale).
-            endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
-            cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
-            headers: remote: headers to connect with (a token; recorded as [redacted]).
-            connect_timeout_s: remote: default 10. (> 0, <= 120.0)
-        """
+        """Awaitable twin of `create_instance` (the ``browser_create_instance`` tool)."""
         return await self.acall("browser_create_instance", **given(locals()))
 
     def destroy_instance(
@@ -269,7 +222,7 @@ class ToolMethods:
     ) -> Envelope:
         """Close a browser instance and its tabs (or forget a crashed one).
 
-        Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the awaitable twin is
         ``adestroy_instance``.
         """
         return self.call("browser_destroy_instance", **given(locals()))
@@ -278,11 +231,7 @@ class ToolMethods:
         self,
         name: str,
     ) -> Envelope:
-        """Close a browser instance and its tabs (or forget a crashed one).
-
-        Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the blocking form is
-        ``destroy_instance``.
-        """
+        """Awaitable twin of `destroy_instance` (the ``browser_destroy_instance`` tool)."""
         return await self.acall("browser_destroy_instance", **given(locals()))
 
     def downloads(
@@ -294,7 +243,7 @@ class ToolMethods:
     ) -> Envelope:
         """List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).
 
-        Calls the ``browser_downloads`` tool and returns its `Envelope`; the awaitable form is ``adownloads``.
+        Calls the ``browser_downloads`` tool and returns its `Envelope`; the awaitable twin is ``adownloads``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -310,15 +259,7 @@ class ToolMethods:
         download_id: str | None = default(None),
         wait_s: float = default(0),
     ) -> Envelope:
-        """List this instance's downloads, oldest first; each finished one is saved as an artifact (`path`).
-
-        Calls the ``browser_downloads`` tool and returns its `Envelope`; the blocking form is ``downloads``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            download_id: Only this one.
-            wait_s: Wait this long for a new download to start and finish. (0 to 30)
-        """
+        """Awaitable twin of `downloads` (the ``browser_downloads`` tool)."""
         return await self.acall("browser_downloads", **given(locals()))
 
     def drag(
@@ -332,7 +273,7 @@ class ToolMethods:
     ) -> Envelope:
         """Drag one element onto another.
 
-        Calls the ``browser_drag`` tool and returns its `Envelope`; the awaitable form is ``adrag``.
+        Calls the ``browser_drag`` tool and returns its `Envelope`; the awaitable twin is ``adrag``.
 
         Args:
             source_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
@@ -354,19 +295,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Drag one element onto another.
-
-        Calls the ``browser_drag`` tool and returns its `Envelope`; the blocking form is ``drag``.
-
-        Args:
-            source_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            target_ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `drag` (the ``browser_drag`` tool)."""
         return await self.acall("browser_drag", **given(locals()))
 
     def evaluate(
@@ -381,7 +310,7 @@ class ToolMethods:
     ) -> Envelope:
         """Evaluate JavaScript in the page (or on an element); returns its JSON result.
 
-        Calls the ``browser_evaluate`` tool and returns its `Envelope`; the awaitable form is ``aevaluate``.
+        Calls the ``browser_evaluate`` tool and returns its `Envelope`; the awaitable twin is ``aevaluate``.
 
         Args:
             expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
@@ -402,17 +331,7 @@ class ToolMethods:
         ref: str | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """Evaluate JavaScript in the page (or on an element); returns its JSON result.
-
-        Calls the ``browser_evaluate`` tool and returns its `Envelope`; the blocking form is ``evaluate``.
-
-        Args:
-            expression: An expression or a function ('() => document.title'; with ref: 'el => el.textContent').
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-            save: Write it to an artifact file; return its path and first 40 lines.
-        """
+        """Awaitable twin of `evaluate` (the ``browser_evaluate`` tool)."""
         return await self.acall("browser_evaluate", **given(locals()))
 
     def events_export(
@@ -425,7 +344,7 @@ class ToolMethods:
     ) -> Envelope:
         """Write the retained console or network entries to an artifact file.
 
-        Calls the ``browser_events_export`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_events_export`` tool and returns its `Envelope`; the awaitable twin is
         ``aevents_export``.
 
         Args:
@@ -443,15 +362,7 @@ class ToolMethods:
         format: Literal["jsonl", "har"] = default("jsonl"),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Write the retained console or network entries to an artifact file.
-
-        Calls the ``browser_events_export`` tool and returns its `Envelope`; the blocking form is ``events_export``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            format: har: network only.
-            page_id: Only this tab's.
-        """
+        """Awaitable twin of `events_export` (the ``browser_events_export`` tool)."""
         return await self.acall("browser_events_export", **given(locals()))
 
     def execute(
@@ -467,7 +378,7 @@ class ToolMethods:
         Locator); returns the last expression's value (JSON, an image for PNG/JPEG bytes, or its repr) and the logs.
         Playwright calls wait at most the action (navigation) timeout unless given their own.
 
-        Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable form is ``aexecute``.
+        Calls the ``browser_execute`` tool and returns its `Envelope`; the awaitable twin is ``aexecute``.
 
         Args:
             code: Top-level await; never block (time.sleep).
@@ -485,19 +396,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Run async Python with `page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per
-        instance), `snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a
-        Locator); returns the last expression's value (JSON, an image for PNG/JPEG bytes, or its repr) and the logs.
-        Playwright calls wait at most the action (navigation) timeout unless given their own.
-
-        Calls the ``browser_execute`` tool and returns its `Envelope`; the blocking form is ``execute``.
-
-        Args:
-            code: Top-level await; never block (time.sleep).
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            timeout_s: Default and maximum: the operation timeout. (> 0)
-        """
+        """Awaitable twin of `execute` (the ``browser_execute`` tool)."""
         return await self.acall("browser_execute", **given(locals()))
 
     def file_upload(
@@ -509,7 +408,7 @@ class ToolMethods:
     ) -> Envelope:
         """Answer an open file chooser with local files.
 
-        Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable form is ``afile_upload``.
+        Calls the ``browser_file_upload`` tool and returns its `Envelope`; the awaitable twin is ``afile_upload``.
 
         Args:
             paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
@@ -526,16 +425,7 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Answer an open file chooser with local files.
-
-        Calls the ``browser_file_upload`` tool and returns its `Envelope`; the blocking form is ``file_upload``.
-
-        Args:
-            paths: Files (agents: under the upload roots, default the artifacts directory); [] cancels. (at most 100
-                items)
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-        """
+        """Awaitable twin of `file_upload` (the ``browser_file_upload`` tool)."""
         return await self.acall("browser_file_upload", **given(locals()))
 
     def fill_form(
@@ -548,7 +438,7 @@ class ToolMethods:
     ) -> Envelope:
         """Fill several fields; every ref is checked before any changes.
 
-        Calls the ``browser_fill_form`` tool and returns its `Envelope`; the awaitable form is ``afill_form``.
+        Calls the ``browser_fill_form`` tool and returns its `Envelope`; the awaitable twin is ``afill_form``.
 
         Args:
             fields: (1 to 100 items)
@@ -568,18 +458,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Fill several fields; every ref is checked before any changes.
-
-        Calls the ``browser_fill_form`` tool and returns its `Envelope`; the blocking form is ``fill_form``.
-
-        Args:
-            fields: (1 to 100 items)
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `fill_form` (the ``browser_fill_form`` tool)."""
         return await self.acall("browser_fill_form", **given(locals()))
 
     def frames(
@@ -590,7 +469,7 @@ class ToolMethods:
     ) -> Envelope:
         """List the tab's frames (main first) with stable frame ids.
 
-        Calls the ``browser_frames`` tool and returns its `Envelope`; the awaitable form is ``aframes``.
+        Calls the ``browser_frames`` tool and returns its `Envelope`; the awaitable twin is ``aframes``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -604,14 +483,7 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """List the tab's frames (main first) with stable frame ids.
-
-        Calls the ``browser_frames`` tool and returns its `Envelope`; the blocking form is ``frames``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-        """
+        """Awaitable twin of `frames` (the ``browser_frames`` tool)."""
         return await self.acall("browser_frames", **given(locals()))
 
     def handle_dialog(
@@ -624,7 +496,7 @@ class ToolMethods:
     ) -> Envelope:
         """Accept or dismiss the page's dialog (also while the action that opened it waits).
 
-        Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the awaitable twin is
         ``ahandle_dialog``.
 
         Args:
@@ -643,30 +515,18 @@ class ToolMethods:
         page_id: str | None = default(None),
         prompt_text: str | None = default(None),
     ) -> Envelope:
-        """Accept or dismiss the page's dialog (also while the action that opened it waits).
-
-        Calls the ``browser_handle_dialog`` tool and returns its `Envelope`; the blocking form is ``handle_dialog``.
-
-        Args:
-            accept: OK or Cancel.
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            prompt_text: A prompt()'s answer.
-        """
+        """Awaitable twin of `handle_dialog` (the ``browser_handle_dialog`` tool)."""
         return await self.acall("browser_handle_dialog", **given(locals()))
 
     def health(self) -> Envelope:
         """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
 
-        Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable form is ``ahealth``.
+        Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable twin is ``ahealth``.
         """
         return self.call("browser_health", **given(locals()))
 
     async def ahealth(self) -> Envelope:
-        """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
-
-        Calls the ``browser_health`` tool and returns its `Envelope`; the blocking form is ``health``.
-        """
+        """Awaitable twin of `health` (the ``browser_health`` tool)."""
         return await self.acall("browser_health", **given(locals()))
 
     def hover(
@@ -679,7 +539,7 @@ class ToolMethods:
     ) -> Envelope:
         """Move the mouse over an element.
 
-        Calls the ``browser_hover`` tool and returns its `Envelope`; the awaitable form is ``ahover``.
+        Calls the ``browser_hover`` tool and returns its `Envelope`; the awaitable twin is ``ahover``.
 
         Args:
             ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
@@ -699,18 +559,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Move the mouse over an element.
-
-        Calls the ``browser_hover`` tool and returns its `Envelope`; the blocking form is ``hover``.
-
-        Args:
-            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `hover` (the ``browser_hover`` tool)."""
         return await self.acall("browser_hover", **given(locals()))
 
     def http(
@@ -740,7 +589,7 @@ class ToolMethods:
         (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; secret JSON
         fields come back [blocked].
 
-        Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable form is ``ahttp``.
+        Calls the ``browser_http`` tool and returns its `Envelope`; the awaitable twin is ``ahttp``.
 
         Args:
             url: Absolute, or relative to the page ('/api/items').
@@ -788,33 +637,7 @@ class ToolMethods:
         binary: BinaryOptions | None = default(None),
         secret_fields: list[str] = default([]),
     ) -> Envelope:
-        """An HTTP request with the page's own fetch (its origin, cookies, CORS); returns status, headers and body
-        (JSON, text, NDJSON, SSE or binary; too big: an error, never clipped). Error statuses are data; secret JSON
-        fields come back [blocked].
-
-        Calls the ``browser_http`` tool and returns its `Envelope`; the blocking form is ``http``.
-
-        Args:
-            url: Absolute, or relative to the page ('/api/items').
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-            method: GET, HEAD and OPTIONS change nothing; the others are mutations.
-            headers: The page's cookies go as usual.
-            body: A text body.
-            json_body: A JSON object body (other JSON: `body`).
-            response: auto: by media type; sse: collect server-sent events (needs `sse`); binary: see `binary`.
-            expect: The media type expected (a streaming or binary one needs response sse or binary).
-            preflight: HEAD first: refuse an unreadable answer before sending.
-            timeout_s: Default: the operation timeout. (> 0, <= 600)
-            max_result_bytes: Default and maximum: BROWSER_MCP_MAX_RESULT_BYTES. (> 1024, <= 9007199254740991)
-            save: Stream the body to an artifact file.
-            max_save_bytes: save=true: fail past this size. (> 0, <= 9007199254740991)
-            strict: NDJSON: fail on a malformed line (else skip it).
-            sse: response='sse': the limits.
-            binary: response='binary': how to hand the bytes over.
-            secret_fields: More JSON fields to block. (at most 50 items)
-        """
+        """Awaitable twin of `http` (the ``browser_http`` tool)."""
         return await self.acall("browser_http", **given(locals()))
 
     def keyboard_type(
@@ -826,7 +649,7 @@ class ToolMethods:
     ) -> Envelope:
         """Type key by key into the focused element (browser_type: into a ref).
 
-        Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the awaitable twin is
         ``akeyboard_type``.
 
         Args:
@@ -842,30 +665,19 @@ class ToolMethods:
         instance: str | None = default(None),
         page_id: str | None = default(None),
     ) -> Envelope:
-        """Type key by key into the focused element (browser_type: into a ref).
-
-        Calls the ``browser_keyboard_type`` tool and returns its `Envelope`; the blocking form is ``keyboard_type``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-        """
+        """Awaitable twin of `keyboard_type` (the ``browser_keyboard_type`` tool)."""
         return await self.acall("browser_keyboard_type", **given(locals()))
 
     def list_instances(self) -> Envelope:
         """List the instances and which one is current.
 
-        Calls the ``browser_list_instances`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_list_instances`` tool and returns its `Envelope`; the awaitable twin is
         ``alist_instances``.
         """
         return self.call("browser_list_instances", **given(locals()))
 
     async def alist_instances(self) -> Envelope:
-        """List the instances and which one is current.
-
-        Calls the ``browser_list_instances`` tool and returns its `Envelope`; the blocking form is
-        ``list_instances``.
-        """
+        """Awaitable twin of `list_instances` (the ``browser_list_instances`` tool)."""
         return await self.acall("browser_list_instances", **given(locals()))
 
     def mouse_click_xy(
@@ -880,7 +692,7 @@ class ToolMethods:
     ) -> Envelope:
         """Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.
 
-        Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the awaitable twin is
         ``amouse_click_xy``.
 
         Args:
@@ -901,17 +713,7 @@ class ToolMethods:
         button: Literal["left", "right", "middle"] = default("left"),
         double: bool = default(False),
     ) -> Envelope:
-        """Click at a viewport point (CSS pixels), as on a screenshot; prefer browser_click with a ref.
-
-        Calls the ``browser_mouse_click_xy`` tool and returns its `Envelope`; the blocking form is
-        ``mouse_click_xy``.
-
-        Args:
-            x: (0 to 100000)
-            y: (0 to 100000)
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-        """
+        """Awaitable twin of `mouse_click_xy` (the ``browser_mouse_click_xy`` tool)."""
         return await self.acall("browser_mouse_click_xy", **given(locals()))
 
     def navigate(
@@ -925,7 +727,7 @@ class ToolMethods:
     ) -> Envelope:
         """Load a URL; returns the final URL, title and HTTP status.
 
-        Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable form is ``anavigate``.
+        Calls the ``browser_navigate`` tool and returns its `Envelope`; the awaitable twin is ``anavigate``.
 
         Args:
             url: Absolute: https://, http://, about:blank (others if granted).
@@ -946,18 +748,7 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Load a URL; returns the final URL, title and HTTP status.
-
-        Calls the ``browser_navigate`` tool and returns its `Envelope`; the blocking form is ``navigate``.
-
-        Args:
-            url: Absolute: https://, http://, about:blank (others if granted).
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `navigate` (the ``browser_navigate`` tool)."""
         return await self.acall("browser_navigate", **given(locals()))
 
     def navigate_back(
@@ -969,7 +760,7 @@ class ToolMethods:
     ) -> Envelope:
         """Go back in the tab's history (`moved`: false if it could not).
 
-        Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the awaitable twin is
         ``anavigate_back``.
 
         Args:
@@ -985,14 +776,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go back in the tab's history (`moved`: false if it could not).
-
-        Calls the ``browser_navigate_back`` tool and returns its `Envelope`; the blocking form is ``navigate_back``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-        """
+        """Awaitable twin of `navigate_back` (the ``browser_navigate_back`` tool)."""
         return await self.acall("browser_navigate_back", **given(locals()))
 
     def navigate_forward(
@@ -1004,7 +788,7 @@ class ToolMethods:
     ) -> Envelope:
         """Go forward in the tab's history (`moved`: false if it could not).
 
-        Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the awaitable twin is
         ``anavigate_forward``.
 
         Args:
@@ -1020,15 +804,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
     ) -> Envelope:
-        """Go forward in the tab's history (`moved`: false if it could not).
-
-        Calls the ``browser_navigate_forward`` tool and returns its `Envelope`; the blocking form is
-        ``navigate_forward``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-        """
+        """Awaitable twin of `navigate_forward` (the ``browser_navigate_forward`` tool)."""
         return await self.acall("browser_navigate_forward", **given(locals()))
 
     def network(
@@ -1047,7 +823,7 @@ class ToolMethods:
     ) -> Envelope:
         """Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, from `after` on.
 
-        Calls the ``browser_network`` tool and returns its `Envelope`; the awaitable form is ``anetwork``.
+        Calls the ``browser_network`` tool and returns its `Envelope`; the awaitable twin is ``anetwork``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1076,21 +852,7 @@ class ToolMethods:
         resource_type: str | None = default(None),
         failed: bool | None = default(None),
     ) -> Envelope:
-        """Network requests of the instance's tabs (status, timing, sizes, headers...), oldest first, from `after` on.
-
-        Calls the ``browser_network`` tool and returns its `Envelope`; the blocking form is ``network``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            after: A next_cursor: newer entries only.
-            limit: (1 to 500)
-            page_id: Only this tab's.
-            reveal_secrets: Secret headers unredacted.
-            url: A URL substring.
-            status: 0: no response. (0 to 999)
-            resource_type: document, script, fetch, xhr, image...
-            failed: Only failed (true) or not (false).
-        """
+        """Awaitable twin of `network` (the ``browser_network`` tool)."""
         return await self.acall("browser_network", **given(locals()))
 
     def network_body(
@@ -1103,7 +865,7 @@ class ToolMethods:
     ) -> Envelope:
         """A recorded request's or response's body: text, an image or base64 (too large: use save).
 
-        Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable form is ``anetwork_body``.
+        Calls the ``browser_network_body`` tool and returns its `Envelope`; the awaitable twin is ``anetwork_body``.
 
         Args:
             request_id: From browser_network.
@@ -1120,15 +882,7 @@ class ToolMethods:
         part: Literal["response", "request"] = default("response"),
         save: bool = default(False),
     ) -> Envelope:
-        """A recorded request's or response's body: text, an image or base64 (too large: use save).
-
-        Calls the ``browser_network_body`` tool and returns its `Envelope`; the blocking form is ``network_body``.
-
-        Args:
-            request_id: From browser_network.
-            instance: The browser instance; default: the current one ('default', created on first use).
-            save: To an artifact file.
-        """
+        """Awaitable twin of `network_body` (the ``browser_network_body`` tool)."""
         return await self.acall("browser_network_body", **given(locals()))
 
     def pdf(
@@ -1143,7 +897,7 @@ class ToolMethods:
     ) -> Envelope:
         """Print the tab to a PDF artifact file; returns its path. Headless Chromium only.
 
-        Calls the ``browser_pdf`` tool and returns its `Envelope`; the awaitable form is ``apdf``.
+        Calls the ``browser_pdf`` tool and returns its `Envelope`; the awaitable twin is ``apdf``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1162,15 +916,7 @@ class ToolMethods:
         print_background: bool = default(True),
         page_ranges: str | None = default(None),
     ) -> Envelope:
-        """Print the tab to a PDF artifact file; returns its path. Headless Chromium only.
-
-        Calls the ``browser_pdf`` tool and returns its `Envelope`; the blocking form is ``pdf``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            print_background: Background colours and images.
-        """
+        """Awaitable twin of `pdf` (the ``browser_pdf`` tool)."""
         return await self.acall("browser_pdf", **given(locals()))
 
     def press_key(
@@ -1183,7 +929,7 @@ class ToolMethods:
     ) -> Envelope:
         """Press a key or chord in the focused element.
 
-        Calls the ``browser_press_key`` tool and returns its `Envelope`; the awaitable form is ``apress_key``.
+        Calls the ``browser_press_key`` tool and returns its `Envelope`; the awaitable twin is ``apress_key``.
 
         Args:
             key: 'Enter', 'ArrowDown', 'a', 'Control+A'...
@@ -1203,18 +949,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Press a key or chord in the focused element.
-
-        Calls the ``browser_press_key`` tool and returns its `Envelope`; the blocking form is ``press_key``.
-
-        Args:
-            key: 'Enter', 'ArrowDown', 'a', 'Control+A'...
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `press_key` (the ``browser_press_key`` tool)."""
         return await self.acall("browser_press_key", **given(locals()))
 
     def reload(
@@ -1227,7 +962,7 @@ class ToolMethods:
     ) -> Envelope:
         """Reload the tab.
 
-        Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable form is ``areload``.
+        Calls the ``browser_reload`` tool and returns its `Envelope`; the awaitable twin is ``areload``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1244,15 +979,7 @@ class ToolMethods:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = default("load"),
         force: bool = default(False),
     ) -> Envelope:
-        """Reload the tab.
-
-        Calls the ``browser_reload`` tool and returns its `Envelope`; the blocking form is ``reload``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            force: In a fresh renderer: the way out for a tab stuck in script (same page_id).
-        """
+        """Awaitable twin of `reload` (the ``browser_reload`` tool)."""
         return await self.acall("browser_reload", **given(locals()))
 
     def screenshot(
@@ -1269,7 +996,7 @@ class ToolMethods:
     ) -> Envelope:
         """Screenshot the viewport, the full page or an element, scaled to at most 1568 px.
 
-        Calls the ``browser_screenshot`` tool and returns its `Envelope`; the awaitable form is ``ascreenshot``.
+        Calls the ``browser_screenshot`` tool and returns its `Envelope`; the awaitable twin is ``ascreenshot``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1293,18 +1020,7 @@ class ToolMethods:
         original: bool = default(False),
         save: bool = default(False),
     ) -> Envelope:
-        """Screenshot the viewport, the full page or an element, scaled to at most 1568 px.
-
-        Calls the ``browser_screenshot`` tool and returns its `Envelope`; the blocking form is ``screenshot``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            quality: JPEG quality (default 80). (1 to 100)
-            ref: Only this element.
-            original: Not scaled down.
-            save: Also as an artifact.
-        """
+        """Awaitable twin of `screenshot` (the ``browser_screenshot`` tool)."""
         return await self.acall("browser_screenshot", **given(locals()))
 
     def scroll(
@@ -1317,7 +1033,7 @@ class ToolMethods:
     ) -> Envelope:
         """Scroll with the mouse wheel where the pointer is.
 
-        Calls the ``browser_scroll`` tool and returns its `Envelope`; the awaitable form is ``ascroll``.
+        Calls the ``browser_scroll`` tool and returns its `Envelope`; the awaitable twin is ``ascroll``.
 
         Args:
             delta_y: Pixels down (negative: up). (-100000 to 100000)
@@ -1335,16 +1051,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         delta_x: float = default(0),
     ) -> Envelope:
-        """Scroll with the mouse wheel where the pointer is.
-
-        Calls the ``browser_scroll`` tool and returns its `Envelope`; the blocking form is ``scroll``.
-
-        Args:
-            delta_y: Pixels down (negative: up). (-100000 to 100000)
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            delta_x: (-100000 to 100000)
-        """
+        """Awaitable twin of `scroll` (the ``browser_scroll`` tool)."""
         return await self.acall("browser_scroll", **given(locals()))
 
     def select_option(
@@ -1358,7 +1065,7 @@ class ToolMethods:
     ) -> Envelope:
         """Select options of a <select>.
 
-        Calls the ``browser_select_option`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_select_option`` tool and returns its `Envelope`; the awaitable twin is
         ``aselect_option``.
 
         Args:
@@ -1381,19 +1088,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Select options of a <select>.
-
-        Calls the ``browser_select_option`` tool and returns its `Envelope`; the blocking form is ``select_option``.
-
-        Args:
-            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            values: Values or labels. (1 to 1000 items)
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `select_option` (the ``browser_select_option`` tool)."""
         return await self.acall("browser_select_option", **given(locals()))
 
     def snapshot(
@@ -1409,7 +1104,7 @@ class ToolMethods:
         """The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once the page
         changes).
 
-        Calls the ``browser_snapshot`` tool and returns its `Envelope`; the awaitable form is ``asnapshot``.
+        Calls the ``browser_snapshot`` tool and returns its `Envelope`; the awaitable twin is ``asnapshot``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1431,19 +1126,7 @@ class ToolMethods:
         depth: int | None = default(None),
         save: bool = default(False),
     ) -> Envelope:
-        """The page's accessibility tree as YAML, with [ref=e12] handles for the other tools (stale once the page
-        changes).
-
-        Calls the ``browser_snapshot`` tool and returns its `Envelope`; the blocking form is ``snapshot``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-            ref: Only this element's subtree.
-            depth: (1 to 1000)
-            save: Write it to an artifact file; return its path and first 40 lines.
-        """
+        """Awaitable twin of `snapshot` (the ``browser_snapshot`` tool)."""
         return await self.acall("browser_snapshot", **given(locals()))
 
     def tabs(
@@ -1456,7 +1139,7 @@ class ToolMethods:
     ) -> Envelope:
         """List, open, select or close tabs (each has a stable page_id).
 
-        Calls the ``browser_tabs`` tool and returns its `Envelope`; the awaitable form is ``atabs``.
+        Calls the ``browser_tabs`` tool and returns its `Envelope`; the awaitable twin is ``atabs``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1473,15 +1156,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         url: str | None = default(None),
     ) -> Envelope:
-        """List, open, select or close tabs (each has a stable page_id).
-
-        Calls the ``browser_tabs`` tool and returns its `Envelope`; the blocking form is ``tabs``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: select, close (default: current).
-            url: new: a URL to open.
-        """
+        """Awaitable twin of `tabs` (the ``browser_tabs`` tool)."""
         return await self.acall("browser_tabs", **given(locals()))
 
     def trace(
@@ -1495,7 +1170,7 @@ class ToolMethods:
     ) -> Envelope:
         """Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).
 
-        Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable form is ``atrace``.
+        Calls the ``browser_trace`` tool and returns its `Envelope`; the awaitable twin is ``atrace``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1514,16 +1189,7 @@ class ToolMethods:
         snapshots: bool = default(True),
         reveal_secrets: bool = default(False),
     ) -> Envelope:
-        """Start or stop a Playwright trace of the instance; stop saves trace.zip (secrets [redacted]).
-
-        Calls the ``browser_trace`` tool and returns its `Envelope`; the blocking form is ``trace``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            screenshots: start: record screenshots.
-            snapshots: start: record DOM snapshots.
-            reveal_secrets: stop: keep secrets unredacted.
-        """
+        """Awaitable twin of `trace` (the ``browser_trace`` tool)."""
         return await self.acall("browser_trace", **given(locals()))
 
     def type(
@@ -1539,7 +1205,7 @@ class ToolMethods:
     ) -> Envelope:
         """Replace an editable element's text (checked after).
 
-        Calls the ``browser_type`` tool and returns its `Envelope`; the awaitable form is ``atype``.
+        Calls the ``browser_type`` tool and returns its `Envelope`; the awaitable twin is ``atype``.
 
         Args:
             ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
@@ -1564,20 +1230,7 @@ class ToolMethods:
         slowly: bool = default(False),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Replace an editable element's text (checked after).
-
-        Calls the ``browser_type`` tool and returns its `Envelope`; the blocking form is ``type``.
-
-        Args:
-            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            submit: Press Enter after.
-            slowly: Key by key.
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `type` (the ``browser_type`` tool)."""
         return await self.acall("browser_type", **given(locals()))
 
     def verify_element_visible(
@@ -1591,7 +1244,7 @@ class ToolMethods:
     ) -> Envelope:
         """Check that an element with this role and name is visible (else verification_failed).
 
-        Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the awaitable twin is
         ``averify_element_visible``.
 
         Args:
@@ -1612,18 +1265,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that an element with this role and name is visible (else verification_failed).
-
-        Calls the ``browser_verify_element_visible`` tool and returns its `Envelope`; the blocking form is
-        ``verify_element_visible``.
-
-        Args:
-            role: As in the snapshot: button, link...
-            name: Exact accessible name.
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-        """
+        """Awaitable twin of `verify_element_visible` (the ``browser_verify_element_visible`` tool)."""
         return await self.acall("browser_verify_element_visible", **given(locals()))
 
     def verify_list_visible(
@@ -1637,7 +1279,7 @@ class ToolMethods:
     ) -> Envelope:
         """Check that each text is visible inside the element `ref` (a list, a table...).
 
-        Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the awaitable twin is
         ``averify_list_visible``.
 
         Args:
@@ -1658,18 +1300,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that each text is visible inside the element `ref` (a list, a table...).
-
-        Calls the ``browser_verify_list_visible`` tool and returns its `Envelope`; the blocking form is
-        ``verify_list_visible``.
-
-        Args:
-            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            items: Texts it must show. (1 to 200 items)
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-        """
+        """Awaitable twin of `verify_list_visible` (the ``browser_verify_list_visible`` tool)."""
         return await self.acall("browser_verify_list_visible", **given(locals()))
 
     def verify_text_visible(
@@ -1682,7 +1313,7 @@ class ToolMethods:
     ) -> Envelope:
         """Check that this text is visible on the page.
 
-        Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the awaitable form is
+        Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the awaitable twin is
         ``averify_text_visible``.
 
         Args:
@@ -1701,17 +1332,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check that this text is visible on the page.
-
-        Calls the ``browser_verify_text_visible`` tool and returns its `Envelope`; the blocking form is
-        ``verify_text_visible``.
-
-        Args:
-            text: A substring (case-sensitive).
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-        """
+        """Awaitable twin of `verify_text_visible` (the ``browser_verify_text_visible`` tool)."""
         return await self.acall("browser_verify_text_visible", **given(locals()))
 
     def verify_value(
@@ -1725,7 +1346,7 @@ class ToolMethods:
     ) -> Envelope:
         """Check the value of the element `ref` (a field, checkbox, select or text).
 
-        Calls the ``browser_verify_value`` tool and returns its `Envelope`; the awaitable form is ``averify_value``.
+        Calls the ``browser_verify_value`` tool and returns its `Envelope`; the awaitable twin is ``averify_value``.
 
         Args:
             ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
@@ -1745,17 +1366,7 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """Check the value of the element `ref` (a field, checkbox, select or text).
-
-        Calls the ``browser_verify_value`` tool and returns its `Envelope`; the blocking form is ``verify_value``.
-
-        Args:
-            ref: An element ref from the latest browser_snapshot ('e12', 'f3e7').
-            value: Text; 'checked'/'unchecked'; a select's labels, comma-separated.
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: The frame (from browser_frames); default: the main one.
-        """
+        """Awaitable twin of `verify_value` (the ``browser_verify_value`` tool)."""
         return await self.acall("browser_verify_value", **given(locals()))
 
     def wait_for(
@@ -1775,7 +1386,7 @@ class ToolMethods:
     ) -> Envelope:
         """Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); or wait time_s.
 
-        Calls the ``browser_wait_for`` tool and returns its `Envelope`; the awaitable form is ``await_for``.
+        Calls the ``browser_wait_for`` tool and returns its `Envelope`; the awaitable twin is ``await_for``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1803,19 +1414,7 @@ class ToolMethods:
         network_idle: bool = default(False),
         time_s: float | None = default(None),
     ) -> Envelope:
-        """Wait for text to appear or go, an element's state, a URL or network idle (else wait_timeout); or wait time_s.
-
-        Calls the ``browser_wait_for`` tool and returns its `Envelope`; the blocking form is ``wait_for``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            ref: An element to reach `state`.
-            role: With name: an element to reach `state`.
-            url: A URL substring, or a glob with *.
-            network_idle: No request in flight for 0.5 s.
-            time_s: Alone: wait this long; else the limit (10). (> 0, <= 30)
-        """
+        """Awaitable twin of `wait_for` (the ``browser_wait_for`` tool)."""
         return await self.acall("browser_wait_for", **given(locals()))
 
     def webmcp_call(
@@ -1832,7 +1431,7 @@ class ToolMethods:
         """Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP result) or
         `text`. isError, a multi-round result and, for agents, a result off its outputSchema: evaluation_failed.
 
-        Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_call``.
+        Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the awaitable twin is ``awebmcp_call``.
 
         Args:
             name: From browser_webmcp_list.
@@ -1858,22 +1457,7 @@ class ToolMethods:
         timeout_s: float | None = default(None),
         observe: Observe | None = default(None),
     ) -> Envelope:
-        """Call a page's WebMCP tool; returns `structured` (a JSON object), `content` and `images` (an MCP result) or
-        `text`. isError, a multi-round result and, for agents, a result off its outputSchema: evaluation_failed.
-
-        Calls the ``browser_webmcp_call`` tool and returns its `Envelope`; the blocking form is ``webmcp_call``.
-
-        Args:
-            name: From browser_webmcp_list.
-            input: As its inputSchema says.
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: Default: the main frame's tool, else the only one.
-            timeout_s: Default: the operation timeout. (> 0, <= 600)
-            observe: Wait for what the action causes, armed before it: response (url, method, status), request (url,
-                method), url (url), text/text_gone (text), element (role, name), popup/download, console (text,
-                level) (url: a substring or * glob), for timeout_ms (5000); seen: data.observation.
-        """
+        """Awaitable twin of `webmcp_call` (the ``browser_webmcp_call`` tool)."""
         return await self.acall("browser_webmcp_call", **given(locals()))
 
     def webmcp_list(
@@ -1885,7 +1469,7 @@ class ToolMethods:
     ) -> Envelope:
         """List the page's WebMCP tools (every frame) with their schemas and annotations.
 
-        Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the awaitable form is ``awebmcp_list``.
+        Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the awaitable twin is ``awebmcp_list``.
 
         Args:
             instance: The browser instance; default: the current one ('default', created on first use).
@@ -1901,13 +1485,5 @@ class ToolMethods:
         page_id: str | None = default(None),
         frame_id: str | None = default(None),
     ) -> Envelope:
-        """List the page's WebMCP tools (every frame) with their schemas and annotations.
-
-        Calls the ``browser_webmcp_list`` tool and returns its `Envelope`; the blocking form is ``webmcp_list``.
-
-        Args:
-            instance: The browser instance; default: the current one ('default', created on first use).
-            page_id: The tab (from browser_tabs); default: the current one.
-            frame_id: Only this frame's; default: all.
-        """
+        """Awaitable twin of `webmcp_list` (the ``browser_webmcp_list`` tool)."""
         return await self.acall("browser_webmcp_list", **given(locals()))

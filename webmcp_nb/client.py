@@ -6,7 +6,6 @@ import atexit
 import concurrent.futures
 import dataclasses
 import threading
-import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -14,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._generated import ToolMethods
 from .core.call.envelope import Envelope
+from .core.call.hub import Caller, Hub
 from .core.call.runtime import Runtime
-from .core.call.util import utc_now
 from .core.config import LIMIT_OPTIONS, LaunchDefaults, Limits
 from .core.options import keyword_parameters, spell_out
 from .serve_options import ServeOptions
@@ -84,6 +83,8 @@ class Session(ToolMethods):
         self.caller = caller
         self._reveal_secrets = reveal_secrets
         self._runtime = Runtime()
+        self.hub = Hub(self._runtime, lambda: self.engine)
+        """The core's public call path (`webmcp_nb.core.call.hub`): what every front end calls through."""
         self._engine: Engine | None = None
         self._published: Published | None = None
         self._servers: set[ServerHandle] = set()
@@ -244,15 +245,11 @@ class Session(ToolMethods):
 
         `call_timeout_s` gives up sooner than the operation timeout (`operation_timeout`; a call
         still queued then never runs). KeyboardInterrupt cancels the call the same way."""
-        return self._runtime.run(
-            self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
-        )
+        return self.hub.call(Caller(self.caller), tool, args, timeout_s=call_timeout_s)
 
     async def acall(self, tool: str, /, *, call_timeout_s: float | None = None, **args: Any) -> Envelope:
         """Call `tool` from any event loop (`call_timeout_s` as in `call`)."""
-        return await self._runtime.arun(
-            self._execute(tool, args, time.monotonic(), utc_now(), self.caller, timeout_s=call_timeout_s)
-        )
+        return await self.hub.acall(Caller(self.caller), tool, args, timeout_s=call_timeout_s)
 
     def call_as(
         self,
@@ -264,9 +261,7 @@ class Session(ToolMethods):
     ) -> Envelope:
         """`call` on behalf of another front end (a widget, an agent), for the call log. `on_progress`
         hears what a streaming call collects as it arrives (on the runtime thread)."""
-        return self._runtime.run(
-            self._execute(tool, args, time.monotonic(), utc_now(), caller, on_progress=on_progress)
-        )
+        return self.hub.call(Caller(caller), tool, args, on_progress=on_progress)
 
     async def acall_as(
         self,
@@ -279,34 +274,11 @@ class Session(ToolMethods):
         grant: Grant | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> Envelope:
-        """`acall` on behalf of another front end: `approval` decides the calls policy `approve`
+        """`acall` on behalf of another caller: `approval` decides the calls policy `approve`
         asks about (default: every call that is not read-only); `grant` limits what it may call
-        and pass (see `Engine.execute`)."""
-        return await self._runtime.arun(
-            self._execute(
-                tool,
-                args,
-                time.monotonic(),
-                utc_now(),
-                caller,
-                approval=approval,
-                approve=approve,
-                grant=grant,
-                on_progress=on_progress,
-            )
-        )
-
-    async def _execute(
-        self,
-        tool: str,
-        args: dict[str, Any],
-        submitted: float,
-        started_at: str,
-        caller: str,
-        **policy: Any,
-    ) -> Envelope:
-        engine = self.engine
-        return await engine.execute(tool, args, submitted=submitted, started_at=started_at, caller=caller, **policy)
+        and pass (see `webmcp_nb.core.call.hub.Caller`, which `hub` takes)."""
+        terms = Caller(caller, grant, approve if approval is not None else "none", approval)
+        return await self.hub.acall(terms, tool, args, on_progress=on_progress)
 
     @property
     def runtime(self) -> Runtime:
@@ -353,7 +325,7 @@ class Session(ToolMethods):
         self, tool: str, args: dict[str, Any], *, caller: str | None = None
     ) -> concurrent.futures.Future[Envelope]:
         """Start a call without waiting for it (for widget callbacks that must not block)."""
-        return self._runtime.submit(self._execute(tool, args, time.monotonic(), utc_now(), caller or self.caller))
+        return self.hub.submit(Caller(caller or self.caller), tool, args)
 
     def add_listener(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener` (on the runtime thread) after every call; returns a remover."""

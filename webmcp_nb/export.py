@@ -7,8 +7,8 @@
 - Refs are written as the role and accessible name they pointed at when the call was made
   (`CallRecord.targets`) and found again at replay (`webmcp_nb.replay.Replay.ref`).
 - Notebook cells are ``%browser`` lines when the arguments parse back exactly (checked with the
-  magic's own parser, and safe from IPython's ``{expr}``/``$name`` expansion); otherwise a
-  Python call. The recorded result is kept as the cell's output.
+  parser the magics wrap, `webmcp_nb.tool_commands`, and safe from IPython's ``{expr}``/``$name``
+  expansion); otherwise a Python call. The recorded result is kept as the cell's output.
 - Secrets never appear: the core recorded typed secrets as ``[redacted]``; each becomes a
   variable the replay asks for (`Replay.secret`). Other redacted values stay redacted.
 - Page and frame ids are per run: a call that named one is replayed on the current page.
@@ -233,8 +233,7 @@ def magic_cell(step: Step) -> str | None:
     """The step as ``name = replay.ref(...)`` lines and one ``%browser`` line, or None when the
     arguments cannot be written as a line that parses back to exactly them."""
     from .client import tool_registry
-    from .notebook.magics import command
-    from .notebook.tool_commands import is_positional
+    from .tool_commands import is_positional, tool_command
 
     assert step.spec is not None
     written_in_line = {**step.refs, **{key: Code(variable) for key, (variable, _) in step.urls.items()}}
@@ -242,7 +241,7 @@ def magic_cell(step: Step) -> str | None:
         return None  # a function the notebook published; a secret, a ref or a site inside a JSON value
     if any(_quote(rest) != rest or _EXPANDING & set(rest) for _, rest in step.urls.values()):
         return None  # the rest of a site's URL would need quoting after its {variable}
-    tool = command(step.spec.name)
+    tool = tool_command(tool_registry().get(step.spec.name))
     words, placeholders = [tool.name], {}
     plain_args = {key: value for key, value in step.args.items() if key not in written_in_line}
     given = {**plain_args, **{key: f"@{key}@" for key in written_in_line}}
@@ -289,7 +288,7 @@ def _quote(word: str) -> str:
 
 
 def _words(argument: Any, value: Any, named: tuple[str, ...] = ()) -> list[str] | None:
-    from .notebook.tool_commands import flag_of, is_positional
+    from .tool_commands import flag_of, is_positional
 
     if is_positional(argument, named):
         return [value] if isinstance(value, str) else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import weakref
 from collections.abc import Callable
 from functools import cache
@@ -34,12 +35,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..core.call.approval import Approval
+from ..core.call.hub import Caller
 from ..core.call.registry import ToolSpec
 from ..core.call.util import spawn
 from ..core.guard.grants import SECRETS_CAP, Grant
 from ..core.version import VERSION
 from ..published import Kind
-from ..serve_options import ApprovePolicy, ServeOptions
+from ..serve_options import ServeOptions
 from .app import (
     APP_META,
     APP_URI,
@@ -194,13 +196,14 @@ class AgentServer:
         """Uploads default to the session's artifacts directory."""
         self.session = session
         self.grant = options.grant(default_upload_root=str(session.engine.artifacts_dir))
-        self.approve: ApprovePolicy = options.approve
-        if self.approve != "none" and approver is None:
-            raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
         # The app's buttons and `approver` (the notebook's panel, which times out) answer one
         # decision, first wins; the app alone would let a call wait for a host that never renders it.
+        terms = Caller("agent", self.grant, options.approve, approver)  # refuses a policy without an approver
         self.app = AppHub(session, approver) if options.app else None
-        self.approver = self.app.approval() if self.app is not None and approver is not None else approver
+        if self.app is not None and approver is not None:
+            terms = dataclasses.replace(terms, approver=self.app.approval())
+        self.terms = terms
+        """Every client's terms in the core (`Hub`): the grant, the approval policy and its approver."""
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self._follow(session.published.listeners)
         self.mirrors = Mirrors(
@@ -319,9 +322,7 @@ class AgentServer:
         # The core decides approval by what the call does (a mirror's page tool: by its hints).
         # A click on the view is the host's user's, but it came over this client: an agent's call.
         caller = self.caller(ctx) + ("/app" if via_app else "")
-        envelope = await self.session.acall_as(
-            caller, name, arguments, approval=self.approver, approve=self.approve, grant=self.grant
-        )
+        envelope = await self.session.hub.acall(self.terms.named(caller), name, arguments)
         spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(lookup)
         limits = self.session.limits
         return call_result(envelope, spec, limits.max_result_bytes, limits.source("max_result_bytes"))

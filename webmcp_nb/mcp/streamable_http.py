@@ -341,7 +341,7 @@ async def serve_http(session: Session, options: ServeOptions, *, approver: Appro
         url=f"http://{shown_host}:{bound_port}{MCP_PATH}",
         token=token,
         caps=agent_server.grant.caps,
-        approve=agent_server.approve,
+        approve=agent_server.terms.approve,
         grants=agent_server.grant.describe(),
         _server=agent_server,
         _uvicorn=server,

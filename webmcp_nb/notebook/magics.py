@@ -7,7 +7,6 @@ from __future__ import annotations
 import difflib
 import shlex
 import textwrap
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ from ..serve_options import add_arguments
 from . import session as shared
 from .options import NotebookOptions
 from .progress import LiveProgress
-from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter
+from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter, tool_command
 
 if TYPE_CHECKING:
     from ..core.call.envelope import Envelope
@@ -44,9 +43,6 @@ CELL_BODY = ("execute",)
 PLOT_FLAG = "--plot"
 """Subcommands whose ``%%browser NAME`` cell body is their positional argument (browser_execute's code)."""
 
-_commands: dict[str, ToolCommand] = {}
-_commands_lock = threading.Lock()
-
 
 def tool_specs() -> list[ToolSpec]:
     return list(tool_registry())
@@ -63,12 +59,7 @@ def command(name: str) -> ToolCommand:
     registry = tool_registry()
     if tool_name not in registry:
         raise UsageError(_unknown_subcommand(name))
-    spec = registry.get(tool_name)
-    with _commands_lock:
-        built = _commands.get(short)
-        if built is None or built.spec is not spec:
-            built = _commands[short] = ToolCommand.build(spec)
-        return built
+    return tool_command(registry.get(tool_name))
 
 
 def _unknown_subcommand(name: str) -> str:

@@ -1,6 +1,7 @@
 """Approval: which calls wait for a person, decided once, by what the call will do.
 
-A front end passes its policy (``none``, ``consequential``, ``all``) and an approver; the engine
+A front end passes its policy (``none``, ``consequential``, ``all``) and an approver as its terms
+(`webmcp_nb.core.call.hub.Caller`, which refuses a policy without an approver); the engine
 judges every call's consequence here, whatever tool name reached it:
 
 - a tool's own annotations, by its arguments: read-only (``browser_http`` GET/HEAD/OPTIONS),

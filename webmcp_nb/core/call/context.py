@@ -86,10 +86,30 @@ class CallContext:
         """Whether the caller's grant includes `group` (for parameters that need more than the tool)."""
         return self.grant is None or group in self.grant.groups
 
+    def require_instance(self) -> Instance:
+        """The instance the call runs on (the engine sets it for a tool whose target has one)."""
+        if self.instance is None:
+            raise self._missing("instance")
+        return self.instance
+
+    def require_page(self) -> PageState:
+        """The page the call targets (a page tool's)."""
+        if self.page_state is None:
+            raise self._missing("page")
+        return self.page_state
+
+    def require_frame(self) -> Frame:
+        """The frame the call targets (a page tool's; its page's main frame unless it names one)."""
+        if self.frame is None:
+            raise self._missing("frame")
+        return self.frame
+
+    def _missing(self, what: str) -> RuntimeError:
+        return RuntimeError(f"{self.spec.name} has no {what}: its target is {self.spec.target!r}")
+
     @property
     def page(self) -> Page:
-        assert self.page_state is not None, f"{self.spec.name} is not a page tool"
-        return self.page_state.page
+        return self.require_page().page
 
     def remaining_s(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -111,8 +131,7 @@ class CallContext:
         return self.timeout_ms(self.engine.limits.capture_timeout_s)
 
     async def locate(self, ref: str) -> Locator:
-        assert self.page_state is not None
-        return await self.page_state.locate(ref)
+        return await self.require_page().locate(ref)
 
     async def typing_into(self, locator: Locator, path: tuple[str | int, ...]) -> bool:
         """Check the field the argument at `path` is typed into: True if it is secret (its text is
@@ -126,8 +145,7 @@ class CallContext:
     async def act(
         self, ref: str, action: Callable[[Locator], Awaitable[T]], *, probe: str | None = None
     ) -> tuple[T, int]:
-        assert self.page_state is not None
-        return await self.page_state.act(ref, action, probe=probe)
+        return await self.require_page().act(ref, action, probe=probe)
 
     async def capture(self, work: Awaitable[T], what: str, timeout_ms: float) -> T:
         """Await a read of the page (snapshot, screenshot, PDF) that was given `timeout_ms`.

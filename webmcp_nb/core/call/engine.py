@@ -207,22 +207,13 @@ class Engine:
             failure = exc if isinstance(exc, ToolFailure) else self._translate(exc, ctx)
             self._suspect_page(ctx, failure)
             outcome, retry = classify(spec, failure.started, failure.read_only)
-            envelope = self._envelope(
-                tool,
-                ctx,
-                submitted,
-                started_at,
-                "completed" if failure.completed else outcome,
-                retry,
-                error_type=failure.error_type,
-                message=failure.message,
+            envelope = self._failed(
+                failure, tool, ctx, submitted, started_at, "completed" if failure.completed else outcome, retry
             )
-            if failure.context:
-                envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
         if not envelope.ok and ctx is not None:
             context = await failure_context(ctx, envelope.error_type, envelope.context)
             if context is not None:
-                envelope = dataclasses.replace(envelope, context=context, _json=None)
+                envelope = dataclasses.replace(envelope, context=context)
         envelope = enforce_size_limit(
             envelope,
             self.limits.max_result_bytes,
@@ -230,12 +221,8 @@ class Engine:
             read_only=spec is not None and spec.call_is_read_only(args),
             hint=spec.too_large_hint if spec is not None else "",
         )
-        logged_args, envelope, recorded = await secret_echo.finish(
-            self.manager.secrets, spec, ctx, logged_args, envelope, grant=grant, session_reveals=self.reveal_secrets
-        )
-        targets = ctx.page_state.ref_targets(logged_args) if ctx is not None and ctx.page_state is not None else {}
-        self._notify(tool, logged_args, caller, recorded, targets)
-        return envelope
+        await secret_echo.refresh(self.manager.secrets, ctx)
+        return self._finish(tool, logged_args, caller, spec, ctx, envelope, grant=grant, with_targets=True)
 
     async def close(self) -> None:
         await self.manager.close_all()
@@ -556,6 +543,21 @@ class Engine:
         if ctx is not None and phase == "running" and ctx.cut_off is not None:
             failure = ctx.cut_off("cancelled", failure.message)
         outcome, retry = classify(spec, phase == "running" and failure.started, failure.read_only)
+        envelope = self._failed(failure, tool, ctx, submitted, started_at, outcome, retry, error_type="cancelled")
+        self._finish(tool, args, caller, spec, ctx, envelope)
+
+    def _failed(
+        self,
+        failure: ToolFailure,
+        tool: str,
+        ctx: CallContext | None,
+        submitted: float,
+        started_at: str,
+        outcome: Outcome,
+        retry: Retry,
+        error_type: ErrorType | None = None,
+    ) -> Envelope:
+        """The error envelope of `failure` (its error type unless another is given; its context)."""
         envelope = self._envelope(
             tool,
             ctx,
@@ -563,21 +565,36 @@ class Engine:
             started_at,
             outcome,
             retry,
-            error_type="cancelled",
+            error_type=error_type or failure.error_type,
             message=failure.message,
         )
-        if failure.context:
-            envelope = dataclasses.replace(envelope, context=failure.context, _json=None)
-        args, _, envelope = secret_echo.scrub_record(self.manager.secrets, spec, ctx, args, envelope)
-        self._notify(tool, args, caller, envelope)
+        return dataclasses.replace(envelope, context=failure.context) if failure.context else envelope
 
-    def _notify(
-        self, tool: str, args: Any, caller: str, envelope: Envelope, targets: dict[str, RefTarget] | None = None
-    ) -> None:
-        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, envelope, targets or {})
+    def _finish(
+        self,
+        tool: str,
+        args: Any,
+        caller: str,
+        spec: ToolSpec | None,
+        ctx: CallContext | None,
+        envelope: Envelope,
+        *,
+        grant: Grant | None = None,
+        with_targets: bool = False,
+    ) -> Envelope:
+        """The tail of every call, finished or cancelled: its arguments and envelope scrubbed of secrets
+        (`secret_echo`), the call recorded (history, listeners; with the targets of its refs when
+        `with_targets`). Returns the envelope its caller gets."""
+        args, returned, recorded = secret_echo.finish(
+            self.manager.secrets, spec, ctx, args, envelope, grant=grant, session_reveals=self.reveal_secrets
+        )
+        page_state = ctx.page_state if ctx is not None else None
+        targets = page_state.ref_targets(args) if with_targets and page_state is not None else {}
+        record = CallRecord(tool, args if isinstance(args, dict) else {}, caller, recorded, targets)
         self.history.append(record)
         self.calls_recorded += 1
         self.listeners.emit(record)
+        return returned
 
 
 def _given(params: Any, name: str) -> Any:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from types import ModuleType
 from typing import Any, Literal, get_args
 
@@ -137,7 +138,6 @@ class Envelope:
     error_type: ErrorType | None = None
     message: str | None = None
     context: dict[str, Any] | None = None  # errors only: see webmcp_nb.core.evidence.failure
-    _json: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -163,14 +163,16 @@ class Envelope:
     def to_json_bytes(self) -> bytes:
         """UTF-8 JSON; bytes values become base64 strings, and a lone surrogate (which
         UTF-8 cannot encode) the text of its escape, ``\\ud800``."""
-        if self._json is None:
-            text = _ENCODER.encode(self.to_dict())
-            try:
-                encoded = text.encode()
-            except UnicodeEncodeError:
-                encoded = escape_surrogates(text, backslash="\\\\").encode()
-            object.__setattr__(self, "_json", encoded)
-        return self._json  # type: ignore[return-value]
+        return self._encoded
+
+    @cached_property
+    def _encoded(self) -> bytes:
+        """`to_json_bytes`, encoded once per envelope (`dataclasses.replace` makes a new one)."""
+        text = _ENCODER.encode(self.to_dict())
+        try:
+            return text.encode()
+        except UnicodeEncodeError:
+            return escape_surrogates(text, backslash="\\\\").encode()
 
     def to_json(self) -> str:
         return self.to_json_bytes().decode()
@@ -298,15 +300,13 @@ def enforce_size_limit(
 def _shortened_error(envelope: Envelope, limit: int) -> Envelope:
     """An error over the limit keeps its type: its context goes first, then its message is cut
     to the longest head and tail (two thirds, one third) that fit, whatever bytes its characters take."""
-    shorter = replace(envelope, context=None, _json=None)
+    shorter = replace(envelope, context=None)
     message = shorter.message or ""
 
     def cut_to(keep: int) -> Envelope:
         head, tail = message[: keep * 2 // 3], message[len(message) - keep // 3 :]
         cut = len(message) - len(head) - len(tail)
-        return replace(
-            shorter, message=f"{head}\n[... {cut:,} characters cut to fit the limit ...]\n{tail}", _json=None
-        )
+        return replace(shorter, message=f"{head}\n[... {cut:,} characters cut to fit the limit ...]\n{tail}")
 
     if len(shorter.to_json_bytes()) > limit:
         fits, over = 0, len(message)  # cut_to(over) does not fit; the longest that does is searched
@@ -315,7 +315,5 @@ def _shortened_error(envelope: Envelope, limit: int) -> Envelope:
             fits, over = (middle, over) if len(cut_to(middle).to_json_bytes()) <= limit else (fits, middle)
         shorter = cut_to(fits)
     if len(shorter.to_json_bytes()) > limit:  # even the bare envelope does not fit: drop the references
-        shorter = replace(
-            shorter, operation=replace(shorter.operation, artifacts=(), references_omitted=True), _json=None
-        )
+        shorter = replace(shorter, operation=replace(shorter.operation, artifacts=(), references_omitted=True))
     return shorter

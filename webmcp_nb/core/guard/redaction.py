@@ -483,4 +483,4 @@ def scrub_envelope(envelope: Envelope, forms: list[str], urls: bool = False) -> 
     context = replace_forms(envelope.context, forms, urls)
     if data == envelope.data and message == envelope.message and context == envelope.context:
         return envelope
-    return dataclasses.replace(envelope, data=data, message=message, context=context, _json=None)
+    return dataclasses.replace(envelope, data=data, message=message, context=context)

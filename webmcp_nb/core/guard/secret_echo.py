@@ -1,6 +1,7 @@
 """The last step of every call: what it returns and records holds no known secret.
 
-`finish` runs in the engine once a call's envelope is made, whatever the tool or front end: the
+`finish` runs in the engine once a call's envelope is made (`Engine._finish`, after `refresh`
+for a call that finished), whatever the tool or front end: the
 call's typed text and secret arguments are redacted (`webmcp_nb.core.guard.redaction.redact_call`);
 text typed into fields found secret and secret arguments join the known secrets (text redacted
 only because its field was never checked does not: it reached no field, and ordinary words would
@@ -49,7 +50,14 @@ def scrub_record(
     return known.scrub(args), envelope, scrub_envelope(envelope, forms, urls=True)
 
 
-async def finish(
+async def refresh(known: KnownSecrets, ctx: CallContext | None) -> None:
+    """Read the call's live instance's cookie values again, before a finished call is recorded."""
+    instance = ctx.instance if ctx is not None else None
+    if instance is not None and instance.state == "live":
+        await known.refresh(instance.instance_id, instance.context)
+
+
+def finish(
     known: KnownSecrets,
     spec: ToolSpec | None,
     ctx: CallContext | None,
@@ -59,9 +67,7 @@ async def finish(
     grant: Grant | None,
     session_reveals: bool,
 ) -> tuple[Any, Envelope, Envelope]:
-    """(arguments to record, envelope to return, envelope to record) of a finished call."""
-    instance = ctx.instance if ctx is not None else None
-    if instance is not None and instance.state == "live":
-        await known.refresh(instance.instance_id, instance.context)
+    """(arguments to record, envelope to return, envelope to record) of a call (a finished one
+    after `refresh`; a cancelled one, whose caller gets nothing, without)."""
     args, own, scrubbed = scrub_record(known, spec, ctx, args, envelope)
     return args, own if reveals(grant, session_reveals, args) else scrubbed, scrubbed

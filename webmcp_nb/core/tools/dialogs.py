@@ -39,8 +39,7 @@ class DialogData(ActionData):
     resolves_modal=True,
 )
 async def handle_dialog(ctx: CallContext, p: DialogParams) -> DialogData:
-    page_state = ctx.page_state
-    assert page_state is not None
+    page_state = ctx.require_page()
     modal = page_state.require_modal("dialog", "No dialog is open on this page")
     if p.prompt_text is not None and (modal.handle.type != "prompt" or not p.accept):  # type: ignore[union-attr]
         raise ToolFailure("invalid_params", "prompt_text applies only when accepting a prompt() dialog.", started=False)

@@ -54,8 +54,8 @@ class EvaluateData(ActionData):
 async def evaluate(ctx: CallContext, p: EvaluateParams) -> EvaluateData:
     from playwright.async_api import Error
 
-    assert ctx.frame is not None
-    target = await ctx.locate(p.ref) if p.ref else ctx.frame
+    frame = ctx.require_frame()
+    target = await ctx.locate(p.ref) if p.ref else frame
     try:
         result = await target.evaluate(p.expression)
     except Error as exc:

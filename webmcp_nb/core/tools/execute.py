@@ -90,7 +90,7 @@ async def execute(ctx: CallContext, p: ExecuteParams) -> ExecuteData:
     page.set_default_navigation_timeout(ctx.engine.limits.navigation_timeout_s * 1000)
     namespace = snippet_globals(ctx, logs)
     timer = asyncio.timeout(p.timeout_s)  # without timeout_s, the engine's operation deadline applies
-    tap = console_tap(ctx.page_state)
+    tap = console_tap(ctx.require_page())
     tap.logs = logs
     # A failure keeps what the snippet printed and the page logged (the engine's deadline too).
     ctx.cut_off = lambda error_type, message: ToolFailure(error_type, message, context=logs.context())
@@ -173,8 +173,7 @@ def compile_snippet(code: str) -> Snippet:
 
 def snippet_globals(ctx: CallContext, logs: Logs) -> dict[str, Any]:
     """The names a snippet sees; `print` is its own, so other threads' stdout stays untouched."""
-    instance, page_state = ctx.instance, ctx.page_state
-    assert instance is not None and page_state is not None
+    instance, page_state = ctx.require_instance(), ctx.require_page()
 
     async def snapshot(ref: str | None = None, depth: int | None = None) -> str:
         """The page's AI snapshot with refs, as browser_snapshot returns it (and makes its refs current)."""
@@ -229,8 +228,7 @@ class ConsoleTap:
 _taps: weakref.WeakKeyDictionary[PageState, ConsoleTap] = weakref.WeakKeyDictionary()
 
 
-def console_tap(page_state: PageState | None) -> ConsoleTap:
-    assert page_state is not None
+def console_tap(page_state: PageState) -> ConsoleTap:
     tap = _taps.get(page_state)
     if tap is None:
         tap = _taps[page_state] = ConsoleTap()

@@ -60,8 +60,7 @@ class DownloadsData(Data):
     read_only=True,
 )
 async def downloads(ctx: CallContext, p: DownloadsParams) -> DownloadsData:
-    instance = ctx.instance
-    assert instance is not None
+    instance = ctx.require_instance()
     tracked = instance.downloads
     deadline = time.monotonic() + p.wait_s
     if p.download_id is not None:
@@ -150,8 +149,7 @@ class PdfData(Data):
 async def pdf(ctx: CallContext, p: PdfParams) -> PdfData:
     from playwright.async_api import Error
 
-    instance = ctx.instance
-    assert instance is not None
+    instance = ctx.require_instance()
     if not instance.options.headless or not instance.options.is_chromium:
         raise ToolFailure(
             "unsupported_capability",

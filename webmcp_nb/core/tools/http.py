@@ -71,7 +71,6 @@ SNIFF_BYTES = 4096  # how much of a saved body is looked at to tell whether it i
 async def http(ctx: CallContext, p: HttpParams) -> HttpData:
     from playwright.async_api import Error as PlaywrightError
 
-    assert ctx.frame is not None
     limit = ctx.engine.limits.max_result_bytes
     if p.max_result_bytes is not None and p.max_result_bytes > limit:
         raise ToolFailure(

@@ -129,8 +129,7 @@ async def click(ctx: CallContext, p: ClickParams) -> ActionData:
 
 
 async def _await_modal(ctx: CallContext, seconds: float) -> None:
-    page_state = ctx.page_state
-    assert page_state is not None
+    page_state = ctx.require_page()
     try:
         await asyncio.wait_for(page_state.modal_opened.wait(), timeout=min(seconds, ctx.remaining_s()))
     except TimeoutError:
@@ -418,8 +417,7 @@ class UploadData(ActionData):
     check=lambda ctx, p: _upload_paths(ctx, p.paths),
 )
 async def file_upload(ctx: CallContext, p: UploadParams) -> UploadData:
-    page_state = ctx.page_state
-    assert page_state is not None
+    page_state = ctx.require_page()
     modal = page_state.require_modal("file_chooser", "No file chooser is open; click the file input first")
     paths = _upload_paths(ctx, p.paths)
     chooser: FileChooser = modal.handle  # type: ignore[assignment]

@@ -141,8 +141,7 @@ def _position(ctx: CallContext) -> tuple[str, int]:
     recovers_page=True,
 )
 async def reload(ctx: CallContext, p: ReloadParams) -> PageData:
-    state, instance = ctx.page_state, ctx.instance
-    assert state is not None and instance is not None
+    state, instance = ctx.require_page(), ctx.require_instance()
     if not (p.force or state.crashed_at):
         if state.unresponsive:
             raise state.unhealthy_error("browser_reload without force=true")

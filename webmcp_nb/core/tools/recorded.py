@@ -116,8 +116,7 @@ class NetworkData(_StreamData):
 
 
 def _evidence(ctx: CallContext) -> Evidence:
-    assert ctx.instance is not None
-    return ctx.instance.evidence
+    return ctx.require_instance().evidence
 
 
 def _check_reveal(ctx: CallContext, reveal: bool) -> bool:
@@ -280,8 +279,7 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
         body, blocked = block_in_json_bytes(body)
     if p.save:
         if text:  # a file agents can read: no known secret either
-            assert ctx.instance is not None
-            scrubbed = ctx.instance.secrets.scrub(text)
+            scrubbed = ctx.require_instance().secrets.scrub(text)
             body = scrubbed.encode() if scrubbed != text else body
         path = ctx.engine.artifact_path(f"body-{p.request_id}", _ending(mime_type))
         path.write_bytes(body)
@@ -375,8 +373,7 @@ async def events_export(ctx: CallContext, p: ExportParams) -> ExportData:
     if p.format == "har" and p.stream != "network":
         raise ToolFailure("invalid_params", "format='har' exports the network stream only.", started=False)
     evidence = _evidence(ctx)
-    instance = ctx.instance
-    assert instance is not None
+    instance = ctx.require_instance()
     await instance.secrets.refresh(instance.instance_id, instance.context)  # a file agents can read: no secret
     records = [r for r in evidence.stream(p.stream).records if p.page_id is None or r.fields["page_id"] == p.page_id]
     if p.stream == "network":
@@ -425,8 +422,8 @@ class TraceData(Data):
     group="tracing",
 )
 async def trace(ctx: CallContext, p: TraceParams) -> TraceData:
-    instance = ctx.instance
-    assert instance is not None and instance.context is not None
+    instance = ctx.require_instance()
+    assert instance.context is not None
     if p.reveal_secrets and p.action == "start":
         raise ToolFailure("invalid_params", "reveal_secrets applies to action='stop'.", started=False)
     reveal = _check_reveal(ctx, p.reveal_secrets)

@@ -73,7 +73,7 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     viewport = not p.ref and not p.full_page and ctx.instance is not None and ctx.instance.options.is_chromium
     if viewport:
         # The fast capture's wait for web fonts goes out beside the check: one round trip less.
-        masks, _ = await asyncio.gather(checking, ctx.capture(fonts_ready(ctx.page_state), "web fonts", timeout))
+        masks, _ = await asyncio.gather(checking, ctx.capture(fonts_ready(ctx.require_page()), "web fonts", timeout))
     else:
         masks = await checking
     if masks:
@@ -137,10 +137,10 @@ async def check_budget(ctx: CallContext, p: ScreenshotParams) -> None:
 
 async def capture_size(ctx: CallContext, p: ScreenshotParams) -> tuple[float, float, float]:
     """(width, height) in CSS px of what the screenshot would capture, and the device pixel ratio."""
-    assert ctx.page_state is not None and ctx.instance is not None
+    page_state, instance = ctx.require_page(), ctx.require_instance()
     scale = 1.0
-    if ctx.instance.options.is_chromium:
-        cdp = await ctx.page_state.cdp()
+    if instance.options.is_chromium:
+        cdp = await page_state.cdp()
         metrics = await ctx.capture(cdp.send("Page.getLayoutMetrics"), "the page's size", ctx.capture_timeout_ms)
         css, content = metrics["cssContentSize"], metrics["contentSize"]
         scale = max(1.0, content["width"] / css["width"]) if css["width"] else 1.0
@@ -168,9 +168,8 @@ PAGE_SIZE_JS = """() => {
 }"""
 
 
-async def fonts_ready(page_state: PageState | None) -> None:
+async def fonts_ready(page_state: PageState) -> None:
     """Return once the page's web fonts have loaded (Chromium: through its DevTools session)."""
-    assert page_state is not None
     cdp = await page_state.cdp()
     await cdp.send("Runtime.evaluate", {"expression": "document.fonts.ready.then(() => 0)", "awaitPromise": True})
 

@@ -47,13 +47,12 @@ class SnapshotData(Data):
     f"save=true (the whole snapshot to a file; returns its path and first {HEAD_LINES} lines).",
 )
 async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
-    page_state = ctx.page_state
-    assert page_state is not None and ctx.frame is not None
+    page_state, frame = ctx.require_page(), ctx.require_frame()
     # A snapshot scoped to an element would replace Playwright's ref table for the
     # frame, so `ref` is cut out of the full snapshot instead.
     depth = None if p.ref else p.depth
-    whole_page = ctx.frame is ctx.page.main_frame
-    root = ctx.page if whole_page else ctx.frame.locator(":root")
+    whole_page = frame is ctx.page.main_frame
+    root = ctx.page if whole_page else frame.locator(":root")
     # The title travels alongside the snapshot, read from the browser process so that it
     # does not queue behind the snapshot in the renderer.
     timeout = ctx.capture_timeout_ms
@@ -62,8 +61,8 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     )
     # The secret fields' values are read beside the snapshot (see webmcp_nb.core.guard.redaction),
     # unless the last one of this document showed no filled field (a page without forms).
-    no_fields = page_state.without_filled_fields == (page_state.document_generation, ctx.frame)
-    secrets = read_secret_fields(ctx.frame, timeout, before=not no_fields)
+    no_fields = page_state.without_filled_fields == (page_state.document_generation, frame)
+    secrets = read_secret_fields(frame, timeout, before=not no_fields)
     title = page_state.known_title()  # read at DOMContentLoaded, usually
     try:
         if title is None:
@@ -77,7 +76,7 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     # so it adds to the refs of the last full snapshot instead of replacing them.
     page_state.record_snapshot(yaml, replace=whole_page and depth is None)
     yaml = await redact_snapshot(ctx.page, yaml, secrets)
-    page_state.without_filled_fields = None if secrets.filled else (page_state.document_generation, ctx.frame)
+    page_state.without_filled_fields = None if secrets.filled else (page_state.document_generation, frame)
     if p.ref:
         part = subtree(yaml, p.ref, p.depth)
         if part is None:

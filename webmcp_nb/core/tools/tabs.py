@@ -101,8 +101,8 @@ async def _title(state: PageState) -> str:
     check=lambda ctx, p: check_url(ctx, p.url),
 )
 async def tabs(ctx: CallContext, p: TabsParams) -> TabsData:
-    instance = ctx.instance
-    assert instance is not None and instance.context is not None
+    instance = ctx.require_instance()
+    assert instance.context is not None
     if p.action == "new":
         state = instance.track(await instance.context.new_page())
         instance.current_page_id = state.page_id
@@ -146,8 +146,7 @@ class FramesData(Data):
     idempotent=True,
 )
 async def frames(ctx: CallContext, p: PageParams) -> FramesData:
-    page_state = ctx.page_state
-    assert page_state is not None
+    page_state = ctx.require_page()
     infos = [
         FrameInfo(
             frame_id=page_state.frame_id(frame),

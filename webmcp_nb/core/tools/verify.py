@@ -69,10 +69,10 @@ class ElementParams(FrameParams):
     group="testing",
 )
 async def verify_element_visible(ctx: CallContext, p: ElementParams) -> VerifyData:
-    assert ctx.frame is not None
-    matches = ctx.frame.get_by_role(p.role, name=p.name, exact=True)  # type: ignore[arg-type]
+    frame = ctx.require_frame()
+    matches = frame.get_by_role(p.role, name=p.name, exact=True)  # type: ignore[arg-type]
     if await matches.filter(visible=True).count() == 0:
-        visible = ctx.frame.get_by_role(p.role).filter(visible=True)  # type: ignore[arg-type]
+        visible = frame.get_by_role(p.role).filter(visible=True)  # type: ignore[arg-type]
         names = [name for name in await visible.evaluate_all(_NAMES_JS) if name][:50]
         found = (
             f"found {len(names)} visible {p.role} elements: {_quote_all(names)}"
@@ -105,8 +105,8 @@ class TextParams(FrameParams):
     group="testing",
 )
 async def verify_text_visible(ctx: CallContext, p: TextParams) -> VerifyData:
-    assert ctx.frame is not None
-    matches = ctx.frame.get_by_text(p.text)
+    frame = ctx.require_frame()
+    matches = frame.get_by_text(p.text)
     if await matches.filter(visible=True).count() == 0:
         hidden = " (it is in the page, but hidden)" if await matches.count() else ""
         raise _failed(f"Text {p.text!r} is not visible{hidden}.")

@@ -127,8 +127,7 @@ async def _element(ctx: CallContext, p: WaitForParams, limit: float) -> str:
 async def _network_idle(ctx: CallContext, limit: float) -> str:
     from playwright.async_api import TimeoutError
 
-    instance, page_state = ctx.instance, ctx.page_state
-    assert instance is not None and page_state is not None
+    instance, page_state = ctx.require_instance(), ctx.require_page()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + min(limit, ctx.remaining_s())
     quiet_since = loop.time()
@@ -159,8 +158,7 @@ def _pending(ctx: CallContext, p: WaitForParams) -> str:
         return f"{what} is not {p.state}"
     if p.url is not None:
         return f"the URL is {ctx.page.url!r}, which does not match {p.url!r}"
-    instance, page_state = ctx.instance, ctx.page_state
-    assert instance is not None and page_state is not None
+    instance, page_state = ctx.require_instance(), ctx.require_page()
     urls = [
         r.request.url
         for r in instance.evidence.network.records

@@ -65,12 +65,12 @@ class WebMCPListParams(FrameParams):
 
 
 def page_tools(ctx: CallContext) -> PageTools:
-    assert ctx.page_state is not None and ctx.instance is not None
-    tools = ctx.page_state.webmcp
+    page_state, instance = ctx.require_page(), ctx.require_instance()
+    tools = page_state.webmcp
     if tools is None:
         raise ToolFailure(
             "unsupported_capability",
-            f"WebMCP is off for instance {ctx.instance.name!r}; create an instance with webmcp='native', "
+            f"WebMCP is off for instance {instance.name!r}; create an instance with webmcp='native', "
             "'page' or 'polyfill'.",
             started=False,
         )
@@ -180,7 +180,7 @@ async def called_tool_consequence(ctx: CallContext, p: WebMCPCallParams, page: P
     consequence=called_tool_consequence,
 )
 async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
-    assert ctx.page_state is not None
+    page_state = ctx.require_page()
     tools = page_tools(ctx)
     # A call judged for approval sees the page's tools as they are now (hints the page changed
     # after the judging included), not as they were last reported.
@@ -193,7 +193,7 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
     validate_input(found, p.input)
     ctx.confirm(of_page_tool(found), f"Page tool {found.name!r}")
     if found.frame_id is not None:
-        ctx.frame = ctx.page_state.frame(found.frame_id)
+        ctx.frame = page_state.frame(found.frame_id)
     timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
     try:
         result = await tools.invoke(found, p.input, ctx.caller, timeout_s)
