@@ -196,7 +196,7 @@ class Engine:
                 ctx,
                 submitted,
                 started_at,
-                "completed",
+                "not_started" if ctx.previewed else "completed",
                 "not_needed",
                 data=data.model_dump(mode="python"),
             )

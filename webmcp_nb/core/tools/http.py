@@ -107,7 +107,7 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
 async def request(call: HttpCall, timeout_s: float) -> HttpData:
     """Send the request and read its answer within `timeout_s`; cut off, the page's fetch is aborted."""
     p = call.p
-    fetch = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
+    fetch = call.new_fetch()
     finished = False
     try:
         async with asyncio.timeout(timeout_s):
@@ -141,7 +141,7 @@ def refuse_media_type(call: HttpCall, media_type: str, source: str) -> None:
 
 
 async def preflight(call: HttpCall) -> None:
-    probe = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
+    probe = call.new_fetch()
     try:
         head = await probe.start(call.p.url, "HEAD", call.p.headers, None)
     except FetchFailed:
