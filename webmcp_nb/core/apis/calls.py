@@ -16,7 +16,8 @@ from pydantic import Field, create_model
 
 from ..call.errors import InvalidParams, ToolFailure
 from ..call.registry import ToolSpec
-from ..evidence.recorder import REDACTED, redact_headers
+from ..evidence.recorder import redact_headers
+from ..guard.known_secrets import REDACTED
 from ..guard.secret_fields import secret_names
 from ..tools.http import request
 from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, SseLimits
@@ -90,6 +91,9 @@ class Api:
     _validators: dict[str, Any] = field(default_factory=dict)
     _secrets: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
 
+    def is_closed(self) -> bool:
+        return self.closed
+
     def tool_name(self, operation: str) -> str:
         return f"{self.name}_{operation}"
 
@@ -130,7 +134,7 @@ class Api:
         try:
             return await self._run(ctx, op, p)
         except asyncio.CancelledError:
-            if self.closed and ctx.cut_off is not None:
+            if self.is_closed() and ctx.cut_off is not None:
                 raise ctx.cut_off("operation_timeout", f"The API {self.name!r} was closed during the call.") from None
             raise
         finally:

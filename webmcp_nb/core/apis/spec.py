@@ -86,8 +86,9 @@ class Document:
 
     @cached_property
     def registry(self) -> Registry[Any]:
-        resource = Resource.from_contents(self.content, default_specification=DRAFT202012)
-        return Registry().with_resource(BASE_URI, resource)
+        resource: Resource[Any] = Resource.from_contents(self.content, default_specification=DRAFT202012)
+        registry: Registry[Any] = Registry().with_resource(BASE_URI, resource)
+        return registry
 
     def deref(self, node: Any, pointer: str) -> tuple[Any, str]:
         """`node` with its `$ref`s followed (and where it now is, as a JSON pointer)."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..browsers.page_fetch import Head, PageFetch
+from ..browsers.page_fetch import Fetch, Head, PageFetch
 from ..call.errors import ToolFailure
 from ..evidence.recorder import redact_headers
 from ..guard.secret_fields import block_in_json_text, block_secrets
@@ -175,9 +175,9 @@ class HttpCall:
     names: frozenset[str]
     sent: bool = False
     blocked: list[str] = field(default_factory=list)
-    transport: Callable[[], PageFetch] | None = None  # another fetch than the page's (an API's kernel client)
+    transport: Callable[[], Fetch] | None = None  # another fetch than the page's (an API's kernel client)
 
-    def new_fetch(self) -> PageFetch:
+    def new_fetch(self) -> Fetch:
         return self.transport() if self.transport is not None else PageFetch(self.ctx.frame)  # type: ignore[arg-type]
 
     @property
