@@ -122,6 +122,7 @@ class Api:
             destructive=op.consequential,
             open_world=True,
             positional=(),
+            api=self.name,
         )
 
     # one call -----------------------------------------------------------------

@@ -81,6 +81,7 @@ class ToolSpec:
     # The fields the %browser command line takes by position, in declaration order (default: the
     # required text fields); browser_http's `http GET /api/items`.
     magic_positional: tuple[str, ...] = ()
+    api: str | None = None  # an API operation's tool (group "api"): the API's name, for the ``api:NAME`` grant
 
     def call_is_read_only(self, args: Any) -> bool:
         """Whether this call (its arguments, when they are an object) changes nothing."""

@@ -1,0 +1,102 @@
+"""An API's operations as MCP tools: behind the `api` grant or `api:NAME`, listed once loaded
+(list_changed on load and close), called by the official Python client in both protocol eras."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import ToolsListChanged
+
+from webmcp_nb import Session
+from webmcp_nb.core.guard.grants import Grant
+from webmcp_nb.demo import DemoServer
+
+ERAS = ("auto", "legacy")
+AGENT = types.Implementation(name="api-agent", version="1.0")
+
+
+@pytest.fixture(scope="module")
+def served(demo: DemoServer) -> Iterator[tuple[Session, Any]]:
+    with Session() as s:
+        handle = s.serve_mcp(caps=["api:shop"], approve="none")
+        yield s, handle
+
+
+def client(handle: Any, mode: str, **options: Any) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {handle.token}"}, timeout=60)
+    return Client(streamable_http_client(handle.url, http_client=http), mode=mode, client_info=AGENT, **options)
+
+
+def test_the_api_cap_is_a_grant() -> None:
+    assert Grant.build(["api:shop"]).caps[-1] == "api:shop"
+    with pytest.raises(ValueError, match="unknown capability api:bad-name"):
+        Grant.build(["api:bad-name"])
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_api_tools_appear_on_load_and_go_on_close(served: tuple[Session, Any], demo: DemoServer, mode: str) -> None:
+    s, handle = served
+
+    async def scenario() -> tuple[list[str], list[str], Any, Any, list[str], int]:
+        changes: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                await changes.put(message)
+
+        async with client(handle, mode, message_handler=on_message) as agent:
+            if mode == "auto":  # the 2026 era: a subscription
+                async with agent.listen(tools_list_changed=True) as subscription:
+                    events = subscription.__aiter__()
+
+                    async def changed() -> None:
+                        assert isinstance(await asyncio.wait_for(events.__anext__(), 10), ToolsListChanged)
+
+                    return await steps(agent, changed)
+            await agent.list_tools()
+            await asyncio.sleep(0.3)  # the legacy era's standalone stream opens
+
+            async def notified() -> None:
+                await asyncio.wait_for(changes.get(), 10)
+
+            return await steps(agent, notified)
+
+    async def steps(agent: Client, changed: Any) -> tuple[list[str], list[str], Any, Any, list[str], int]:
+        before = [tool.name for tool in (await agent.list_tools(cache_mode="bypass")).tools]
+        shop = await asyncio.to_thread(
+            s.api, demo.url_for("openapi.json"), name="shop", base_url=demo.url, auth="tok-mcp-api28"
+        )
+        await changed()
+        other = await asyncio.to_thread(s.api, demo.url_for("openapi.json"), name="other", base_url=demo.url)
+        await changed()
+        tools = (await agent.list_tools(cache_mode="bypass")).tools
+        listed = [tool.name for tool in tools]
+        read = await agent.call_tool("shop_listItems", {"limit": 2})
+        created = await agent.call_tool("shop_createKey", {"body": {"label": "agent"}})
+        await asyncio.to_thread(shop.close)
+        await changed()
+        await asyncio.to_thread(other.close)
+        await changed()
+        after = [tool.name for tool in (await agent.list_tools(cache_mode="bypass")).tools]
+        schema = next(tool for tool in tools if tool.name == "shop_listItems").input_schema
+        return before, listed, read, created, after, len(json.dumps(schema))
+
+    before, listed, read, created, after, schema_bytes = asyncio.run(scenario())
+    assert not any(name.startswith(("shop_", "other_")) for name in before)
+    assert "shop_listItems" in listed and "shop_createKey" in listed
+    assert not any(name.startswith("other_") for name in listed)  # api:shop grants that API only
+    assert not any(name.startswith("shop_") for name in after)
+    assert schema_bytes < 2_000
+    data = read.structured_content["data"]  # type: ignore[index]
+    assert read.is_error is False and data["value"][0]["name"] == "Apple" and data["http"]["status"] == 200
+    made = created.structured_content["data"]  # type: ignore[index]
+    assert made["value"]["key"] == "[blocked]" and "key" in made["show_once"]
+    assert "tok-mcp-api28" not in json.dumps([read.structured_content, created.structured_content])
