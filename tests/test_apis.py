@@ -219,3 +219,28 @@ def test_close_cancels_running_calls(s: Session, demo: DemoServer) -> None:
     assert "was closed during the call" in error(results[0], "operation_timeout", "unknown", "inspect_state")
     assert "closing_listItems" not in {spec.name for spec in s.tools}
     assert api.close() == 0
+
+
+def test_the_browser_api_command(s: Session, demo: DemoServer, tmp_path: Any) -> None:
+    from IPython.core.error import UsageError
+
+    from webmcp_nb.notebook.api_command import OperationTable, run_api
+
+    spec = tmp_path / "spec.yaml"
+    import yaml
+
+    spec.write_text(yaml.safe_dump(document()))
+    table = run_api(s, ["load", str(spec), "--name", "magic", "--base-url", demo.url])
+    try:
+        assert isinstance(table, OperationTable) and table.name == "magic"
+        listed = run_api(s, ["magic"])
+        assert "<td>bumpCounter</td><td>POST</td><td>/api/counter</td><td>yes</td>" in listed._repr_html_()
+        assert "listItems" in repr(listed) and "consequential" in repr(listed)
+        data = ok(run_api(s, ["magic", "listItems", "--limit", "5"]))
+        assert data["http"]["url"].endswith("/api/items?limit=5")
+        with pytest.raises(UsageError, match="no API named 'nope'"):
+            run_api(s, ["nope"])
+        with pytest.raises(UsageError, match="has no operation 'nope'"):
+            run_api(s, ["magic", "nope"])
+    finally:
+        s.apis["magic"].close()
