@@ -100,3 +100,40 @@ def test_api_tools_appear_on_load_and_go_on_close(served: tuple[Session, Any], d
     made = created.structured_content["data"]  # type: ignore[index]
     assert made["value"]["key"] == "[blocked]" and "key" in made["show_once"]
     assert "tok-mcp-api28" not in json.dumps([read.structured_content, created.structured_content])
+
+
+def test_a_large_api_is_three_tools(served: tuple[Session, Any], demo: DemoServer) -> None:
+    s, handle = served
+    big = s.api(demo.url_for("openapi.json"), name="shop", base_url=demo.url, max_tools=3)
+    try:
+        assert [spec.name for spec in big.tools] == ["shop_search", "shop_describe", "shop_call"]
+        assert ok_data(big.call("listItems", limit=1))["value"][0]["name"] == "Apple"  # Python goes through shop_call
+
+        async def scenario() -> tuple[list[str], Any, Any, Any, Any]:
+            async with client(handle, "auto") as agent:
+                names = [tool.name for tool in (await agent.list_tools(cache_mode="bypass")).tools]
+                found = await agent.call_tool("shop_search", {"query": "counter"})
+                described = await agent.call_tool("shop_describe", {"operation": "bumpCounter"})
+                called = await agent.call_tool("shop_call", {"operation": "listItems", "args": {"limit": 1}})
+                bad = await agent.call_tool("shop_call", {"operation": "nope"})
+                return names, found, described, called, bad
+
+        names, found, described, called, bad = asyncio.run(scenario())
+    finally:
+        big.close()
+    assert [name for name in names if name.startswith("shop_")] == ["shop_search", "shop_describe", "shop_call"]
+    assert [row["name"] for row in data_of(found)["operations"]] == ["getCounter", "bumpCounter"]
+    schema = data_of(described)["input_schema"]
+    assert {"key", "delay_ms", "body", "preview"} <= set(schema["properties"])
+    assert data_of(called)["value"][0]["name"] == "Apple"
+    assert bad.is_error is True and "has no operation 'nope'" in bad.structured_content["message"]  # type: ignore[index]
+
+
+def data_of(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.is_error is False, result.structured_content
+    return result.structured_content["data"]  # type: ignore[index,no-any-return]
+
+
+def ok_data(envelope: Any) -> dict[str, Any]:
+    assert envelope.ok, envelope.message
+    return envelope.data  # type: ignore[no-any-return]

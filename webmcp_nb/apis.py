@@ -18,6 +18,7 @@ from .core.tools.http_models import BinaryOptions, SseLimits
 if TYPE_CHECKING:
     from .client import Session
     from .core.call.envelope import Envelope
+    from .core.call.registry import ToolSpec
 
 __all__ = ["ApiHandle", "ApiSpecError", "load_api"]
 
@@ -36,7 +37,10 @@ def load_api(
     binary: dict[str, Any] | None = None,
     max_result_bytes: int | None = None,
     strict: bool = False,
+    max_tools: int = 40,
 ) -> ApiHandle:
+    """See `Session.api`. Above `max_tools` operations the API is three tools (search, describe,
+    call) rather than one per operation."""
     if via != "kernel":
         raise ValueError(f"via={via!r} is not supported yet: only via='kernel'")
     if sanitise(name) != name:
@@ -65,8 +69,9 @@ def load_api(
         raise ValueError(f"an API named {name!r} is loaded already (close it first)")
     api = Api(name, Document(document), found, policy)
     handle = ApiHandle(session, api)
-    for op in found.values():
-        session.published.tools.add(api.spec(op))
+    handle.tools = [api.spec(op) for op in found.values()] if len(found) <= max_tools else api.discovery_specs()
+    for spec in handle.tools:
+        session.published.tools.add(spec)
     session.apis[name] = handle
     return handle
 
@@ -77,6 +82,7 @@ class ApiHandle:
     def __init__(self, session: Session, api: Api) -> None:
         self._session = session
         self._api = api
+        self.tools: list[ToolSpec] = []  # what agents see of it
 
     @property
     def name(self) -> str:
@@ -107,13 +113,18 @@ class ApiHandle:
     async def _execute(
         self, operation: str, args: dict[str, Any], reveal: list[str] | None, timeout_s: float | None
     ) -> Envelope | tuple[Envelope, dict[str, Any]]:
-        tool = self.tool_name(operation)
+        op = self._api.operations.get(operation)
+        if op is None:
+            raise AttributeError(f"API {self.name!r} has no operation {operation!r}")
+        tool, call_args = self._api.tool_name(operation), args
+        if self.tools and self.tools[-1].name == f"{self.name}_call":  # a large API: through its call tool
+            tool, call_args = f"{self.name}_call", {"operation": operation, "args": args}
         sink: dict[str, Any] = {}
         if reveal:
             REVEAL.set((list(reveal), sink))
         envelope = await self._session.engine.execute(
             tool,
-            args,
+            call_args,
             submitted=time.monotonic(),
             started_at=utc_now(),
             caller=self._session.caller,
@@ -135,8 +146,8 @@ class ApiHandle:
         if self._session.apis.get(self.name) is not self:
             return 0
         del self._session.apis[self.name]
-        for operation in self._api.operations:
-            self._session.published.tools.remove(self._api.tool_name(operation))
+        for spec in self.tools:
+            self._session.published.tools.remove(spec.name)
         return self._session.runtime.run(self._api.close())
 
     def __repr__(self) -> str:

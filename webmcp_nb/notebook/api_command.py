@@ -87,14 +87,14 @@ def run_api(session: Session, words: list[str]) -> Any:
         if unknown:
             raise UsageError(f"%browser api load: unknown option --{sorted(unknown)[0]} ({USAGE})")
         try:
-            handle = session.api(positional[1], **named)
+            loaded = session.api(positional[1], **named)
         except ValueError as exc:
             raise UsageError(f"%browser api load: {exc}") from None
-        return OperationTable(handle.name, handle.operations)
+        return OperationTable(loaded.name, loaded.operations)
     handle = session.apis.get(positional[0])
     if handle is None:
-        loaded = ", ".join(session.apis) or "none"
-        raise UsageError(f"%browser api: no API named {positional[0]!r} is loaded (loaded: {loaded}). {USAGE}")
+        names = ", ".join(session.apis) or "none"
+        raise UsageError(f"%browser api: no API named {positional[0]!r} is loaded (loaded: {names}). {USAGE}")
     if len(positional) == 1:
         return OperationTable(handle.name, handle.operations)
     if len(positional) > 2:

@@ -52,6 +52,30 @@ class ApiParams(Params):
     verify: Verify | None = Field(None, description="A follow-up read that checks the effect.")
 
 
+class SearchParams(Params):
+    query: str = Field("", max_length=200, description="Words in the operation's name, path or summary; empty: all.")
+    limit: int = Field(20, gt=0, le=100)
+
+
+class SearchData(Data):
+    operations: list[dict[str, Any]]
+    total: int = Field(description="How many operations matched.")
+
+
+class DescribeParams(Params):
+    operation: str = Field(max_length=200)
+
+
+class DescribeData(Data):
+    operation: dict[str, Any]
+    input_schema: dict[str, Any] = Field(description="The arguments `call` takes in `args`.")
+
+
+class CallParams(Params):
+    operation: str = Field(max_length=200)
+    args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see describe).")
+
+
 class ApiData(Data):
     operation: str
     value: Any = Field(None, description="The response body (JSON, NDJSON array, SSE events, binary, text).")
@@ -124,6 +148,72 @@ class Api:
             positional=(),
             api=self.name,
         )
+
+    def discovery_specs(self) -> list[ToolSpec]:
+        """For a large API: three tools (search, describe, call one) instead of one per operation."""
+
+        async def search(ctx: CallContext, p: SearchParams) -> SearchData:
+            words = p.query.lower().split()
+            rows = [
+                op.row()
+                for op in self.operations.values()
+                if all(word in f"{op.name} {op.path} {op.summary}".lower() for word in words)
+            ]
+            return SearchData(operations=rows[: p.limit], total=len(rows))
+
+        async def describe(ctx: CallContext, p: DescribeParams) -> DescribeData:
+            op = self.operation(p.operation)
+            return DescribeData(operation=op.row(), input_schema=self.spec(op).input_schema)
+
+        async def call(ctx: CallContext, p: CallParams) -> ApiData:
+            op = self.operation(p.operation)
+            return await self.run(ctx, op, self.spec(op).validate(p.args))
+
+        common: dict[str, Any] = {"target": "server", "group": "api", "api": self.name, "positional": ()}
+        return [
+            ToolSpec(
+                name=f"{self.name}_search",
+                title=f"{self.name}: search operations",
+                description=f"Search the {len(self.operations)} operations of the API {self.name!r}.",
+                params=SearchParams,
+                data=SearchData,
+                handler=search,
+                read_only=True,
+                **common,
+            ),
+            ToolSpec(
+                name=f"{self.name}_describe",
+                title=f"{self.name}: describe an operation",
+                description=f"One operation of {self.name!r}: method, path and the arguments {self.name}_call takes.",
+                params=DescribeParams,
+                data=DescribeData,
+                handler=describe,
+                read_only=True,
+                **common,
+            ),
+            ToolSpec(
+                name=f"{self.name}_call",
+                title=f"{self.name}: call an operation",
+                description=f"Call one operation of {self.name!r} (consequential ones change the API's state).",
+                params=CallParams,
+                data=ApiData,
+                handler=call,
+                destructive=True,
+                open_world=True,
+                read_only_when=lambda args: self.is_read(args.get("operation")),
+                **common,
+            ),
+        ]
+
+    def is_read(self, name: Any) -> bool:
+        op = self.operations.get(name) if isinstance(name, str) else None
+        return op is not None and not op.consequential
+
+    def operation(self, name: str) -> Operation:
+        op = self.operations.get(name)
+        if op is None:
+            raise InvalidParams(f"The API {self.name!r} has no operation {name!r} (search with {self.name}_search).")
+        return op
 
     # one call -----------------------------------------------------------------
     async def run(self, ctx: CallContext, op: Operation, p: Any) -> ApiData:
