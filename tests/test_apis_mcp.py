@@ -66,6 +66,8 @@ def test_api_tools_appear_on_load_and_go_on_close(served: tuple[Session, Any], d
 
             async def notified() -> None:
                 await asyncio.wait_for(changes.get(), 10)
+                await asyncio.sleep(0.2)
+                assert changes.empty()  # one notification per load or close, not one per operation
 
             return await steps(agent, notified)
 

@@ -70,8 +70,7 @@ def load_api(
     api = Api(name, Document(document), found, policy)
     handle = ApiHandle(session, api)
     handle.tools = [api.spec(op) for op in found.values()] if len(found) <= max_tools else api.discovery_specs()
-    for spec in handle.tools:
-        session.published.tools.add(spec)
+    session.published.tools.add_all(handle.tools)
     session.apis[name] = handle
     return handle
 
@@ -146,8 +145,7 @@ class ApiHandle:
         if self._session.apis.get(self.name) is not self:
             return 0
         del self._session.apis[self.name]
-        for spec in self.tools:
-            self._session.published.tools.remove(spec.name)
+        self._session.published.tools.remove_all([spec.name for spec in self.tools])
         return self._session.runtime.run(self._api.close())
 
     def __repr__(self) -> str:

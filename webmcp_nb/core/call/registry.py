@@ -174,6 +174,24 @@ class Registry:
         self.listeners: Listeners[[]] = Listeners()
 
     def add(self, spec: ToolSpec) -> ToolSpec:
+        self._insert(spec)
+        self.listeners.emit()
+        return spec
+
+    def add_all(self, specs: list[ToolSpec]) -> None:
+        """Add several tools, telling `listeners` once (an API's operations)."""
+        for spec in specs:
+            self._insert(spec)
+        if specs:
+            self.listeners.emit()
+
+    def remove_all(self, names: list[str]) -> None:
+        """Remove several of this registry's own tools, telling `listeners` once."""
+        removed = [self._tools.pop(name, None) for name in names]
+        if any(spec is not None for spec in removed):
+            self.listeners.emit()
+
+    def _insert(self, spec: ToolSpec) -> None:
         if spec.name in self:
             raise ValueError(f"tool {spec.name!r} is already registered")
         reserved = RESERVED_PARAMS & set(spec.params.model_fields)
@@ -182,8 +200,6 @@ class Registry:
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
-        self.listeners.emit()
-        return spec
 
     def remove(self, name: str) -> None:
         """Remove one of this registry's own tools (not a parent's); unknown names are ignored."""
