@@ -244,3 +244,17 @@ def test_the_browser_api_command(s: Session, demo: DemoServer, tmp_path: Any) ->
             run_api(s, ["magic", "nope"])
     finally:
         s.apis["magic"].close()
+
+
+def test_per_operation_validation_reports_an_invalid_operation_before_calling_it(s: Session, demo: DemoServer) -> None:
+    spec = document()
+    spec["paths"]["/api/items"]["get"]["parameters"][0]["schema"] = {"type": "nonsense"}
+    lazy = s.api(spec, name="lazy", base_url=demo.url, validation="per_operation")
+    try:
+        message = error(lazy.call("listItems"), "invalid_params", "not_started")
+        assert message.startswith("listItems is invalid in the document at /paths/~1api~1items/get/parameters/0/schema")
+        assert ok(lazy.call("getCounter", key="lazy"))["value"] == {"key": "lazy", "count": 0}
+    finally:
+        lazy.close()
+    with pytest.raises(ApiSpecError):  # the same document, validated in full at load
+        s.api(spec, name="eager", base_url=demo.url, validation="full")

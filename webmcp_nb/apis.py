@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .core.apis.calls import REVEAL, Api, ApiPolicy
-from .core.apis.spec import ApiSpecError, Document, load_document, operations, sanitise, validate_document
+from .core.apis.spec import METHODS, ApiSpecError, Document, load_document, operations, sanitise, validate_document
 from .core.call.util import utc_now
 from .core.tools.http_models import BinaryOptions, SseLimits
 
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from .core.call.registry import ToolSpec
 
 __all__ = ["ApiHandle", "ApiSpecError", "load_api"]
+
+FULL_VALIDATION_OPERATIONS = 300
+"""Above this many operations `validation="auto"` checks each operation on its first call (a full
+validation of GitHub's 1,200 operations takes about 16 s)."""
 
 
 def load_api(
@@ -38,16 +42,34 @@ def load_api(
     max_result_bytes: int | None = None,
     strict: bool = False,
     max_tools: int = 40,
+    validation: str = "auto",
 ) -> ApiHandle:
     """See `Session.api`. Above `max_tools` operations the API is three tools (search, describe,
-    call) rather than one per operation."""
+    call) rather than one per operation. `validation`: "full" (openapi-spec-validator, once per document
+    content), "per_operation" (each operation's schemas checked on its first call, before it is sent), or
+    "auto" (full up to FULL_VALIDATION_OPERATIONS operations)."""
     if via != "kernel":
         raise ValueError(f"via={via!r} is not supported yet: only via='kernel'")
     if sanitise(name) != name:
         raise ValueError(f"API name {name!r}: use letters, digits and underscores")
     document = load_document(spec)
-    validate_document(document)
-    found = {op.name: op for op in operations(Document(document))}
+    if validation not in ("auto", "full", "per_operation"):
+        raise ValueError(f"validation={validation!r}: choose auto, full or per_operation")
+    paths = document.get("paths")
+    count = sum(
+        len(set(item) & set(METHODS))
+        for item in (paths.values() if isinstance(paths, dict) else [])
+        if isinstance(item, dict)
+    )
+    lazy = validation == "per_operation" or (validation == "auto" and count > FULL_VALIDATION_OPERATIONS)
+    if not lazy:
+        validate_document(document)
+    try:
+        found = {op.name: op for op in operations(Document(document))}
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise ApiSpecError(
+            f"The OpenAPI document's paths are malformed ({exc}); load it with validation='full' for where"
+        ) from None
     unknown = sorted(set(include or []) - set(found)) + sorted(set(exclude or []) - set(found))
     if unknown:
         raise ValueError(f"no such operation in the document: {', '.join(unknown)}")
@@ -67,7 +89,7 @@ def load_api(
     )
     if name in session.apis:
         raise ValueError(f"an API named {name!r} is loaded already (close it first)")
-    api = Api(name, Document(document), found, policy)
+    api = Api(name, Document(document), found, policy, lazy=lazy)
     handle = ApiHandle(session, api)
     handle.tools = [api.spec(op) for op in found.values()] if len(found) <= max_tools else api.discovery_specs()
     session.published.tools.add_all(handle.tools)

@@ -23,7 +23,7 @@ from ..tools.http import request
 from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, SseLimits
 from ..tools.http_sse import collect_sse
 from ..tools.models import Data, Params
-from .spec import Document, Operation, Parameter
+from .spec import BASE_URI, Document, Operation, Parameter
 from .transport import KernelFetch
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ class Api:
     document: Document
     operations: dict[str, Operation]
     policy: ApiPolicy
+    lazy: bool = False  # each operation's schemas checked on its first call (not the whole document at load)
+    checked: set[str] = field(default_factory=set)
     running: set[asyncio.Task[Any]] = field(default_factory=set)
     closed: bool = False
     _client: httpx.AsyncClient | None = None
@@ -232,6 +234,8 @@ class Api:
             self.running.discard(task)
 
     async def _run(self, ctx: CallContext, op: Operation, p: Any) -> ApiData:
+        if self.lazy and op.name not in self.checked:
+            self.check_operation(op)
         url, headers, body, secrets = self._request(op, p)
         ctx.engine.manager.secrets.add(secrets)
         key = None
@@ -426,12 +430,39 @@ class Api:
         }
 
     # schemas ------------------------------------------------------------------
+    def check_operation(self, op: Operation) -> None:
+        """Check the schemas `op` uses against JSON Schema's meta-schema (per_operation validation)."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        pointers = [param.pointer for param in op.parameters if param.schema]
+        pointers += [op.body["pointer"]] if op.body is not None and op.body["has_schema"] else []
+        pointers += [pointer for by_media in op.responses.values() for pointer in by_media.values()]
+        resolver = self.document.registry.resolver(base_uri=BASE_URI)
+        for pointer in pointers:
+            try:
+                schema = resolver.lookup(f"#{pointer}").contents
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                where = "/".join(str(part) for part in exc.path)
+                raise ToolFailure(
+                    "invalid_params",
+                    f"{op.name} is invalid in the document at {pointer}{'/' + where if where else ''}: "
+                    f"{exc.message[:300]}. Nothing was sent.",
+                    started=False,
+                ) from None
+            except Exception as exc:  # noqa: BLE001 - an unresolvable $ref
+                raise ToolFailure(
+                    "invalid_params",
+                    f"{op.name} is invalid in the document at {pointer}: {exc}. Nothing was sent.",
+                    started=False,
+                ) from None
+        self.checked.add(op.name)
+
     def validator(self, pointer: str) -> Any:
         found = self._validators.get(pointer)
         if found is None:
             from jsonschema import Draft202012Validator
-
-            from .spec import BASE_URI
 
             found = Draft202012Validator({"$ref": f"{BASE_URI}#{pointer}"}, registry=self.document.registry)
             self._validators[pointer] = found
