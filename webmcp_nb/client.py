@@ -20,6 +20,7 @@ from .core.options import keyword_parameters, spell_out
 from .serve_options import ServeOptions
 
 if TYPE_CHECKING:
+    from .apis import ApiHandle
     from .core.browsers.live import LiveFrame, LiveView
     from .core.call.engine import Approval, BinaryRenderer, CallRecord, Engine
     from .core.call.registry import Registry, ToolSpec
@@ -92,6 +93,7 @@ class Session(ToolMethods):
         self._closed = False
         self._close_listeners: list[Callable[[], None]] = []
         self._binary_renderer: BinaryRenderer | None = None
+        self.apis: dict[str, ApiHandle] = {}
 
     @property
     def binary_renderer(self) -> BinaryRenderer | None:
@@ -174,6 +176,14 @@ class Session(ToolMethods):
             return self.published.add_tool(tool_spec(function, **options), function)
 
         return publish if function is None else publish(function)
+
+    def api(self, spec: Any, /, *, name: str, **options: Any) -> ApiHandle:
+        """Load an OpenAPI 3.0/3.1 document (a dict, a path or a URL): its operations become calls
+        (`ApiHandle.call`) and tools of group ``api``. Options: base_url, via ("kernel"), auth,
+        include, exclude, stream_collection, binary, max_result_bytes, strict (see docs/apis.md)."""
+        from .apis import load_api
+
+        return load_api(self, spec, name=name, **options)
 
     def resource(
         self,
@@ -451,6 +461,11 @@ class Session(ToolMethods):
                 return
             self._closed = True
             engine, self._engine = self._engine, None
+        for handle in list(self.apis.values()):
+            try:
+                handle.close()
+            except Exception:  # noqa: BLE001 - closing must not raise
+                pass
         for server in list(self._servers):
             try:
                 server.stop()

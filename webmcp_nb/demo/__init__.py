@@ -160,6 +160,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         query = parse_qs(parts.query)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+        if unquote(parts.path) == "/api/keys" and self.command == "POST":
+            label = json.loads(body or "{}").get("label")
+            key_id = f"k{_count('api-keys', 1)}"
+            value = {
+                "id": key_id,
+                "label": label,
+                "key": f"sk-{key_id}-once",
+                "idempotency_key": self.headers.get("Idempotency-Key"),
+            }
+            self._json(value, head=False, status=201)
+            return
         if unquote(parts.path) != "/api/counter":
             self._send(405, json.dumps({"error": "method not allowed"}).encode(), ctype="application/json")
             return

@@ -239,12 +239,12 @@ class AgentServer:
 
     # tools ------------------------------------------------------------------
     def visible(self) -> list[ToolSpec]:
-        return [spec for spec in self.session.published.tools if spec.group in self.grant.groups]
+        return [spec for spec in self.session.published.tools if self.grant.admits(spec)]
 
     def visible_spec(self, name: str) -> ToolSpec | None:
         tools = self.session.published.tools
         spec = tools.get(name) if name in tools else None
-        return spec if spec is not None and spec.group in self.grant.groups else None
+        return spec if spec is not None and self.grant.admits(spec) else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -35,6 +35,8 @@ EXTRAS = {
     "webmcp": "The current page's WebMCP tools as a table (browser_webmcp_list).",
     "export": "Write the call log as a replay: `%browser export PATH.ipynb` (a notebook) or PATH.py (a script); "
     "`--callers notebook 'agent:*'` keeps only those callers.",
+    "api": "APIs as tools: `%browser api load SPEC --name NAME [--base-url URL]`, `%browser api NAME` (its "
+    "operations), `%browser api NAME OPERATION --param value ...` (a call; values are JSON or text).",
     "help": "This overview; `%browser help TOOL` is `%browser TOOL --help`.",
 }
 
@@ -259,6 +261,8 @@ class BrowserMagics(Magics, NotebookOptions):
         if name == "serve":
             options = parse_serve(rest)
             return None if options is None else ("extra", name, options)
+        if name == "api":
+            return ("extra", name, {"words": rest})
         if name == "export":
             options = parse_export(rest)
             return None if options is None else ("extra", name, options)
@@ -283,6 +287,10 @@ class BrowserMagics(Magics, NotebookOptions):
             return serve(session, options or {})
         if name == "export":
             return export(session, **(options or {}))
+        if name == "api":
+            from .api_command import run_api
+
+            return run_api(session, (options or {}).get("words", []))
         if name == "panel":
             return session.panel()
         if name == "log":

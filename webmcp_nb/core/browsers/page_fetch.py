@@ -14,7 +14,7 @@ import base64
 import contextlib
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -131,6 +131,16 @@ class Chunk:
     data: bytes
     done: bool
     error: str | None = None
+
+
+class Fetch(Protocol):
+    """What browser_http's reader needs of a request: `PageFetch`, or an API's kernel client."""
+
+    async def start(self, url: str, method: str, headers: dict[str, str], body: str | None) -> Head: ...
+
+    async def read(self, max_bytes: int, *, eager: bool = False) -> Chunk: ...
+
+    async def cancel(self) -> None: ...
 
 
 class PageFetch:

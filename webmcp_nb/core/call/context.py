@@ -61,6 +61,8 @@ class CallContext:
     # Set by a tool whose failure came from not finding an element although its error type does not
     # say so (browser_execute's snippet): the failure context then checks for an empty page.
     element_failed: bool = False
+    # Set by a tool that only described what it would do (an API operation's preview=True): outcome not_started.
+    previewed: bool = False
 
     @property
     def from_agent(self) -> bool:

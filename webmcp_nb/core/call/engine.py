@@ -143,7 +143,7 @@ class Engine:
             if refusal is not None:
                 raise refusal
             spec = self.registry.get(tool)
-            if grant is not None and spec.group not in grant.groups:
+            if grant is not None and not grant.admits(spec):
                 ungranted, spec = spec, None
                 raise ToolFailure(
                     "invalid_params",
@@ -196,7 +196,7 @@ class Engine:
                 ctx,
                 submitted,
                 started_at,
-                "completed",
+                "not_started" if ctx.previewed else "completed",
                 "not_needed",
                 data=data.model_dump(mode="python"),
             )

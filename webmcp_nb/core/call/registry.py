@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "testing", "vision", "tracing", "notebook"]
+Group = Literal[
+    "core", "js", "code", "files", "pdf", "secrets", "http", "testing", "vision", "tracing", "notebook", "api"
+]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`). The `Session` and the notebook
 call every tool."""
@@ -79,6 +81,7 @@ class ToolSpec:
     # The fields the %browser command line takes by position, in declaration order (default: the
     # required text fields); browser_http's `http GET /api/items`.
     magic_positional: tuple[str, ...] = ()
+    api: str | None = None  # an API operation's tool (group "api"): the API's name, for the ``api:NAME`` grant
 
     def call_is_read_only(self, args: Any) -> bool:
         """Whether this call (its arguments, when they are an object) changes nothing."""
@@ -171,6 +174,24 @@ class Registry:
         self.listeners: Listeners[[]] = Listeners()
 
     def add(self, spec: ToolSpec) -> ToolSpec:
+        self._insert(spec)
+        self.listeners.emit()
+        return spec
+
+    def add_all(self, specs: list[ToolSpec]) -> None:
+        """Add several tools, telling `listeners` once (an API's operations)."""
+        for spec in specs:
+            self._insert(spec)
+        if specs:
+            self.listeners.emit()
+
+    def remove_all(self, names: list[str]) -> None:
+        """Remove several of this registry's own tools, telling `listeners` once."""
+        removed = [self._tools.pop(name, None) for name in names]
+        if any(spec is not None for spec in removed):
+            self.listeners.emit()
+
+    def _insert(self, spec: ToolSpec) -> None:
         if spec.name in self:
             raise ValueError(f"tool {spec.name!r} is already registered")
         reserved = RESERVED_PARAMS & set(spec.params.model_fields)
@@ -179,8 +200,6 @@ class Registry:
         if spec.target == "page" and not spec.read_only and "modal_state" not in spec.data.model_fields:
             raise ValueError(f"{spec.name}: a page action's data must report modal_state (see ActionData)")
         self._tools[spec.name] = spec
-        self.listeners.emit()
-        return spec
 
     def remove(self, name: str) -> None:
         """Remove one of this registry's own tools (not a parent's); unknown names are ignored."""

@@ -16,7 +16,7 @@ from typing import Any, get_args
 from urllib.parse import unquote, urlsplit
 
 from ..call.errors import InvalidParams
-from ..call.registry import Group
+from ..call.registry import Group, ToolSpec
 
 ALWAYS_GRANTED = ("core", "notebook")
 BROWSER_CAP = "browser"
@@ -40,6 +40,8 @@ SCHEMES: tuple[str, ...] = ("data", "blob", "view-source", "chrome", "devtools")
 """URL schemes an operator can grant with ``--allow-scheme`` (``file:`` comes with ``--file-root``)."""
 OPEN_SCHEMES = ("http", "https")  # plus exactly ``about:blank``
 
+API_CAP = re.compile(r"^api:[A-Za-z_][A-Za-z0-9_]*$")
+"""``api:NAME``: the tools of one loaded API (``api`` grants every API's)."""
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -77,7 +79,7 @@ class Grant:
     ) -> Grant:
         """A grant from an operator's options; raises ValueError naming a bad one."""
         caps, allow_schemes = list(caps), list(allow_schemes)
-        unknown = sorted(set(caps) - set(CAPS))
+        unknown = sorted(cap for cap in set(caps) - set(CAPS) if not API_CAP.match(cap))
         if unknown:
             raise ValueError(f"unknown capability {', '.join(unknown)}; choose from {', '.join(CAPS)}")
         if "file" in allow_schemes:
@@ -100,7 +102,12 @@ class Grant:
     @property
     def caps(self) -> tuple[str, ...]:
         """The grantable caps this grant holds (for reports)."""
-        return tuple(cap for cap in CAPS if cap in self.groups or (cap == BROWSER_CAP and self.browser))
+        held = (cap for cap in CAPS if cap in self.groups or (cap == BROWSER_CAP and self.browser))
+        return (*held, *sorted(group for group in self.groups if API_CAP.match(group)))
+
+    def admits(self, spec: ToolSpec) -> bool:
+        """Whether this grant lets its caller see and call `spec` (its group, or its API's own cap)."""
+        return spec.group in self.groups or (spec.api is not None and f"api:{spec.api}" in self.groups)
 
     def withheld(self, tool: str) -> frozenset[str]:
         """The parameters of `tool` this grant does not admit (`GATED_PARAMS`)."""

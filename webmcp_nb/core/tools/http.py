@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..browsers.page_fetch import Chunk, FetchFailed, Head, PageFetch, media_type_of
+from ..browsers.page_fetch import Chunk, Fetch, FetchFailed, Head, media_type_of
 from ..call.errors import ToolFailure
 from ..call.registry import tool
 from ..call.util import first_lines
@@ -106,7 +106,7 @@ async def http(ctx: CallContext, p: HttpParams) -> HttpData:
 async def request(call: HttpCall, timeout_s: float) -> HttpData:
     """Send the request and read its answer within `timeout_s`; cut off, the page's fetch is aborted."""
     p = call.p
-    fetch = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
+    fetch = call.new_fetch()
     finished = False
     try:
         async with asyncio.timeout(timeout_s):
@@ -140,7 +140,7 @@ def refuse_media_type(call: HttpCall, media_type: str, source: str) -> None:
 
 
 async def preflight(call: HttpCall) -> None:
-    probe = PageFetch(call.ctx.frame)  # type: ignore[arg-type]
+    probe = call.new_fetch()
     try:
         head = await probe.start(call.p.url, "HEAD", call.p.headers, None)
     except FetchFailed:
@@ -151,7 +151,7 @@ async def preflight(call: HttpCall) -> None:
         refuse_media_type(call, head.media_type, "from a preflight HEAD")
 
 
-async def start(call: HttpCall, fetch: PageFetch) -> Head:
+async def start(call: HttpCall, fetch: Fetch) -> Head:
     headers, body = call.p.request_parts()
     try:
         return await fetch.start(call.p.url, call.p.method, headers, body)
@@ -168,7 +168,7 @@ def network_failure(call: HttpCall, reason: str) -> ToolFailure:
 
 
 async def read_body(
-    call: HttpCall, fetch: PageFetch, head: Head, limit: int, limit_name: str, sink: Callable[[bytes], Any]
+    call: HttpCall, fetch: Fetch, head: Head, limit: int, limit_name: str, sink: Callable[[bytes], Any]
 ) -> int:
     """Pull the body into `sink`; fail once its declared or received size passes `limit`."""
     declared = head.content_length
@@ -191,7 +191,7 @@ async def read_body(
             return received
 
 
-async def read_response(call: HttpCall, fetch: PageFetch, head: Head) -> HttpData:
+async def read_response(call: HttpCall, fetch: Fetch, head: Head) -> HttpData:
     p = call.p
     refuse_media_type(call, head.media_type, f"its Content-Type {head.content_type!r}")
     common = describe(call, head)
@@ -281,7 +281,7 @@ def parse_ndjson(call: HttpCall, text: str, warnings: list[str]) -> list[Any]:
     return values
 
 
-async def save_body(call: HttpCall, fetch: PageFetch, head: Head) -> tuple[SavedBody, int]:
+async def save_body(call: HttpCall, fetch: Fetch, head: Head) -> tuple[SavedBody, int]:
     """Stream the body to a new artifact, chunk by chunk (removed again if it fails); with the
     bytes received (the file's size differs when secret fields were blocked in it)."""
     path = call.ctx.engine.artifact_path("http", mimetypes.guess_extension(head.media_type) or ".bin")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..browsers.page_fetch import Head
+from ..browsers.page_fetch import Fetch, Head, PageFetch
 from ..call.errors import ToolFailure
 from ..evidence.recorder import redact_headers
 from ..guard.secret_fields import block_in_json_text, block_secrets
@@ -174,6 +175,10 @@ class HttpCall:
     names: frozenset[str]
     sent: bool = False
     blocked: list[str] = field(default_factory=list)
+    transport: Callable[[], Fetch] | None = None  # another fetch than the page's (an API's kernel client)
+
+    def new_fetch(self) -> Fetch:
+        return self.transport() if self.transport is not None else PageFetch(self.ctx.frame)  # type: ignore[arg-type]
 
     @property
     def safe(self) -> bool:

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..browsers.page_fetch import FetchFailed, Head, PageFetch
+from ..browsers.page_fetch import FetchFailed, Head
 from ..browsers.sse import EventStreamParser
 from ..call.errors import ToolFailure
 from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, describe
@@ -77,7 +77,7 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
             )
 
     while True:
-        fetch = PageFetch(ctx.frame)  # type: ignore[arg-type]
+        fetch = call.new_fetch()
         finished = False
         try:
             async with asyncio.timeout(max(0.0, deadline - time.monotonic())):

@@ -1,0 +1,620 @@
+"""An API's operations as tools: the request each call sends and the result policy it answers under."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+from pydantic import Field, create_model
+
+from ..call.errors import InvalidParams, ToolFailure
+from ..call.registry import ToolSpec
+from ..evidence.recorder import redact_headers
+from ..guard.known_secrets import REDACTED
+from ..guard.secret_fields import secret_names
+from ..tools.http import request
+from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, SseLimits
+from ..tools.http_sse import collect_sse
+from ..tools.models import Data, Params
+from .spec import BASE_URI, Document, Operation, Parameter
+from .transport import KernelFetch
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..call.context import CallContext
+
+REVEAL: contextvars.ContextVar[tuple[list[str], dict[str, Any]] | None] = contextvars.ContextVar(
+    "webmcp_nb_api_reveal", default=None
+)
+"""Set by the notebook's own Python (`ApiHandle.call(..., reveal=[...])`) around a call: the show-once
+fields to hand back, and where to put them. No argument can set it, so no agent can."""
+SCHEMA_DEPTH = 12
+
+
+class Verify(Params):
+    operation: str = Field(description="The read that checks the call's effect.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    expect: dict[str, Any] = Field(default_factory=dict, description="Fields the read's value must have.")
+
+
+class ApiParams(Params):
+    body: Any = Field(None, description="The request body (JSON).")
+    preview: bool = Field(False, description="Return the exact request without sending it.")
+    idempotency_key: str | None = Field(None, max_length=200, description="Default: a fresh key per call.")
+    verify: Verify | None = Field(None, description="A follow-up read that checks the effect.")
+
+
+class SearchParams(Params):
+    query: str = Field("", max_length=200, description="Words in the operation's name, path or summary; empty: all.")
+    limit: int = Field(20, gt=0, le=100)
+
+
+class SearchData(Data):
+    operations: list[dict[str, Any]]
+    total: int = Field(description="How many operations matched.")
+
+
+class DescribeParams(Params):
+    operation: str = Field(max_length=200)
+
+
+class DescribeData(Data):
+    operation: dict[str, Any]
+    input_schema: dict[str, Any] = Field(description="The arguments `call` takes in `args`.")
+
+
+class CallParams(Params):
+    operation: str = Field(max_length=200)
+    args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see describe).")
+
+
+class ApiData(Data):
+    operation: str
+    value: Any = Field(None, description="The response body (JSON, NDJSON array, SSE events, binary, text).")
+    response: str | None = Field(None, description="How the body was read: json, ndjson, text, sse, binary, empty.")
+    http: dict[str, Any] | None = Field(
+        None, description="method, url, status, headers, content_type, byte_length, duration_ms."
+    )
+    blocked_fields: list[str] = Field(default_factory=list)
+    show_once: dict[str, str] | None = Field(None, description="Show-once fields present but blocked.")
+    idempotency_key: str | None = None
+    preview: dict[str, Any] | None = Field(None, description="preview=true: the request that would be sent.")
+    verification: dict[str, Any] | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class ApiPolicy:
+    base_url: str
+    auth: Any = None
+    stream_collection: SseLimits | None = None
+    binary: BinaryOptions | None = None
+    max_result_bytes: int | None = None
+    strict: bool = False
+
+
+@dataclass
+class Api:
+    """One loaded API: its operations, their tools, the kernel's client and the calls running."""
+
+    name: str
+    document: Document
+    operations: dict[str, Operation]
+    policy: ApiPolicy
+    lazy: bool = False  # each operation's schemas checked on its first call (not the whole document at load)
+    checked: set[str] = field(default_factory=set)
+    running: set[asyncio.Task[Any]] = field(default_factory=set)
+    closed: bool = False
+    _client: httpx.AsyncClient | None = None
+    _validators: dict[str, Any] = field(default_factory=dict)
+    _secrets: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+    def tool_name(self, operation: str) -> str:
+        return f"{self.name}_{operation}"
+
+    # tools --------------------------------------------------------------------
+    def spec(self, op: Operation) -> ToolSpec:
+        fields: dict[str, Any] = {}
+        for param in op.parameters:
+            key = param.key if param.key not in ApiParams.model_fields else f"{param.key}_"
+            about = f"{param.where} parameter {param.name!r}. {param.description}".strip()
+            fields[key] = (Any, Field(... if param.required else None, description=about))
+        model = create_model(f"{self.name}_{op.name}_params", __base__=ApiParams, **fields)
+
+        async def handler(ctx: CallContext, p: Any) -> ApiData:
+            return await self.run(ctx, op, p)
+
+        return ToolSpec(
+            name=self.tool_name(op.name),
+            title=f"{self.name}: {op.method} {op.path}",
+            description=(op.summary or f"{op.method} {op.path}")[:300],
+            params=model,
+            data=ApiData,
+            handler=handler,
+            target="server",
+            group="api",
+            read_only=not op.consequential,
+            destructive=op.consequential,
+            open_world=True,
+            positional=(),
+            api=self.name,
+        )
+
+    def discovery_specs(self) -> list[ToolSpec]:
+        """For a large API: three tools (search, describe, call one) instead of one per operation."""
+
+        async def search(ctx: CallContext, p: SearchParams) -> SearchData:
+            words = p.query.lower().split()
+            rows = [
+                op.row()
+                for op in self.operations.values()
+                if all(word in f"{op.name} {op.path} {op.summary}".lower() for word in words)
+            ]
+            return SearchData(operations=rows[: p.limit], total=len(rows))
+
+        async def describe(ctx: CallContext, p: DescribeParams) -> DescribeData:
+            op = self.operation(p.operation)
+            return DescribeData(operation=op.row(), input_schema=self.spec(op).input_schema)
+
+        async def call(ctx: CallContext, p: CallParams) -> ApiData:
+            op = self.operation(p.operation)
+            return await self.run(ctx, op, self.spec(op).validate(p.args))
+
+        common: dict[str, Any] = {"target": "server", "group": "api", "api": self.name, "positional": ()}
+        return [
+            ToolSpec(
+                name=f"{self.name}_search",
+                title=f"{self.name}: search operations",
+                description=f"Search the {len(self.operations)} operations of the API {self.name!r}.",
+                params=SearchParams,
+                data=SearchData,
+                handler=search,
+                read_only=True,
+                **common,
+            ),
+            ToolSpec(
+                name=f"{self.name}_describe",
+                title=f"{self.name}: describe an operation",
+                description=f"One operation of {self.name!r}: method, path and the arguments {self.name}_call takes.",
+                params=DescribeParams,
+                data=DescribeData,
+                handler=describe,
+                read_only=True,
+                **common,
+            ),
+            ToolSpec(
+                name=f"{self.name}_call",
+                title=f"{self.name}: call an operation",
+                description=f"Call one operation of {self.name!r} (consequential ones change the API's state).",
+                params=CallParams,
+                data=ApiData,
+                handler=call,
+                destructive=True,
+                open_world=True,
+                read_only_when=lambda args: self.is_read(args.get("operation")),
+                **common,
+            ),
+        ]
+
+    def is_read(self, name: Any) -> bool:
+        op = self.operations.get(name) if isinstance(name, str) else None
+        return op is not None and not op.consequential
+
+    def operation(self, name: str) -> Operation:
+        op = self.operations.get(name)
+        if op is None:
+            raise InvalidParams(f"The API {self.name!r} has no operation {name!r} (search with {self.name}_search).")
+        return op
+
+    # one call -----------------------------------------------------------------
+    async def run(self, ctx: CallContext, op: Operation, p: Any) -> ApiData:
+        if self.closed:
+            raise ToolFailure("invalid_params", f"The API {self.name!r} was closed.", started=False)
+        task = asyncio.current_task()
+        assert task is not None
+        self.running.add(task)
+        try:
+            return await self._run(ctx, op, p)
+        except asyncio.CancelledError:
+            if self.is_closed() and ctx.cut_off is not None:
+                raise ctx.cut_off("operation_timeout", f"The API {self.name!r} was closed during the call.") from None
+            raise
+        finally:
+            self.running.discard(task)
+
+    async def _run(self, ctx: CallContext, op: Operation, p: Any) -> ApiData:
+        if self.lazy and op.name not in self.checked:
+            self.check_operation(op)
+        url, headers, body, secrets = self._request(op, p)
+        ctx.engine.manager.secrets.add(secrets)
+        key = None
+        if op.idempotency_header is not None:
+            key = p.idempotency_key or str(uuid.uuid4())
+            headers[op.idempotency_header] = key
+        elif p.idempotency_key is not None:
+            raise InvalidParams(f"{op.name} declares no Idempotency-Key header; idempotency_key does not apply.")
+        shown_url = redact_url(url, secrets)
+        if p.preview:
+            ctx.previewed = True
+            preview = {
+                "method": op.method,
+                "url": shown_url,
+                "headers": self._shown_headers(headers, secrets),
+                "body": body,
+            }
+            return ApiData(operation=op.name, preview=preview, idempotency_key=key)
+        mode = (
+            "sse"
+            if op.streaming
+            else "binary"
+            if op.binary
+            else "ndjson"
+            if op.ndjson and self.policy.strict
+            else "auto"
+        )
+        limit = ctx.engine.limits.max_result_bytes
+        hp = HttpParams(
+            method=op.method,  # type: ignore[arg-type]
+            url=url,
+            headers=headers,
+            body=None if body is None else json.dumps(body),
+            response=mode,  # type: ignore[arg-type]
+            sse=self.policy.stream_collection if mode == "sse" else None,
+            binary=self.policy.binary if mode == "binary" else None,
+            strict=mode == "ndjson",
+        )
+        if body is not None:
+            hp.headers.setdefault("Content-Type", (op.body or {}).get("media_type", "application/json"))
+        budget = min(self.policy.max_result_bytes or limit, limit) - RESERVED_BYTES
+        blocked, show_once = self.secret_fields(op)
+        capture = bytearray()
+        call = HttpCall(
+            ctx, hp, budget, secret_names(blocked | show_once), transport=lambda: KernelFetch(self.client, capture)
+        )
+        ctx.cut_off = call.failure
+        started = time.monotonic()
+        data = await (collect_sse(call, ctx.remaining_s()) if mode == "sse" else request(call, ctx.remaining_s()))
+        raw = parse_json(bytes(capture)) if data.response == "json" else None
+        warnings = list(data.warnings)
+        problem = self.check_response(op, data.status or 0, data.content_type or "", raw) if raw is not None else None
+        if problem is not None:
+            if self.policy.strict:
+                raise ToolFailure(
+                    "evaluation_failed", f"The response does not match its schema: {problem}", completed=True
+                )
+            warnings.append(f"response schema: {problem}")
+        present = sorted(name for name in show_once if has_field(raw, name))
+        reveal = REVEAL.get()
+        if reveal is not None and raw is not None:
+            names, sink = reveal
+            sink.update({name: found for name in names if (found := find_field(raw, name)) is not None})
+        result = ApiData(
+            operation=op.name,
+            value=data.body,
+            response=data.response,
+            http={
+                "method": op.method,
+                "url": redact_url(data.url, secrets),
+                "status": data.status,
+                "headers": data.headers,
+                "content_type": data.content_type,
+                "byte_length": data.byte_length,
+                "duration_ms": round((time.monotonic() - started) * 1000, 3),
+            },
+            blocked_fields=data.blocked_fields,
+            show_once={
+                name: f"shown once and blocked here; the notebook's own Python gets it with "
+                f"api.call({op.name!r}, ..., reveal=[{name!r}])"
+                for name in present
+            }
+            or None,
+            idempotency_key=key,
+            warnings=warnings,
+        )
+        if p.verify is not None and data.status is not None and data.status < 300:
+            result.verification = await self.verify(ctx, p.verify)
+            if result.verification["status"] == "failed":
+                raise ToolFailure(
+                    "verification_failed",
+                    f"{op.name} completed, but its check {p.verify.operation} failed: {result.verification['reason']}",
+                    completed=True,
+                    context={
+                        "verification": result.verification,
+                        "result": result.model_dump(exclude={"verification"}),
+                    },
+                )
+        return result
+
+    async def verify(self, ctx: CallContext, check: Verify) -> dict[str, Any]:
+        op = self.operations.get(check.operation)
+        if op is None or op.consequential:
+            return {"status": "skipped", "operation": check.operation, "reason": "not a read of this API"}
+        model = self.spec(op).params
+        read = await self._run(ctx, op, model.model_validate(check.params))
+        mismatch = [
+            key for key, want in check.expect.items() if not isinstance(read.value, dict) or read.value.get(key) != want
+        ]
+        if mismatch:
+            got = {key: read.value.get(key) if isinstance(read.value, dict) else None for key in mismatch}
+            return {"status": "failed", "operation": op.name, "reason": f"expected {check.expect}, got {got}"}
+        return {"status": "passed", "operation": op.name}
+
+    # the request --------------------------------------------------------------
+    def _request(self, op: Operation, p: Any) -> tuple[str, dict[str, str], Any, list[str]]:
+        path = op.path
+        query: list[tuple[str, str]] = []
+        headers: dict[str, str] = {}
+        cookies: list[str] = []
+        for param in op.parameters:
+            key = param.key if param.key not in ApiParams.model_fields else f"{param.key}_"
+            value = getattr(p, key)
+            if value is None:
+                continue
+            self._check_value(param, value)
+            text = wire(value)
+            if param.where == "path":
+                path = path.replace("{" + param.name + "}", quote(text, safe=""))
+            elif param.where == "query":
+                query.extend((param.name, wire(item)) for item in value) if isinstance(value, list) else query.append(
+                    (param.name, text)
+                )
+            elif param.where == "header":
+                headers[param.name] = text
+            elif param.where == "cookie":
+                cookies.append(f"{param.name}={text}")
+        if op.body is None and p.body is not None:
+            raise InvalidParams(f"{op.name} takes no request body.")
+        if op.body is not None:
+            if p.body is None and op.body["required"]:
+                raise InvalidParams(f"{op.name} needs a request body ({op.body['media_type']}).")
+            if p.body is not None and op.body["has_schema"]:
+                problem = self.check(op.body["pointer"], p.body)
+                if problem is not None:
+                    raise InvalidParams(f"{op.name}'s body does not match its schema: {problem}")
+        if op.streaming and self.policy.stream_collection is None:
+            raise InvalidParams(
+                f"{op.name} answers text/event-stream, refused before the request was sent: load the API with "
+                "stream_collection={max_events, max_bytes, max_duration_ms}."
+            )
+        if op.binary and self.policy.binary is None:
+            raise InvalidParams(
+                f"{op.name} answers a binary type ({', '.join(sorted(op.media_types))}), refused before the request "
+                "was sent: load the API with binary={mode: 'base64', max_bytes} (or mode 'download')."
+            )
+        secrets = self._auth(op, headers, query, cookies)
+        if cookies:
+            headers["Cookie"] = "; ".join(cookies)
+        url = self.policy.base_url.rstrip("/") + path
+        if query:
+            url += "?" + urlencode(query)
+        return url, headers, p.body, secrets
+
+    def _auth(
+        self, op: Operation, headers: dict[str, str], query: list[tuple[str, str]], cookies: list[str]
+    ) -> list[str]:
+        """Apply `auth` to the first security requirement it covers; the secret values, to be scrubbed."""
+        auth = self.policy.auth
+        if auth is None or not op.security:
+            return []
+        schemes = (self.document.content.get("components") or {}).get("securitySchemes") or {}
+        for requirement in op.security:
+            names = list(requirement)
+            if not names or not all(name in schemes for name in names):
+                continue
+            if isinstance(auth, dict) and not all(name in auth for name in names):
+                continue
+            secrets: list[str] = []
+            for name in names:
+                scheme, _ = self.document.deref(schemes[name], "")
+                value = auth[name] if isinstance(auth, dict) else auth
+                secrets += apply_scheme(scheme, value, headers, query, cookies)
+            return secrets
+        return []
+
+    @staticmethod
+    def _shown_headers(headers: dict[str, str], secrets: list[str]) -> dict[str, str]:
+        return {
+            name: REDACTED if any(s and s in value for s in secrets) else value
+            for name, value in redact_headers(headers).items()
+        }
+
+    # schemas ------------------------------------------------------------------
+    def check_operation(self, op: Operation) -> None:
+        """Check the schemas `op` uses against JSON Schema's meta-schema (per_operation validation)."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        pointers = [param.pointer for param in op.parameters if param.schema]
+        pointers += [op.body["pointer"]] if op.body is not None and op.body["has_schema"] else []
+        pointers += [pointer for by_media in op.responses.values() for pointer in by_media.values()]
+        resolver = self.document.registry.resolver(base_uri=BASE_URI)
+        for pointer in pointers:
+            try:
+                schema = resolver.lookup(f"#{pointer}").contents
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                where = "/".join(str(part) for part in exc.path)
+                raise ToolFailure(
+                    "invalid_params",
+                    f"{op.name} is invalid in the document at {pointer}{'/' + where if where else ''}: "
+                    f"{exc.message[:300]}. Nothing was sent.",
+                    started=False,
+                ) from None
+            except Exception as exc:  # noqa: BLE001 - an unresolvable $ref
+                raise ToolFailure(
+                    "invalid_params",
+                    f"{op.name} is invalid in the document at {pointer}: {exc}. Nothing was sent.",
+                    started=False,
+                ) from None
+        self.checked.add(op.name)
+
+    def validator(self, pointer: str) -> Any:
+        found = self._validators.get(pointer)
+        if found is None:
+            from jsonschema import Draft202012Validator
+
+            found = Draft202012Validator({"$ref": f"{BASE_URI}#{pointer}"}, registry=self.document.registry)
+            self._validators[pointer] = found
+        return found
+
+    def check(self, pointer: str, value: Any) -> str | None:
+        """The first way `value` breaks the schema at `pointer` (its path in the value), or None."""
+        from jsonschema.exceptions import best_match
+
+        error = best_match(self.validator(pointer).iter_errors(value))
+        if error is None:
+            return None
+        where = error.json_path if error.path else "$"
+        return f"at {where}: {error.message[:300]}"
+
+    def _check_value(self, param: Parameter, value: Any) -> None:
+        if not param.schema:
+            return
+        problem = self.check(param.pointer, value)
+        if problem is not None:
+            raise InvalidParams(f"parameter {param.name!r} ({param.where}): {problem}")
+
+    def check_response(self, op: Operation, status: int, content_type: str, value: Any) -> str | None:
+        by_media = (
+            op.responses.get(str(status)) or op.responses.get(f"{status // 100}XX") or op.responses.get("default")
+        )
+        if not by_media:
+            return None
+        media = content_type.split(";")[0].strip().lower()
+        pointer = by_media.get(media) or next(iter(by_media.values()))
+        return self.check(pointer, value)
+
+    def secret_fields(self, op: Operation) -> tuple[frozenset[str], frozenset[str]]:
+        """The response fields marked secret (password format, writeOnly, x-secret) and show-once."""
+        found = self._secrets.get(op.name)
+        if found is None:
+            secret: set[str] = set()
+            once: set[str] = set()
+            seen: set[str] = set()
+            for by_media in op.responses.values():
+                for pointer in by_media.values():
+                    node = self.document.registry.resolver(base_uri="").lookup(f"urn:webmcp-nb:api#{pointer}").contents
+                    self._walk(node, pointer, secret, once, seen, 0)
+            found = self._secrets[op.name] = (frozenset(secret), frozenset(once))
+        return found
+
+    def _walk(self, node: Any, pointer: str, secret: set[str], once: set[str], seen: set[str], depth: int) -> None:
+        node, pointer = self.document.deref(node, pointer)
+        if not isinstance(node, dict) or pointer in seen or depth > SCHEMA_DEPTH:
+            return
+        seen.add(pointer)
+        for name, sub in (node.get("properties") or {}).items():
+            sub_node, _ = self.document.deref(sub, "")
+            if isinstance(sub_node, dict):
+                if sub_node.get("x-show-once") is True:
+                    once.add(name)
+                elif sub_node.get("format") == "password" or sub_node.get("writeOnly") or sub_node.get("x-secret"):
+                    secret.add(name)
+            self._walk(sub, f"{pointer}/properties/{name}", secret, once, seen, depth + 1)
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                self._walk(node[key], f"{pointer}/{key}", secret, once, seen, depth + 1)
+        for key in ("allOf", "anyOf", "oneOf"):
+            for index, sub in enumerate(node.get(key) or []):
+                self._walk(sub, f"{pointer}/{key}/{index}", secret, once, seen, depth + 1)
+
+    # lifecycle ----------------------------------------------------------------
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.AsyncClient(timeout=None, follow_redirects=True)
+        return self._client
+
+    async def close(self) -> int:
+        """Cancel the running calls (each reports its outcome); returns how many there were."""
+        self.closed = True
+        tasks = list(self.running)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
+        if self._client is not None:
+            await self._client.aclose()
+        return len(tasks)
+
+
+def apply_scheme(
+    scheme: dict[str, Any], value: Any, headers: dict[str, str], query: list[tuple[str, str]], cookies: list[str]
+) -> list[str]:
+    kind = scheme.get("type")
+    if kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+        user, password = value if isinstance(value, (tuple, list)) else str(value).split(":", 1)
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        return [token, str(password)]
+    if kind in ("http", "oauth2", "openIdConnect"):
+        headers["Authorization"] = f"Bearer {value}"
+        return [str(value)]
+    if kind == "apiKey":
+        name, where = str(scheme.get("name")), scheme.get("in")
+        if where == "query":
+            query.append((name, str(value)))
+        elif where == "cookie":
+            cookies.append(f"{name}={value}")
+        else:
+            headers[name] = str(value)
+        return [str(value)]
+    return []
+
+
+def wire(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def redact_url(url: str, secrets: list[str]) -> str:
+    parts = urlsplit(url)
+    if not parts.query or not secrets:
+        return url
+    pairs = [pair.partition("=") for pair in parts.query.split("&")]
+    query = "&".join(
+        f"{name}={REDACTED}" if any(quote(s, safe="") == value or s == value for s in secrets) else f"{name}{eq}{value}"
+        for name, eq, value in pairs
+    )
+    return urlunsplit(parts._replace(query=query))
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def find_field(value: Any, name: str) -> Any:
+    if isinstance(value, dict):
+        if name in value:
+            return value[name]
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return None
+    for child in children:
+        found = find_field(child, name)
+        if found is not None:
+            return found
+    return None
+
+
+def has_field(value: Any, name: str) -> bool:
+    return find_field(value, name) is not None
