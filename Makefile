@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # dev and test tools to the same environment.
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
-EXTRAS := demo,dev,test,docs
+EXTRAS := demo,dev,test,docs,dask
 LOGS := build/logs
 STEP := scripts/step
 
