@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import cloudpickle
+import httpx2
 import psutil
 import pytest
 
@@ -27,6 +28,7 @@ from webmcp_nb import Session
 from webmcp_nb.demo import DemoServer
 
 from .helpers import browser_processes, wait_until
+from .test_remote import start_cdp_browser
 from .test_security import Served, text_of
 
 # The functions below travel to the workers by value (the workers need not import this module).
@@ -145,6 +147,20 @@ def test_the_distributed_cap_gates_an_agents_fan_out(client: Client, demo: DemoS
     # The notebook's own code needs no grant (this test's maps ran without one).
 
 
+def test_workers_sessions_can_drive_a_remote_browser(client: Client, demo: DemoServer, tmp_path: Path) -> None:
+    grid = start_cdp_browser(tmp_path)  # a Chromium with a CDP port stands in for a grid
+    try:
+        urls = [demo.url_for(f"index.html?remote={n}") for n in range(4)]
+        results = wd.map(visit, urls, client=client, progress=False, plugin=wd.BrowserPlugin(remote_endpoint=grid.url))
+        assert results.ok and [r.envelope.data["url"] for r in results if r.envelope] == urls
+        open_tabs = {target["url"] for target in httpx2.get(f"{grid.url}/json/list").json()}
+        assert len(open_tabs & set(urls)) == 2  # each worker's page stays on the last item it visited
+        workers = client.run(os.getpid).values()
+        wait_until(lambda: not [p for pid in workers for p in browser_processes(pid)], timeout=60)  # none launched
+    finally:
+        grid.kill()
+
+
 def test_a_killed_worker_s_items_run_again_and_each_item_comes_back_once(
     client: Client, demo: DemoServer, tmp_path: Path
 ) -> None:
@@ -171,7 +187,6 @@ def test_a_killed_worker_s_items_run_again_and_each_item_comes_back_once(
     assert all(r.worker != victim_address or r.index not in rerun for r in results)
     # The killed worker's browsers went with it (Playwright's driver closes them when its parent dies).
     wait_until(lambda: not [pid for pid in victim_browsers if psutil.pid_exists(pid)], timeout=60)
-    wait_until(lambda: len(client.scheduler_info()["workers"]) == 2, timeout=120)  # the nanny restarted it
 
 
 def test_worker_shutdown_leaves_no_browser_process(cluster: LocalCluster, client: Client) -> None:
