@@ -54,7 +54,9 @@ def run(rounds: int) -> dict[str, Any]:
         pages = [demo.url_for(f"table.html?page={n}") for n in range(PAGES)]
         for workers in WORKERS:
             with (
-                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                ) as cluster,
                 Client(cluster) as client,
             ):
                 timed_map(client, snapshot, pages[: workers * 2])  # every worker's browser launched

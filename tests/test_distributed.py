@@ -75,6 +75,17 @@ def marked_visit(session: Session, item: tuple[str, str]) -> str:
     return url
 
 
+def crash_then_visit(session: Session, url: str) -> tuple[str | None, bool, str | None]:
+    """Kills the worker's browser, then visits twice: the first call sees the crash, the second heals."""
+    session.navigate(url).raise_for_status()
+    browsers = [p for p in psutil.Process().children(recursive=True) if "chrom" in p.name().lower()]
+    for browser in browsers:
+        browser.kill()
+    psutil.wait_procs(browsers, timeout=30)
+    crashed, healed = session.navigate(url), session.navigate(url)
+    return crashed.error_type, healed.ok, healed.data["url"] if healed.ok else healed.message
+
+
 def test_map_over_20_pages_in_item_order(client: Client, demo: DemoServer) -> None:
     urls = [demo.url_for(f"index.html?page={n}") for n in range(20)]
     results = wd.map(visit, urls, client=client)
@@ -159,6 +170,12 @@ def test_workers_sessions_can_drive_a_remote_browser(client: Client, demo: DemoS
         wait_until(lambda: not [p for pid in workers for p in browser_processes(pid)], timeout=60)  # none launched
     finally:
         grid.kill()
+
+
+def test_a_crashed_browser_on_a_worker_heals_as_locally(client: Client, demo: DemoServer) -> None:
+    url = demo.url_for("index.html?crash")
+    [result] = wd.map(crash_then_visit, [url], client=client, progress=False)
+    assert result.value == ("instance_crashed", True, url)
 
 
 def test_a_killed_worker_s_items_run_again_and_each_item_comes_back_once(
