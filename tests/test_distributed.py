@@ -127,7 +127,7 @@ def test_sessions_are_recycled_after_max_tasks(client: Client) -> None:
     plugin = wd.BrowserPlugin(max_tasks=2)
     results = wd.map(picky, list("abcdefg"), client=client, progress=False, plugin=plugin)
     assert results.ok
-    launches = client.run(lambda dask_worker: dask_worker.plugins[wd.PLUGIN_NAME].launches)
+    launches = client.run(lambda dask_worker, name: dask_worker.plugins[name].launches, name=plugin.name)
     tasks = {address: sum(r.worker == address for r in results) for address in launches}
     assert launches == {address: math.ceil(n / 2) for address, n in tasks.items()}
     with pytest.raises(ValueError, match="max_tasks must be at least 1"):

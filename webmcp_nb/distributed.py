@@ -15,6 +15,7 @@ cloudpickle can carry: a lambda or a function defined in the notebook).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import threading
 import time
@@ -46,13 +47,15 @@ FN_RAISED = "fn_raised"
 class BrowserPlugin(WorkerPlugin):
     """Gives its Dask worker one browser `Session`, lent to one task at a time.
 
-    The session is launched on first use and recycled (closed, a new one launched on next use)
+    Its name is `PLUGIN_NAME` and a digest of its settings: registering it again (another map,
+    another client) keeps the workers' sessions; a plugin of other settings closes the sessions of
+    the others on its worker when it is set up (theirs relaunch if they are used again). The session is launched on first use and recycled (closed, a new one launched on next use)
     after `max_tasks` tasks or `max_age_s` seconds, whichever comes first (None: never). It is
     closed when the worker shuts down. `session_options` are `Session`'s keywords (headless,
     remote_endpoint, limits...): the same for every worker.
     """
 
-    name = PLUGIN_NAME
+    idempotent = True  # Client.register_plugin leaves a plugin of the same name in place
 
     def __init__(self, *, max_tasks: int | None = None, max_age_s: float | None = None, **session_options: Any) -> None:
         if max_tasks is not None and max_tasks < 1:
@@ -62,6 +65,8 @@ class BrowserPlugin(WorkerPlugin):
         self.max_tasks = max_tasks
         self.max_age_s = max_age_s
         self.session_options = dict(session_options)
+        digest = hashlib.sha256(repr(self.settings).encode()).hexdigest()[:12]
+        self.name = f"{PLUGIN_NAME}-{digest}"
 
     @property
     def settings(self) -> tuple[Any, ...]:
@@ -75,6 +80,12 @@ class BrowserPlugin(WorkerPlugin):
         self._tasks = 0
         self._born = 0.0
         self.launches = 0
+        for other in list(worker.plugins.values()):  # one browser per worker: the others' sessions go
+            if isinstance(other, BrowserPlugin) and other is not self and other._lock.acquire(blocking=False):
+                try:
+                    other._retire()
+                finally:
+                    other._lock.release()
 
     def teardown(self, worker: Any) -> None:
         with self._lock:
@@ -180,14 +191,16 @@ class MapResults(Sequence[ItemResult]):
         return f"<MapResults {len(self)} items, {len(self.errors)} errors>"
 
 
-def run_item(fn: Callable[[Session, Any], Any], item: Any, index: int, raise_errors: bool) -> ItemResult:
-    """On a worker: `fn(session, item)` with the worker's session (the task `map` submits)."""
+def run_item(
+    fn: Callable[[Session, Any], Any], item: Any, index: int, raise_errors: bool, plugin_name: str
+) -> ItemResult:
+    """On a worker: `fn(session, item)` with the session of its plugin (the task `map` submits)."""
     from distributed import get_worker
 
     worker = get_worker()
-    plugin = worker.plugins.get(PLUGIN_NAME)
+    plugin = worker.plugins.get(plugin_name)
     if not isinstance(plugin, BrowserPlugin):
-        raise RuntimeError(f"worker {worker.address} has no {PLUGIN_NAME} plugin (webmcp_nb.distributed.map adds it)")
+        raise RuntimeError(f"worker {worker.address} has no {plugin_name} plugin (webmcp_nb.distributed.map adds it)")
     with plugin.lease() as session:
         try:
             value = fn(session, item)
@@ -207,7 +220,8 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
-_REGISTERED: weakref.WeakKeyDictionary[Any, tuple[Any, ...]] = weakref.WeakKeyDictionary()
+_REGISTERED: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""The plugin each client registered last (a map with the same settings skips the round trip)."""
 
 
 def map(
@@ -239,9 +253,9 @@ def map(
         raise ImportError("webmcp_nb.distributed needs the dask extra: pip install 'webmcp_nb[dask]'") from None
     client = client if client is not None else distributed.get_client()
     plugin = plugin if plugin is not None else BrowserPlugin()
-    if _REGISTERED.get(client) != plugin.settings:
-        client.register_plugin(plugin, name=PLUGIN_NAME)
-        _REGISTERED[client] = plugin.settings
+    if _REGISTERED.get(client) != plugin.name:
+        client.register_plugin(plugin)
+        _REGISTERED[client] = plugin.name
     items = list(items)
     futures = [
         client.submit(
@@ -250,6 +264,7 @@ def map(
             item,
             index,
             raise_errors,
+            plugin.name,
             pure=False,
             retries=retries,
             resources=dict(resources) if resources else None,
