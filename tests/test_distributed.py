@@ -1,7 +1,8 @@
 """webmcp_nb.distributed on a real Dask LocalCluster of two worker processes, against the demo site.
 
-One cluster serves the module (its workers' browsers launch once); the last test closes it and
-checks that no browser process outlives the workers.
+One cluster serves the module, its tests ordered so that the workers' browsers launch as few
+times as they can (the tests with plugins of their own come last); the shutdown test closes it
+and checks that no browser process outlives the workers.
 """
 
 from __future__ import annotations
@@ -123,15 +124,10 @@ def test_an_fn_that_raises_fails_its_item_only(client: Client) -> None:
         wd.map(picky, ["a", "bad"], client=client, progress=False, raise_errors=True)
 
 
-def test_sessions_are_recycled_after_max_tasks(client: Client) -> None:
-    plugin = wd.BrowserPlugin(max_tasks=2)
-    results = wd.map(picky, list("abcdefg"), client=client, progress=False, plugin=plugin)
-    assert results.ok
-    launches = client.run(lambda dask_worker, name: dask_worker.plugins[name].launches, name=plugin.name)
-    tasks = {address: sum(r.worker == address for r in results) for address in launches}
-    assert launches == {address: math.ceil(n / 2) for address, n in tasks.items()}
-    with pytest.raises(ValueError, match="max_tasks must be at least 1"):
-        wd.BrowserPlugin(max_tasks=0)
+def test_a_crashed_browser_on_a_worker_heals_as_locally(client: Client, demo: DemoServer) -> None:
+    url = demo.url_for("index.html?crash")
+    [result] = wd.map(crash_then_visit, [url], client=client, progress=False)
+    assert result.value == ("instance_crashed", True, url)
 
 
 def test_the_distributed_cap_gates_an_agents_fan_out(client: Client, demo: DemoServer) -> None:
@@ -156,26 +152,6 @@ def test_the_distributed_cap_gates_an_agents_fan_out(client: Client, demo: DemoS
     assert granted.is_error is not True, text_of(granted)
     assert demo.url_for("index.html") in text_of(granted)
     # The notebook's own code needs no grant (this test's maps ran without one).
-
-
-def test_workers_sessions_can_drive_a_remote_browser(client: Client, demo: DemoServer, tmp_path: Path) -> None:
-    grid = start_cdp_browser(tmp_path)  # a Chromium with a CDP port stands in for a grid
-    try:
-        urls = [demo.url_for(f"index.html?remote={n}") for n in range(4)]
-        results = wd.map(visit, urls, client=client, progress=False, plugin=wd.BrowserPlugin(remote_endpoint=grid.url))
-        assert results.ok and [r.envelope.data["url"] for r in results if r.envelope] == urls
-        open_tabs = {target["url"] for target in httpx2.get(f"{grid.url}/json/list").json()}
-        assert len(open_tabs & set(urls)) == 2  # each worker's page stays on the last item it visited
-        workers = client.run(os.getpid).values()
-        wait_until(lambda: not [p for pid in workers for p in browser_processes(pid)], timeout=60)  # none launched
-    finally:
-        grid.kill()
-
-
-def test_a_crashed_browser_on_a_worker_heals_as_locally(client: Client, demo: DemoServer) -> None:
-    url = demo.url_for("index.html?crash")
-    [result] = wd.map(crash_then_visit, [url], client=client, progress=False)
-    assert result.value == ("instance_crashed", True, url)
 
 
 def test_a_killed_worker_s_items_run_again_and_each_item_comes_back_once(
@@ -206,8 +182,34 @@ def test_a_killed_worker_s_items_run_again_and_each_item_comes_back_once(
     wait_until(lambda: not [pid for pid in victim_browsers if psutil.pid_exists(pid)], timeout=60)
 
 
-def test_worker_shutdown_leaves_no_browser_process(cluster: LocalCluster, client: Client) -> None:
-    assert wd.map(picky, list("ab"), client=client, progress=False).ok
+def test_sessions_are_recycled_after_max_tasks(client: Client) -> None:
+    plugin = wd.BrowserPlugin(max_tasks=2)
+    results = wd.map(picky, list("abcde"), client=client, progress=False, plugin=plugin)
+    assert results.ok
+    launches = client.run(lambda dask_worker, name: dask_worker.plugins[name].launches, name=plugin.name)
+    tasks = {address: sum(r.worker == address for r in results) for address in launches}
+    assert launches == {address: math.ceil(n / 2) for address, n in tasks.items()}
+    with pytest.raises(ValueError, match="max_tasks must be at least 1"):
+        wd.BrowserPlugin(max_tasks=0)
+
+
+def test_workers_sessions_can_drive_a_remote_browser(client: Client, demo: DemoServer, tmp_path: Path) -> None:
+    grid = start_cdp_browser(tmp_path)  # a Chromium with a CDP port stands in for a grid
+    try:
+        urls = [demo.url_for(f"index.html?remote={n}") for n in range(4)]
+        results = wd.map(visit, urls, client=client, progress=False, plugin=wd.BrowserPlugin(remote_endpoint=grid.url))
+        assert results.ok and [r.envelope.data["url"] for r in results if r.envelope] == urls
+        open_tabs = {target["url"] for target in httpx2.get(f"{grid.url}/json/list").json()}
+        assert len(open_tabs & set(urls)) == 2  # each worker's page stays on the last item it visited
+        workers = client.run(os.getpid).values()
+        wait_until(lambda: not [p for pid in workers for p in browser_processes(pid)], timeout=60)  # none launched
+    finally:
+        grid.kill()
+
+
+def test_worker_shutdown_leaves_no_browser_process(cluster: LocalCluster, client: Client, demo: DemoServer) -> None:
+    urls = [demo.url_for(f"index.html?last={n}") for n in range(4)]
+    assert wd.map(visit, urls, client=client, progress=False).ok  # sessions start on their first call
     assert browser_processes(), "the workers' sessions should be running"
     client.close()
     cluster.close()
