@@ -79,7 +79,8 @@ def report(measured: dict[str, Any], rounds: int) -> str:
             "task (submit, schedule, run, gather)."
         ),
         (
-            f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, run "
+            f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, load average "
+            f"{os.getloadavg()[1]:.1f} at the end (other users' processes included), run "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
         ),
         "",
