@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # dev and test tools to the same environment.
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
-EXTRAS := demo,dev,test,docs,apis
+EXTRAS := demo,dev,test,docs,apis,dask
 LOGS := build/logs
 STEP := scripts/step
 
@@ -80,6 +80,7 @@ bench: install chromium
 	$(PY) bench/bench_instances.py --write BENCHMARKS.md
 	$(PY) bench/bench_remote.py --write BENCHMARKS.md
 	$(PY) bench/bench_pages.py --write BENCHMARKS.md
+	$(PY) bench/bench_dask.py --write BENCHMARKS.md
 
 # The typed Session methods (webmcp_nb/_generated.py) from the tool registry; run after adding
 # or changing a tool, and commit the result (tests/test_api.py fails while it is stale).

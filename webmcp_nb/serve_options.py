@@ -44,8 +44,9 @@ class ServeOptions:
     )
     caps: list[str] = _option(
         [], "--caps",
-        f"extra grants for agents: tool groups {', '.join(c for c in CAPS if c != 'browser')}, and browser "
-        "(any launch option: Chromium flags, binary, profile path, a visible window) (default: core tools only)",
+        f"extra grants for agents: tool groups {', '.join(c for c in CAPS if c not in ('browser', 'distributed'))}, "
+        "browser (any launch option: Chromium flags, binary, profile path, a visible window) and distributed "
+        "(with code: a fan-out over a Dask cluster) (default: core tools only)",
         nargs="+", metavar="CAP",
     )  # fmt: skip
     approve: ApprovePolicy = _option(

@@ -29,7 +29,7 @@ from ..evidence.failure import cap_message, failure_context, mark
 from ..evidence.recorder import EvidenceEvent
 from ..guard import secret_echo
 from ..guard.file_guard import judge_by
-from ..guard.grants import Grant
+from ..guard.grants import SERVING, Grant
 from ..guard.redaction import redact_for_approval
 from ..webmcp.discovery import PageTool, WebMCPEvent
 from . import approval as approvals
@@ -181,8 +181,12 @@ class Engine:
             if spec.check is not None:
                 spec.check(ctx, params)
             try:
-                async with asyncio.timeout(ctx.remaining_s()):
-                    data = await self._run(spec, params, ctx)
+                serving = SERVING.set(grant)  # what code the call runs may reach (check_serving_cap)
+                try:
+                    async with asyncio.timeout(ctx.remaining_s()):
+                        data = await self._run(spec, params, ctx)
+                finally:
+                    SERVING.reset(serving)
             except TimeoutError:
                 message = (
                     f"{tool} did not finish within {budget:g} s ({source}, queue wait included); "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -21,8 +22,17 @@ from ..call.registry import Group, ToolSpec
 ALWAYS_GRANTED = ("core", "notebook")
 BROWSER_CAP = "browser"
 SECRETS_CAP = "secrets"
-CAPS: tuple[str, ...] = (*(group for group in get_args(Group) if group not in ALWAYS_GRANTED), BROWSER_CAP)
-"""What an operator can grant with ``--caps``: tool groups, and ``browser`` (any launch option)."""
+DISTRIBUTED_CAP = "distributed"
+CAPS: tuple[str, ...] = (
+    *(group for group in get_args(Group) if group not in ALWAYS_GRANTED),
+    BROWSER_CAP,
+    DISTRIBUTED_CAP,
+)
+"""What an operator can grant with ``--caps``: tool groups, ``browser`` (any launch option) and
+``distributed`` (a fan-out over a Dask cluster, `webmcp_nb.distributed.map`, from an agent's code)."""
+SERVING: ContextVar[Grant | None] = ContextVar("webmcp_nb_serving_grant", default=None)
+"""The grant of the tool call being served (the engine sets it around a handler): code that an
+agent's call runs sees the agent's grant here; the notebook's own code sees None (everything)."""
 CREATE_INSTANCE = "browser_create_instance"
 LAUNCH_OPTIONS = ("args", "executable_path", "endpoint", "cdp_endpoint", "headers")
 """Launch options only the `browser` cap admits, whatever their value (a remote endpoint makes
@@ -62,6 +72,7 @@ class Grant:
 
     groups: frozenset[str] = frozenset(ALWAYS_GRANTED)
     browser: bool = False
+    distributed: bool = False
     schemes: frozenset[str] = frozenset()
     file_root: Path | None = None
     upload_roots: tuple[Path, ...] = ()
@@ -91,8 +102,9 @@ class Grant:
         if bad_args:
             raise ValueError(f"Chromium arguments start with '--': {', '.join(bad_args)}")
         return cls(
-            groups=frozenset(caps) - {BROWSER_CAP} | frozenset(ALWAYS_GRANTED),
+            groups=frozenset(caps) - {BROWSER_CAP, DISTRIBUTED_CAP} | frozenset(ALWAYS_GRANTED),
             browser=BROWSER_CAP in caps,
+            distributed=DISTRIBUTED_CAP in caps,
             schemes=frozenset(allow_schemes),
             file_root=_directory(file_root, "file root") if file_root is not None else None,
             upload_roots=tuple(_directory(root, "upload root") for root in upload_roots),
@@ -102,7 +114,8 @@ class Grant:
     @property
     def caps(self) -> tuple[str, ...]:
         """The grantable caps this grant holds (for reports)."""
-        held = (cap for cap in CAPS if cap in self.groups or (cap == BROWSER_CAP and self.browser))
+        flags = {BROWSER_CAP: self.browser, DISTRIBUTED_CAP: self.distributed}
+        held = (cap for cap in CAPS if cap in self.groups or flags.get(cap, False))
         return (*held, *sorted(group for group in self.groups if API_CAP.match(group)))
 
     def admits(self, spec: ToolSpec) -> bool:
@@ -195,6 +208,15 @@ class Grant:
                 "which the operator did not grant; a profile_dir may be a plain name (kept in this session's "
                 "profiles directory)."
             )
+
+
+def check_serving_cap(cap: str, what: str) -> None:
+    """Raise PermissionError unless the call being served (`SERVING`), if any, holds `cap`."""
+    grant = SERVING.get()
+    if grant is not None and cap not in grant.caps:
+        raise PermissionError(
+            f"{what} needs the `{cap}` capability (`--caps {cap}`), which the operator did not grant to this agent."
+        )
 
 
 def launch_widening(args: Any, default_headless: bool = True) -> list[str]:
