@@ -81,11 +81,16 @@ class BrowserPlugin(WorkerPlugin):
         self._born = 0.0
         self.launches = 0
         for other in list(worker.plugins.values()):  # one browser per worker: the others' sessions go
-            if isinstance(other, BrowserPlugin) and other is not self and other._lock.acquire(blocking=False):
-                try:
-                    other._retire()
-                finally:
-                    other._lock.release()
+            if isinstance(other, BrowserPlugin) and other is not self:
+                other.retire_if_idle()
+
+    def retire_if_idle(self) -> None:
+        """Close this plugin's session unless a task holds it (another plugin takes its worker over)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._retire()
+            finally:
+                self._lock.release()
 
     def teardown(self, worker: Any) -> None:
         with self._lock:
