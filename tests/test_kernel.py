@@ -7,6 +7,7 @@ call renders its error type and message. A kernel restart leaves no browser behi
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import shutil
@@ -205,3 +206,14 @@ def test_network_plot_shows_the_table_and_the_waterfall(kernel: Kernel) -> None:
     assert "<table" in result["data"]["text/html"]
     refused = kernel.run("%browser console --plot")  # only the network list has a picture
     assert "--plot" in str(refused) and not [o for o in refused if o["type"] in ("execute_result", "display_data")]
+
+
+def test_a_listing_with_df_is_a_dataframe_of_its_items(kernel: Kernel) -> None:
+    kernel.run("%browser navigate {DEMO}evidence.html")
+    frame = only(kernel.run("%browser network --df"), "execute_result")["data"]
+    assert "<table" in frame["text/html"] and "dataframe" in frame["text/html"]  # pandas' own table
+    assert ENVELOPE_MIME not in frame and "evidence.html" in frame["text/plain"]
+    [columns] = [o for o in kernel.run("list(_.columns)") if o["type"] == "execute_result"]
+    assert {"request_id", "method", "url", "status"} <= set(ast.literal_eval(columns["data"]["text/plain"]))
+    refused = kernel.run("%browser navigate {DEMO} --df")  # navigate lists nothing
+    assert "--df" in str(refused) and not [o for o in refused if o["type"] == "execute_result"]

@@ -41,8 +41,10 @@ EXTRAS = {
 
 HELP_WORDS = ("help", "-h", "--help")
 CELL_BODY = ("execute",)
-PLOT_FLAG = "--plot"
 """Subcommands whose ``%%browser NAME`` cell body is their positional argument (browser_execute's code)."""
+PLOT_FLAG = "--plot"
+DF_FLAG = "--df"
+"""A listing's items as a pandas DataFrame (`Envelope.to_pandas()`) instead of its envelope."""
 
 _commands: dict[str, ToolCommand] = {}
 _commands_lock = threading.Lock()
@@ -69,6 +71,18 @@ def command(name: str) -> ToolCommand:
         if built is None or built.spec is not spec:
             built = _commands[short] = ToolCommand.build(spec)
         return built
+
+
+def output_flags(name: str) -> tuple[str, ...]:
+    """The magic's own flags of subcommand `name`, beyond its tool's: `--df` for a tool that lists
+    items (its data has one of `LIST_KEYS`), `--plot` for network."""
+    from ..core.call.envelope import LIST_KEYS
+
+    spec = tool_registry().get(PREFIX + name) if PREFIX + name in tool_registry() else None
+    if spec is None:
+        return ()
+    lists = any(key in spec.data.model_fields for key in LIST_KEYS)
+    return (DF_FLAG,) * lists + (PLOT_FLAG,) * (name == "network")
 
 
 def _unknown_subcommand(name: str) -> str:
@@ -122,6 +136,7 @@ def overview(options: str = "") -> str:
         "  %browser tools | panel | log  the tool table, the live browser panel, the call log",
         "  %browser webmcp               the page's own WebMCP tools (call one: %browser webmcp_call NAME --input JSON)",
         "  %browser network --plot       the requests as a table, then as a waterfall (static SVG)",
+        "  %browser network --df         a listing's items as a pandas DataFrame (Envelope.to_pandas())",
         "",
         "Arguments: the tool's required text fields are positional, in order; every other field is a",
         "flag: --full-page for true (--no-x for false), --depth 3, --format jpeg, JSON text for objects",
@@ -209,16 +224,18 @@ class BrowserMagics(Magics, NotebookOptions):
                 print(_help())
                 return None
             words = [topic, "--help"]
-        plot = words[0] == "network" and PLOT_FLAG in words[1:]  # the waterfall below the table
-        planned = self._plan([word for word in words if not (plot and word == PLOT_FLAG)])
+        own = [word for word in words[1:] if word in output_flags(words[0])]
+        planned = self._plan([word for word in words if word not in own])
         if planned is None:
             return None
         kind, target, args = planned
         if kind == "extra":
             return self._extra(target, args)
         envelope = self._call(target, args)
-        if plot and envelope.ok:
-            _display(envelope.plot())
+        if PLOT_FLAG in own and envelope.ok:
+            _display(envelope.plot())  # the waterfall below the table
+        if DF_FLAG in own and envelope.ok:
+            return envelope.to_pandas()
         return envelope
 
     def _run_cell(self, cell: str) -> CallList:
