@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -217,3 +218,18 @@ def test_a_listing_with_df_is_a_dataframe_of_its_items(kernel: Kernel) -> None:
     assert {"request_id", "method", "url", "status"} <= set(ast.literal_eval(columns["data"]["text/plain"]))
     refused = kernel.run("%browser navigate {DEMO} --df")  # navigate lists nothing
     assert "--df" in str(refused) and not [o for o in refused if o["type"] == "execute_result"]
+
+
+def test_the_call_that_launches_the_browser_shows_a_line_updated_in_place(kernel: Kernel) -> None:
+    outputs = kernel.run("%browser navigate {DEMO}")  # the kernel's first call: it launches Chromium
+    [shown] = [o for o in outputs if o["type"] == "display_data"]
+    [updated] = [o for o in outputs if o["type"] == "update_display_data"]
+    assert shown["data"]["text/plain"] == "browser_navigate: launching Chromium…"
+    assert 'data-stage="launching"' in shown["data"]["text/html"]
+    display_id = shown["transient"]["display_id"]
+    assert updated["transient"]["display_id"] == display_id  # the same line, updated in place
+    assert re.fullmatch(r"browser_navigate: launching Chromium… ready in \d+\.\d s", updated["data"]["text/plain"])
+    assert 'data-stage="ready"' in updated["data"]["text/html"]
+    assert only(outputs, "execute_result")["data"][ENVELOPE_MIME]["status"] == "success"
+    later = kernel.run("%browser snapshot")  # the browser is up: no line
+    assert not [o for o in later if o["type"] in ("display_data", "update_display_data")]

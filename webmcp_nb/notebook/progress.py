@@ -6,23 +6,29 @@ import threading
 import time
 from typing import Any
 
-from ..core.render.renderer import progress_bundle
+from ..core.render.renderer import progress_bundle, stage_bundle
 
 MIN_INTERVAL_S = 0.1  # between two updates of the display
 
 
 class LiveProgress:
     """The `on_progress` hook the notebook gives a call: the first update opens a display, later
-    ones update it in place (at most every `MIN_INTERVAL_S`; `finish` shows the last state)."""
+    ones update it in place (at most every `MIN_INTERVAL_S`; `finish` shows the last state).
+    A stage (`CallContext.report_progress`: the browser launching) is a line of its own, shown and
+    updated at once."""
 
     def __init__(self, tool: str) -> None:
         self.tool = tool
         self.updates: list[dict[str, Any]] = []
         self._handle: Any = None
+        self._stage: Any = None  # the stage line's display
         self._shown_at = 0.0
         self._lock = threading.Lock()
 
     def __call__(self, update: dict[str, Any]) -> None:
+        if update.get("kind") == "stage":
+            self._show_stage(update)
+            return
         with self._lock:
             self.updates.append(update)
             if time.monotonic() - self._shown_at >= MIN_INTERVAL_S:
@@ -42,3 +48,13 @@ class LiveProgress:
         else:
             self._handle.update(bundle, raw=True)
         self._shown_at = time.monotonic()
+
+    def _show_stage(self, update: dict[str, Any]) -> None:
+        from IPython.display import display
+
+        bundle = stage_bundle(self.tool, update)
+        with self._lock:
+            if self._stage is None:
+                self._stage = display(bundle, raw=True, display_id=True)
+            else:
+                self._stage.update(bundle, raw=True)

@@ -1019,3 +1019,20 @@ def progress_bundle(tool: str, updates: list[dict[str, Any]]) -> dict[str, str]:
         f"reconnects</div>{_table(['id', 'event', 'data'], rows) if rows else ''}</div>"
     )
     return {"text/plain": "\n".join(lines), "text/html": html_text}
+
+
+STAGE_COLOURS = {"ready": SUCCESS_COLOUR, "failed": ERROR_COLOUR}
+
+
+def stage_bundle(tool: str, update: dict[str, Any]) -> dict[str, str]:
+    """One line for where a call's long step stands (`CallContext.report_progress`): "launching
+    Chromium…", then in place "launching Chromium… ready in 1.2 s"; text/plain and static HTML."""
+    stage, message = str(update.get("stage", "")), str(update.get("message", ""))
+    colour = STAGE_COLOURS.get(stage, WARN_COLOUR)
+    return {
+        "text/plain": f"{tool}: {message}",
+        "text/html": (
+            f'<div class="webmcp-nb-stage" data-stage="{_e(stage)}" style="{_MUTED}">'
+            f"{_badge(stage, colour)} <code>{_e(tool)}</code> {_e(message)}</div>"
+        ),
+    }
