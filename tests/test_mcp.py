@@ -337,6 +337,27 @@ def test_interrupting_the_kernel_still_works_while_serving(served: Served) -> No
     assert [o["ename"] for o in outputs if o["type"] == "error"] == ["KeyboardInterrupt"]
 
 
+def test_a_call_that_launches_sends_progress_over_http_to_a_client_with_a_token(served: Served) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with served.client() as client:
+            assert client.protocol_version == "2026-07-28"
+            created = await client.call_tool("browser_create_instance", {"name": "progress"}, None, progress)
+            listed = await client.call_tool("browser_list_instances", {}, None, progress)  # launches nothing
+            return [created, listed]
+
+    results = served.run(scenario())
+    served.kernel.run("assert nb.destroy_instance('progress').ok")  # the notebook's own call: default is current again
+    assert [result.is_error for result in results] == [False, False], [text_of(r) for r in results]
+    assert [(value, total) for value, total, _ in seen] == [(1, None), (2, None)], seen
+    assert seen[0][2] == "launching Chromium…"
+    assert re.fullmatch(r"launching Chromium… ready in \d+\.\d s", seen[1][2] or ""), seen
+
+
 def test_security_token_host_and_origin(served: Served) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -479,7 +479,13 @@ class Engine:
             failure = self.manager.missing(name)
             del self.manager.crashes[name]  # reported once; the next implicit call starts afresh
             raise failure
-        options = self.launch_options(name, grant)
+        return await self.launch(self.launch_options(name, grant), time_left_s, report)
+
+    async def launch(
+        self, options: LaunchOptions, time_left_s: float | None, report: Callable[[str, str], None] | None = None
+    ) -> Instance:
+        """Launch an instance, telling `report` (`CallContext.report_progress`) that it is launching,
+        then ready or failed, with the time it took."""
         if report is None:
             return await self.manager.launch(options, time_left_s)
         what = LAUNCH_WORDS.get(options.backend, f"launching {options.backend}")
