@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from typing import Any
@@ -15,10 +16,15 @@ class LiveProgress:
     """The `on_progress` hook the notebook gives a call: the first update opens a display, later
     ones update it in place (at most every `MIN_INTERVAL_S`; `finish` shows the last state).
     A stage (`CallContext.report_progress`: the browser launching) is a line of its own, shown and
-    updated at once."""
+    updated at once.
+
+    Made in the cell: the hook runs on the runtime thread, where ipykernel would send a display to
+    whichever message it handled last (a widget's, a completion's); each display runs in the
+    cell's context instead, which names the cell as its parent."""
 
     def __init__(self, tool: str) -> None:
         self.tool = tool
+        self._cell = contextvars.copy_context()
         self.updates: list[dict[str, Any]] = []
         self._handle: Any = None
         self._stage: Any = None  # the stage line's display
@@ -40,21 +46,19 @@ class LiveProgress:
                 self._show()
 
     def _show(self) -> None:
-        from IPython.display import display
-
-        bundle = progress_bundle(self.tool, self.updates)
-        if self._handle is None:
-            self._handle = display(bundle, raw=True, display_id=True)
-        else:
-            self._handle.update(bundle, raw=True)
+        self._handle = self._cell.run(_shown, self._handle, progress_bundle(self.tool, self.updates))
         self._shown_at = time.monotonic()
 
     def _show_stage(self, update: dict[str, Any]) -> None:
-        from IPython.display import display
-
-        bundle = stage_bundle(self.tool, update)
         with self._lock:
-            if self._stage is None:
-                self._stage = display(bundle, raw=True, display_id=True)
-            else:
-                self._stage.update(bundle, raw=True)
+            self._stage = self._cell.run(_shown, self._stage, stage_bundle(self.tool, update))
+
+
+def _shown(handle: Any, bundle: dict[str, str]) -> Any:
+    """`bundle` displayed (no handle yet) or updated in place; the display's handle."""
+    from IPython.display import display
+
+    if handle is None:
+        return display(bundle, raw=True, display_id=True)
+    handle.update(bundle, raw=True)
+    return handle
