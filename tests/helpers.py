@@ -222,7 +222,7 @@ class Kernel:  # used by test_kernel and test_mcp
         self.manager, self.client = manager, client
 
     def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
-        """Execute `code`; return its iopub output messages (execute_result, display_data, stream).
+        """Execute `code`; return its iopub output messages (execute_result, display_data and its updates, stream).
         A cell that raises fails the test here, so a broken set-up step is not read as a later
         test's failure."""
         outputs = self.finish(self.client.execute(code), timeout)
@@ -238,7 +238,7 @@ class Kernel:  # used by test_kernel and test_mcp
             msg = self.client.get_iopub_msg(timeout=timeout)
             if msg["parent_header"].get("msg_id") != msg_id:
                 return False
-            if msg["msg_type"] in ("execute_result", "display_data", "stream", "error"):
+            if msg["msg_type"] in ("execute_result", "display_data", "update_display_data", "stream", "error"):
                 outputs.append({"type": msg["msg_type"], **msg["content"]})
             return bool(msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle")
 

@@ -24,6 +24,9 @@ def test_flags_and_their_values_complete() -> None:
     assert complete("%browser screenshot --format j") == (["jpeg"], "j")
     flags, _ = complete("%browser screenshot ")
     assert "--full-page" in flags and "--help" in flags and all(flag.startswith("--") for flag in flags)
+    assert complete("%browser network --d") == (["--df"], "--d")  # the magic's own flags: listings only
+    assert "--plot" in complete("%browser network --")[0] and "--df" in complete("%browser console --")[0]
+    assert complete("%browser navigate http://x --d") == ([], "--d")
     assert complete("%browser serve --appr") == (["--approve"], "--appr")
     assert complete("%browser serve --approve ") == (["consequential", "all", "none"], "")
     assert complete("%browser export x.ipynb --ca") == (["--callers"], "--ca")

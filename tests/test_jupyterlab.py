@@ -414,6 +414,57 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         failing = cell_with_source(page, "%browser click e99999")
         expect(failing.locator(".jp-OutputArea-output")).to_contain_text("element_not_found")
 
+    with step(page, "the call that launched Chromium shows one line, updated in place", lab):
+        first = cell_with_source(page, "%browser navigate {demo.url}")
+        first.evaluate("cell => cell.scrollIntoView({block: 'start'})")  # offscreen cells' outputs are not drawn
+        line = first.locator(".webmcp-nb-stage")
+        expect(line).to_have_count(1)
+        expect(line).to_have_attribute("data-stage", "ready")
+        expect(line).to_contain_text(re.compile(r"launching Chromium… ready in \d+\.\d s"))
+        later = cell_with_source(page, "%browser screenshot")
+        later.evaluate("cell => cell.scrollIntoView({block: 'start'})")
+        expect(later.locator(".jp-OutputArea-output img")).to_have_count(1)
+        expect(later.locator(".webmcp-nb-stage")).to_have_count(0)
+
+    with step(page, "a listing: its table first, its paging on one line, long ids shortened", lab):
+        run_new_cell(page, "%browser network")
+        listing = code_cells(page).last.locator(".jp-OutputArea-output")
+        expect(listing.locator(".webmcp-nb-envelope > table ~ .webmcp-nb-paging")).to_contain_text(
+            re.compile(r"has_more \w+ · next_cursor ")
+        )
+        expect(listing.locator("dt", has_text="next_cursor")).to_have_count(0)
+        run_new_cell(page, "%browser frames")
+        frame_id = code_cells(page).last.locator(".webmcp-nb-envelope table code[title]").first
+        expect(frame_id).to_have_text(re.compile(r"^[0-9a-f]{8}…$"))
+        expect(frame_id).to_have_attribute("title", re.compile(r"^[0-9a-f-]{36}$"))
+
+    with step(
+        page, "%browser completes its subcommands (flags and values: tests/test_completion.py, in a kernel)", lab
+    ):
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        count = cells.count()
+        cells.nth(count - 1).locator(".jp-InputPrompt").click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("b")
+        expect(cells).to_have_count(count + 1)
+        editor = cells.nth(count).locator(".cm-content")
+        editor.click()
+        editor.fill("%browser cl")
+        page.keyboard.press("End")
+        page.keyboard.press("Tab")  # one match, not IPython's own %clear: inserted, or offered alone
+        offered = page.locator(".jp-Completer .jp-Completer-item .jp-Completer-match")  # the label, not its type
+        wait_until(
+            lambda: editor.inner_text().strip() == "%browser click" or offered.count() > 0,
+            timeout=UI_MS / 1000,
+            message=lambda: f"no completion: the editor holds {editor.inner_text()!r}",
+        )
+        if offered.count():
+            assert offered.all_inner_texts() == ["click"], offered.all_inner_texts()
+            page.keyboard.press("Enter")
+        expect(editor).to_have_text("%browser click")
+        page.keyboard.press("Escape")
+        editor.fill("")
+
     with step(page, "live view streams frames", lab):
         panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
         live = panel_cell.locator(".webmcp-nb-live img")

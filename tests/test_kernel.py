@@ -7,8 +7,10 @@ call renders its error type and message. A kernel restart leaves no browser behi
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,3 +207,29 @@ def test_network_plot_shows_the_table_and_the_waterfall(kernel: Kernel) -> None:
     assert "<table" in result["data"]["text/html"]
     refused = kernel.run("%browser console --plot")  # only the network list has a picture
     assert "--plot" in str(refused) and not [o for o in refused if o["type"] in ("execute_result", "display_data")]
+
+
+def test_a_listing_with_df_is_a_dataframe_of_its_items(kernel: Kernel) -> None:
+    kernel.run("%browser navigate {DEMO}evidence.html")
+    frame = only(kernel.run("%browser network --df"), "execute_result")["data"]
+    assert "<table" in frame["text/html"] and "dataframe" in frame["text/html"]  # pandas' own table
+    assert ENVELOPE_MIME not in frame and "evidence.html" in frame["text/plain"]
+    [columns] = [o for o in kernel.run("list(_.columns)") if o["type"] == "execute_result"]
+    assert {"request_id", "method", "url", "status"} <= set(ast.literal_eval(columns["data"]["text/plain"]))
+    refused = kernel.run("%browser navigate {DEMO} --df")  # navigate lists nothing
+    assert "--df" in str(refused) and not [o for o in refused if o["type"] == "execute_result"]
+
+
+def test_the_call_that_launches_the_browser_shows_a_line_updated_in_place(kernel: Kernel) -> None:
+    outputs = kernel.run("%browser navigate {DEMO}")  # the kernel's first call: it launches Chromium
+    [shown] = [o for o in outputs if o["type"] == "display_data"]
+    [updated] = [o for o in outputs if o["type"] == "update_display_data"]
+    assert shown["data"]["text/plain"] == "browser_navigate: launching Chromium…"
+    assert 'data-stage="launching"' in shown["data"]["text/html"]
+    display_id = shown["transient"]["display_id"]
+    assert updated["transient"]["display_id"] == display_id  # the same line, updated in place
+    assert re.fullmatch(r"browser_navigate: launching Chromium… ready in \d+\.\d s", updated["data"]["text/plain"])
+    assert 'data-stage="ready"' in updated["data"]["text/html"]
+    assert only(outputs, "execute_result")["data"][ENVELOPE_MIME]["status"] == "success"
+    later = kernel.run("%browser snapshot")  # the browser is up: no line
+    assert not [o for o in later if o["type"] in ("display_data", "update_display_data")]

@@ -561,7 +561,8 @@ def test_autoload_in_a_kernel_through_config(demo: Any) -> None:
     try:
         (width,) = run("%config BrowserMagics.screenshot_width")
         assert width["data"]["text/plain"] == "640"
-        (title,) = run(f"env = %browser navigate {demo.url}\nenv.data['title']")
+        launching, title = run(f"env = %browser navigate {demo.url}\nenv.data['title']")  # it launches Chromium
+        assert launching["data"]["text/plain"] == "browser_navigate: launching Chromium…"
         assert title["data"]["text/plain"] == "'Demo Shop'"
         (shown,) = run("%browser list_instances")  # the envelope itself is the cell's value
         assert shown["data"]["text/plain"]

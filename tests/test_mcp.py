@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -336,6 +337,27 @@ def test_interrupting_the_kernel_still_works_while_serving(served: Served) -> No
     assert [o["ename"] for o in outputs if o["type"] == "error"] == ["KeyboardInterrupt"]
 
 
+def test_a_call_that_launches_sends_progress_over_http_to_a_client_with_a_token(served: Served) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with served.client() as client:
+            assert client.protocol_version == "2026-07-28"
+            created = await client.call_tool("browser_create_instance", {"name": "progress"}, None, progress)
+            listed = await client.call_tool("browser_list_instances", {}, None, progress)  # launches nothing
+            return [created, listed]
+
+    results = served.run(scenario())
+    served.kernel.run("assert nb.destroy_instance('progress').ok")  # the notebook's own call: default is current again
+    assert [result.is_error for result in results] == [False, False], [text_of(r) for r in results]
+    assert [(value, total) for value, total, _ in seen] == [(1, None), (2, None)], seen
+    assert seen[0][2] == "launching Chromium…"
+    assert re.fullmatch(r"launching Chromium… ready in \d+\.\d s", seen[1][2] or ""), seen
+
+
 def test_security_token_host_and_origin(served: Served) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -462,6 +484,27 @@ def test_stdio_serve_runs_a_session_of_its_own(demo: DemoServer) -> None:
     tools, snapshot = asyncio.run(scenario())
     assert tools == [spec.name for spec in tool_registry() if spec.group == "core"]
     assert 'button "Add Banana"' in text_of(snapshot)
+
+
+def test_a_call_that_launches_the_browser_sends_progress_to_a_client_with_a_token(demo: DemoServer) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with Client(_script("serve", "--transport", "stdio"), client_info=AGENT) as client:
+            first = await client.call_tool("browser_navigate", {"url": demo.url_for("index.html")}, None, progress)
+            launched = list(seen)
+            second = await client.call_tool("browser_snapshot", {}, None, progress)
+            assert seen == launched  # the browser was up: nothing to report
+            return [first, second]
+
+    first, second = asyncio.run(scenario())
+    assert not first.is_error and not second.is_error
+    assert [(value, total) for value, total, _ in seen] == [(1, None), (2, None)]
+    assert seen[0][2] == "launching Chromium…"
+    assert re.fullmatch(r"launching Chromium… ready in \d+\.\d s", seen[1][2] or ""), seen
 
 
 def test_caps_grant_the_file_and_pdf_tools(demo: DemoServer, tmp_path: Path) -> None:

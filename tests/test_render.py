@@ -534,3 +534,39 @@ def test_outputs_stay_readable_in_nbconvert_html(session, demo) -> None:
     assert "<img" in body
     assert f'src="data:image/png;base64,{base64.b64encode(screenshot.data["image"]).decode()}"' in body
     assert "application/vnd.jupyter.widget-state+json" not in body
+
+
+def test_a_listing_shows_its_table_first_and_its_paging_on_one_line(session, demo) -> None:
+    ok(session.navigate(demo.url + "frames.html"))
+    network = session.network()
+    data = ok(network)
+    lines = str(network).splitlines()
+    entries = data["entries"]
+    assert lines[1] == f"network: {len(entries)}"
+    paging = next(line for line in lines if line.startswith("has_more "))
+    assert lines.index(paging) > 1 + len(entries)  # below every entry's line
+    assert paging == (
+        f"has_more {'true' if data['has_more'] else 'false'} · next_cursor {data['next_cursor']} · "
+        f"retained_count {data['retained_count']} · dropped_count {data['dropped_count']} · "
+        f"retention_lost {'true' if data['retention_lost'] else 'false'} · "
+        f"secrets_revealed {'true' if data['secrets_revealed'] else 'false'}"
+    ), lines
+    assert not any(line.startswith(("next_cursor:", "has_more:")) for line in lines)
+    markup = render_html(network)
+    check_html(markup)
+    assert "<dt>next_cursor</dt>" not in markup and "<dt>has_more</dt>" not in markup
+    assert markup.index("<table") < markup.index('class="webmcp-nb-paging"')
+    assert html.escape(data["next_cursor"]) in markup
+
+
+def test_long_ids_are_shortened_in_tables_and_whole_on_hover(session, demo) -> None:
+    ok(session.navigate(demo.url + "frames.html"))
+    frames = session.frames()
+    listed = ok(frames)["frames"]
+    frame_id = listed[0]["frame_id"]
+    assert len(frame_id) == 36  # a UUID
+    markup = render_html(frames)
+    check_html(markup)
+    assert f'<code title="{frame_id}">{frame_id[:8]}…</code>' in markup
+    assert f"<code>{frame_id}</code>" not in markup
+    assert f"- {frame_id} main" in str(frames)  # the text and the data keep the whole id

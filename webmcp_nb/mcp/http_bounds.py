@@ -24,6 +24,7 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..serve_options import HttpLimits
+from .streamed import STREAMED, asks_progress
 from .wire import request_id, shallow_bytes
 
 BURST_WINDOW_S = 10.0
@@ -129,7 +130,11 @@ class BoundedRequests:
                 await send(start)
             await send(message)
 
-        await self.app(scope, replayed, with_id)
+        streamed = STREAMED.set(asks_progress(scope, body))  # read by the SDK's manager, in this task
+        try:
+            await self.app(scope, replayed, with_id)
+        finally:
+            STREAMED.reset(streamed)
 
 
 def _with_request_id(answer: bytes, request: bytes) -> bytes:

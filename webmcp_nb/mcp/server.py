@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
+import contextlib
 import dataclasses
 import weakref
 from collections.abc import Callable
@@ -322,7 +324,10 @@ class AgentServer:
         # The core decides approval by what the call does (a mirror's page tool: by its hints).
         # A click on the view is the host's user's, but it came over this client: an agent's call.
         caller = self.caller(ctx) + ("/app" if via_app else "")
-        envelope = await self.session.hub.acall(self.terms.named(caller), name, arguments)
+        progress = Progress(ctx) if (ctx.meta or {}).get("progress_token") is not None else None
+        envelope = await self.session.hub.acall(self.terms.named(caller), name, arguments, on_progress=progress)
+        if progress is not None:
+            await progress.sent()  # before the result: a client stops listening for them then
         spec = self.session.published.tools.get(CALL_TOOL) if mirror is not None else self.visible_spec(lookup)
         limits = self.session.limits
         return call_result(envelope, spec, limits.max_result_bytes, limits.source("max_result_bytes"))
@@ -446,6 +451,31 @@ class AgentServer:
                 for role, text in messages
             ],
         )
+
+
+class Progress:
+    """The progress hook of a call whose client sent a progress token: each stage the core reports
+    (`CallContext.report_progress`: the browser launching, then ready) is a `notifications/progress`
+    with its sentence as the message. The hook runs on the runtime loop; the notification is sent
+    from the server's."""
+
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
+        self.ctx = ctx
+        self.loop = asyncio.get_running_loop()
+        self.count = 0
+        self.pending: list[concurrent.futures.Future[None]] = []
+
+    def __call__(self, update: dict[str, Any]) -> None:
+        if update.get("kind") != "stage":
+            return  # a stream's events (browser_http's SSE) arrive in the result
+        self.count += 1
+        report = self.ctx.session.report_progress(self.count, None, str(update.get("message", "")))
+        self.pending.append(asyncio.run_coroutine_threadsafe(report, self.loop))
+
+    async def sent(self) -> None:
+        for future in self.pending:
+            with contextlib.suppress(Exception):  # a client gone: the result says the rest
+                await asyncio.wrap_future(future)
 
 
 async def serve_stdio(session: Session, options: ServeOptions) -> None:

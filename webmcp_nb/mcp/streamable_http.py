@@ -29,6 +29,7 @@ from ..core.call.engine import Approval
 from ..serve_options import HttpLimits, ServeOptions
 from .http_bounds import BoundedRequests, protocol, quiet_bursts
 from .server import AgentServer
+from .streamed import stream_when_asked
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -311,6 +312,7 @@ async def serve_http(session: Session, options: ServeOptions, *, approver: Appro
         streamable_http_path=MCP_PATH, json_response=True, transport_security=_security(host), host=host,
         max_request_body_size=limits.max_body_bytes,
     )  # fmt: skip
+    stream_when_asked(agent_server.server.session_manager)  # progress needs a stream: only then
     sock = bind(host, port)
     quiet_bursts()
     config = uvicorn.Config(

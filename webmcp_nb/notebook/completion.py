@@ -84,7 +84,7 @@ def _subcommands() -> list[str]:
 
 def _flags(name: str) -> dict[str, Flag] | None:
     """Every flag of subcommand `name`; None if there is no such subcommand."""
-    from .magics import EXTRAS, command, command_names, export_parser, serve_parser
+    from .magics import EXTRAS, command, command_names, export_parser, output_flags, serve_parser
     from .tool_commands import flag_of
 
     if name == "serve":
@@ -96,7 +96,7 @@ def _flags(name: str) -> dict[str, Flag] | None:
     if name not in command_names():
         return None
     tool = command(name)
-    flags = {"--help": Flag(False)}
+    flags = {"--help": Flag(False)} | {flag: Flag(False) for flag in output_flags(name)}
     for argument in tool.arguments:
         flag = flag_of(argument)
         if flag not in tool.flags:

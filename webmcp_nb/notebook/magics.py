@@ -42,8 +42,10 @@ EXTRAS = {
 
 HELP_WORDS = ("help", "-h", "--help")
 CELL_BODY = ("execute",)
-PLOT_FLAG = "--plot"
 """Subcommands whose ``%%browser NAME`` cell body is their positional argument (browser_execute's code)."""
+PLOT_FLAG = "--plot"
+DF_FLAG = "--df"
+"""A listing's items as a pandas DataFrame (`Envelope.to_pandas()`) instead of its envelope."""
 
 
 def tool_specs() -> list[ToolSpec]:
@@ -62,6 +64,18 @@ def command(name: str) -> ToolCommand:
     if tool_name not in registry:
         raise UsageError(_unknown_subcommand(name))
     return tool_command(registry.get(tool_name))
+
+
+def output_flags(name: str) -> tuple[str, ...]:
+    """The magic's own flags of subcommand `name`, beyond its tool's: `--df` for a tool that lists
+    items (its data has one of `LIST_KEYS`), `--plot` for network."""
+    from ..core.call.envelope import LIST_KEYS
+
+    spec = tool_registry().get(PREFIX + name) if PREFIX + name in tool_registry() else None
+    if spec is None:
+        return ()
+    lists = any(key in spec.data.model_fields for key in LIST_KEYS)
+    return (DF_FLAG,) * lists + (PLOT_FLAG,) * (name == "network")
 
 
 def _unknown_subcommand(name: str) -> str:
@@ -115,6 +129,7 @@ def overview(options: str = "") -> str:
         "  %browser tools | panel | log  the tool table, the live browser panel, the call log",
         "  %browser webmcp               the page's own WebMCP tools (call one: %browser webmcp_call NAME --input JSON)",
         "  %browser network --plot       the requests as a table, then as a waterfall (static SVG)",
+        "  %browser network --df         a listing's items as a pandas DataFrame (Envelope.to_pandas())",
         "",
         "Arguments: the tool's required text fields are positional, in order; every other field is a",
         "flag: --full-page for true (--no-x for false), --depth 3, --format jpeg, JSON text for objects",
@@ -202,16 +217,18 @@ class BrowserMagics(Magics, NotebookOptions):
                 print(_help())
                 return None
             words = [topic, "--help"]
-        plot = words[0] == "network" and PLOT_FLAG in words[1:]  # the waterfall below the table
-        planned = self._plan([word for word in words if not (plot and word == PLOT_FLAG)])
+        own = [word for word in words[1:] if word in output_flags(words[0])]
+        planned = self._plan([word for word in words if word not in own])
         if planned is None:
             return None
         kind, target, args = planned
         if kind == "extra":
             return self._extra(target, args)
         envelope = self._call(target, args)
-        if plot and envelope.ok:
-            _display(envelope.plot())
+        if PLOT_FLAG in own and envelope.ok:
+            _display(envelope.plot())  # the waterfall below the table
+        if DF_FLAG in own and envelope.ok:
+            return envelope.to_pandas()
         return envelope
 
     def _run_cell(self, cell: str) -> CallList:

@@ -64,6 +64,13 @@ class CallContext:
     # Set by a tool that only described what it would do (an API operation's preview=True): outcome not_started.
     previewed: bool = False
 
+    def report_progress(self, stage: str, message: str) -> None:
+        """Tell the front end where a long step stands (`stage` "launching", then "ready" or
+        "failed", with a sentence a person reads): a notebook updates one line in place, an MCP
+        client that sent a progress token gets `notifications/progress`. Nothing without a hook."""
+        if self.on_progress is not None:
+            self.on_progress({"kind": "stage", "stage": stage, "message": message})
+
     @property
     def from_agent(self) -> bool:
         """Whether an agent (an MCP client) made the call: its caller is ``agent`` or ``agent:<name>``."""

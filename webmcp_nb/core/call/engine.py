@@ -49,6 +49,12 @@ if TYPE_CHECKING:
 
 DEFAULT_INSTANCE = "default"
 HISTORY_SIZE = 500  # calls kept for call logs that open later
+# The progress line of a call that launches its instance, by backend ("launching Chromium… ready in 1.2 s").
+LAUNCH_WORDS = {
+    "chromium": "launching Chromium",
+    "camoufox": "launching Camoufox",
+    "remote": "connecting to the remote browser",
+}
 
 # Errors after which a tab is checked for a renderer stuck in script (see PageState.suspect).
 SLOW_ERRORS = frozenset({"operation_timeout", "observation_timeout", "navigation_timeout", "wait_timeout"})
@@ -342,7 +348,9 @@ class Engine:
             ctx.phase = "running"
             return await spec.handler(ctx, params)
         ctx.phase = "launching"
-        instance = await self._resolve_instance(getattr(params, "instance", None), ctx.grant, ctx.remaining_s())
+        instance = await self._resolve_instance(
+            getattr(params, "instance", None), ctx.grant, ctx.remaining_s(), ctx.report_progress
+        )
         ctx.instance = instance
         await self._await_approval(ctx, params, instance)
         ctx.phase = "queued"
@@ -442,7 +450,11 @@ class Engine:
         return spec.data.model_validate({**data, "modal_state": modal.describe()})
 
     async def _resolve_instance(
-        self, name: str | None, grant: Grant | None = None, time_left_s: float | None = None
+        self,
+        name: str | None,
+        grant: Grant | None = None,
+        time_left_s: float | None = None,
+        report: Callable[[str, str], None] | None = None,
     ) -> Instance:
         self.manager.check_driver()
         explicit = name is not None
@@ -458,7 +470,25 @@ class Engine:
             failure = self.manager.missing(name)
             del self.manager.crashes[name]  # reported once; the next implicit call starts afresh
             raise failure
-        return await self.manager.launch(self.launch_options(name, grant), time_left_s)
+        return await self.launch(self.launch_options(name, grant), time_left_s, report)
+
+    async def launch(
+        self, options: LaunchOptions, time_left_s: float | None, report: Callable[[str, str], None] | None = None
+    ) -> Instance:
+        """Launch an instance, telling `report` (`CallContext.report_progress`) that it is launching,
+        then ready or failed, with the time it took."""
+        if report is None:
+            return await self.manager.launch(options, time_left_s)
+        what = LAUNCH_WORDS.get(options.backend, f"launching {options.backend}")
+        started = time.monotonic()
+        report("launching", f"{what}…")
+        try:
+            instance = await self.manager.launch(options, time_left_s)
+        except BaseException:
+            report("failed", f"{what}… failed after {time.monotonic() - started:.1f} s")
+            raise
+        report("ready", f"{what}… ready in {time.monotonic() - started:.1f} s")
+        return instance
 
     # envelopes --------------------------------------------------------------
     def _envelope(

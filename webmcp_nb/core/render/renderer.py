@@ -57,6 +57,10 @@ _TREE_OPEN_DEPTH = 2  # deeper levels start folded
 # envelope JSON leaves out its big values.
 HTML_TREE_LINES = 150  # snapshot lines rendered as a tree
 HTML_LIST_ROWS = 50  # list items rendered as table rows
+# A listing's paging fields (console, network): folded into one line below its table.
+PAGING_KEYS = ("has_more", "next_cursor", "retained_count", "dropped_count", "retention_lost", "secrets_revealed")
+ID_SHOWN = 8  # characters of a long id a table cell shows (the whole id on hover, in the text and the data)
+ID_LONG = 16  # ids longer than this are shortened in tables
 TEXT_HEAD_LINES = 60  # lines of text/plain in a mime bundle
 JSON_FULL_BYTES = 16 * 1024  # an envelope JSON up to this size travels whole
 JSON_VALUE_BYTES = 1024  # beyond it, data values larger than this are left out
@@ -90,6 +94,7 @@ class _Parts:
     fields: list[tuple[str, Any]] = field(default_factory=list)
     image: _Image | None = None
     lists: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    paging: list[tuple[str, Any]] = field(default_factory=list)  # a listing's cursor and counts: one line
     snapshot: str | None = None
     saved: dict[str, Any] | None = None  # save=true: the file holding the result
 
@@ -140,8 +145,15 @@ def _split(envelope: Envelope) -> _Parts:
     single = data.get("instance")
     if isinstance(single, dict) and "instance_id" in single:
         parts.lists.append(("instances", [data.pop("instance")]))
+    if parts.lists:
+        parts.paging = [(key, data.pop(key)) for key in PAGING_KEYS if data.get(key) is not None]
     parts.fields = [(key, value) for key, value in data.items() if value is not None or key in _JSON_KEYS]
     return parts
+
+
+def _paging_line(paging: list[tuple[str, Any]]) -> str:
+    """A listing's paging fields on one line: `has_more no · retained_count 12 · next_cursor c:12`."""
+    return " · ".join(f"{key} {_scalar_text(key, value)}" for key, value in paging)
 
 
 def _header_suffix(envelope: Envelope) -> str:
@@ -258,12 +270,14 @@ def render_text(envelope: Envelope) -> str:
         parts = _split(envelope)
         if parts.modal is not None:
             lines.append(_modal_line(parts.modal))
+        current = next((value for key, value in parts.fields if key == "current_instance"), None)
+        for kind, items in parts.lists:  # a listing's table first, its paging on one line below
+            lines += LIST_KINDS[kind].text(kind, items, current)
+        if parts.paging:
+            lines.append(_paging_line(parts.paging))
         lines += [f"{key}: {_scalar_text(key, value)}" for key, value in parts.fields]
         if parts.image is not None:
             lines.append(f"image: {parts.image.summary()}")
-        current = next((value for key, value in parts.fields if key == "current_instance"), None)
-        for kind, items in parts.lists:
-            lines += LIST_KINDS[kind].text(kind, items, current)
         if parts.snapshot is not None:
             lines.append(parts.snapshot)
         if parts.saved is not None:
@@ -461,6 +475,17 @@ def _code_cell(key: str) -> Cell:
     return lambda item, current: _code(item.get(key))
 
 
+def _id_cell(key: str) -> Cell:
+    """A long id (a 36-character frame id) shortened to its start; the whole id is its hover title."""
+    return lambda item, current: _short_id(item.get(key))
+
+
+def _short_id(value: Any) -> str:
+    if not isinstance(value, str) or len(value) <= ID_LONG:
+        return _code(value)
+    return f'<code title="{_e(value)}">{_e(value[:ID_SHOWN])}…</code>'
+
+
 def _instance_line(item: dict[str, Any], current: str | None) -> str:
     name = item.get("name", "?")
     words = [str(item.get("state", "?")), str(item.get("backend", "?"))]
@@ -540,7 +565,7 @@ LIST_KINDS: dict[str, ListKind] = {
         ),
         columns=(
             ("", ("current",), lambda item, current: "●" if item.get("current") else ""),
-            ("page_id", ("page_id",), _code_cell("page_id")),
+            ("page_id", ("page_id",), _id_cell("page_id")),
             ("title", ("title", "status"), lambda item, current: _e(item.get("title", "")) + _tab_status(item)),
             ("url", ("url",), _code_cell("url")),
         ),
@@ -550,10 +575,10 @@ LIST_KINDS: dict[str, ListKind] = {
     "frames": ListKind(
         line=_frame_line,
         columns=(
-            ("frame_id", ("frame_id",), _code_cell("frame_id")),
+            ("frame_id", ("frame_id",), _id_cell("frame_id")),
             ("main", ("is_main",), lambda item, current: "yes" if item.get("is_main") else ""),
             ("name", ("name",), _text_cell("name")),
-            ("parent_frame_id", ("parent_frame_id",), _code_cell("parent_frame_id")),
+            ("parent_frame_id", ("parent_frame_id",), _id_cell("parent_frame_id")),
             ("url", ("url",), _code_cell("url")),
         ),
     ),
@@ -571,14 +596,14 @@ LIST_KINDS: dict[str, ListKind] = {
             ("description", ("description",), _text_cell("description")),
             ("inputs (* required)", ("input_schema",), lambda item, current: _inputs_html(item.get("input_schema"))),
             ("hints", ("annotations",), lambda item, current: _e(", ".join(_hints(item.get("annotations"))))),
-            ("frame_id", ("frame_id",), _code_cell("frame_id")),
+            ("frame_id", ("frame_id",), _id_cell("frame_id")),
         ),
         hidden=frozenset({"origin"}),
     ),
     "downloads": ListKind(
         line=_download_line,
         columns=(
-            ("download_id", ("download_id",), _code_cell("download_id")),
+            ("download_id", ("download_id",), _id_cell("download_id")),
             ("file", ("suggested_filename",), _text_cell("suggested_filename")),
             ("state", ("state",), _text_cell("state")),
             ("bytes", ("size_bytes",), _text_cell("size_bytes")),
@@ -596,8 +621,8 @@ LIST_KINDS: dict[str, ListKind] = {
             ("headless", ("headless",), lambda item, current: "yes" if item.get("headless") else ""),
             ("pid", ("browser_pid",), _text_cell("browser_pid")),
             ("pages", ("pages",), _text_cell("pages")),
-            ("instance_id", ("instance_id",), _code_cell("instance_id")),
-            ("current_page_id", ("current_page_id",), _code_cell("current_page_id")),
+            ("instance_id", ("instance_id",), _id_cell("instance_id")),
+            ("current_page_id", ("current_page_id",), _id_cell("current_page_id")),
         ),
         legend=" (* = current)",
     ),
@@ -628,7 +653,7 @@ LIST_KINDS: dict[str, ListKind] = {
         line=_network_line,
         columns=(
             ("#", ("seq",), _text_cell("seq")),
-            ("id", ("request_id",), _code_cell("request_id")),
+            ("id", ("request_id",), _id_cell("request_id")),
             ("method", ("method",), _text_cell("method")),
             ("status", ("status", "state", "failure"), lambda item, current: _e(_network_status(item))),
             ("url", ("url",), _code_cell("url")),
@@ -787,11 +812,13 @@ def render_html(envelope: Envelope, *, screenshot_width: int | None = DEFAULT_SC
                 f'<div style="background:{tint(WARN_COLOUR, 0.12)};padding:4px 8px;margin:4px 0">'
                 f"<strong>{_e(_modal_line(parts.modal))}</strong></div>"
             )
+        current = next((value for key, value in parts.fields if key == "current_instance"), None)
+        body += [LIST_KINDS[kind].html(kind, items, current) for kind, items in parts.lists]
+        if parts.paging:
+            body.append(f'<div class="webmcp-nb-paging" style="{_MUTED}">{_e(_paging_line(parts.paging))}</div>')
         body.append(_fields_html(parts.fields))
         if parts.image is not None:
             body.append(_image_html(parts.image, screenshot_width))
-        current = next((value for key, value in parts.fields if key == "current_instance"), None)
-        body += [LIST_KINDS[kind].html(kind, items, current) for kind, items in parts.lists]
         if parts.snapshot is not None:
             body.append(_snapshot_html(parts.snapshot))
         if parts.saved is not None:
@@ -992,3 +1019,20 @@ def progress_bundle(tool: str, updates: list[dict[str, Any]]) -> dict[str, str]:
         f"reconnects</div>{_table(['id', 'event', 'data'], rows) if rows else ''}</div>"
     )
     return {"text/plain": "\n".join(lines), "text/html": html_text}
+
+
+STAGE_COLOURS = {"ready": SUCCESS_COLOUR, "failed": ERROR_COLOUR}
+
+
+def stage_bundle(tool: str, update: dict[str, Any]) -> dict[str, str]:
+    """One line for where a call's long step stands (`CallContext.report_progress`): "launching
+    Chromium…", then in place "launching Chromium… ready in 1.2 s"; text/plain and static HTML."""
+    stage, message = str(update.get("stage", "")), str(update.get("message", ""))
+    colour = STAGE_COLOURS.get(stage, WARN_COLOUR)
+    return {
+        "text/plain": f"{tool}: {message}",
+        "text/html": (
+            f'<div class="webmcp-nb-stage" data-stage="{_e(stage)}" style="{_MUTED}">'
+            f"{_badge(stage, colour)} <code>{_e(tool)}</code> {_e(message)}</div>"
+        ),
+    }

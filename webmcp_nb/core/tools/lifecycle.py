@@ -149,7 +149,7 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
         block_webrtc=p.block_webrtc,
     )
     ctx.instance_name = p.name
-    instance = await ctx.engine.manager.launch(options, ctx.remaining_s())
+    instance = await ctx.engine.launch(options, ctx.remaining_s(), ctx.report_progress)
     ctx.instance_id = instance.instance_id
     ctx.engine.current_instance = p.name
     return CreateData(instance=InstanceInfo(**instance.describe()))
