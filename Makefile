@@ -11,10 +11,12 @@ EXTRAS := demo,dev,test,docs
 LOGS := build/logs
 STEP := scripts/step
 
-# The oldest Playwright we support: the one the optional camoufox extra pins. Every test that drives
-# a browser runs again on it, with the camoufox checks; left out are the tests that launch none
-# (they run in seconds under make test-fast) and those marked playwright_independent (Binder's and
-# the wheel's installs build environments of their own, the architecture page).
+# The oldest Playwright we support: the one the optional camoufox extra pins. The second run takes
+# what can differ between Playwright versions: the test files marked playwright_sensitive, those
+# whose subject is a module that calls Playwright (snapshots, actions, frames, downloads, routing,
+# CDP sessions, tracing, remote connect, the driver and crashes; tests/test_compat_scope.py holds
+# the list and checks it against the imports), and the camoufox checks. The rest (envelopes,
+# grants, MCP transports, kernels, notebooks) reaches Playwright only through those modules.
 COMPAT_VENV ?= .venv-playwright-1.62
 COMPAT_PLAYWRIGHT ?= 1.62.0
 
@@ -60,7 +62,7 @@ test-compat: chromium
 	@$(STEP) "Creating the environment in $(COMPAT_VENV)" $(LOGS)/compat-venv.log $(PYTHON) -m venv $(COMPAT_VENV)
 	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT) and the camoufox extra" $(LOGS)/compat-install.log \
 		$(COMPAT_VENV)/bin/python -m pip install --upgrade pip -e '.[test,demo,camoufox]' 'playwright==$(COMPAT_PLAYWRIGHT)'
-	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python,-m "(browser or camoufox) and not playwright_independent")
+	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python,-m "playwright_sensitive or camoufox")
 
 # ruff (rules in pyproject.toml), the formatter's check, and mypy (strict) on the whole package.
 lint: install
