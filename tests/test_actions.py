@@ -21,6 +21,8 @@ from PIL import Image
 from tests.helpers import error, ok, ref_for
 from webmcp_nb import Envelope, Session
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
 MAX_SIDE = 1568

@@ -19,9 +19,6 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-# Binder builds its own environment from binder/requirements.txt: the same whichever Playwright runs the suite.
-pytestmark = pytest.mark.playwright_independent
-
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 QUICKSTART = "notebooks/01-quickstart.ipynb"

@@ -29,6 +29,8 @@ from webmcp_nb.core.guard.grants import Grant
 
 from .helpers import error, free_port, ok
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 ROOT = Path(__file__).resolve().parent.parent
 HAS_CAMOUFOX = importlib.util.find_spec("camoufox") is not None
 

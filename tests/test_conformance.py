@@ -29,6 +29,8 @@ from .helpers import error, ok, ts_report, wait_until
 from .test_failure_context import ts_calls
 from .test_webmcp import Events, page_text, tools_of
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 AGENT = types.Implementation(name="conformance-agent", version="1.0")
 ERAS = ["auto", "legacy"]  # the Python client's 2026-07-28, and 2025-11-25
 TS_ERAS = ["legacy", "2026-07-28"]

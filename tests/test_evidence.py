@@ -31,7 +31,7 @@ from webmcp_nb.demo import PNG, DemoServer
 from .conftest import CheckedSession, error, ok
 from .helpers import wait_until
 
-pytestmark = pytest.mark.browser  # every test records what a real page does
+pytestmark = [pytest.mark.browser, pytest.mark.playwright_sensitive]  # every test records what a real page does
 
 HAR_CHECK = Path(__file__).parent / "har_check"
 

@@ -27,6 +27,8 @@ from webmcp_nb.demo import DemoServer
 from .conftest import CheckedSession, Kernel, error, ok, ref_for
 from .helpers import ts_report
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 BROWSER_FIXTURES = {"served"}  # a session and its MCP server, on Chromium (see conftest.py)
 
 PNG = b"\x89PNG\r\n\x1a\n"

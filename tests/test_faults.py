@@ -28,6 +28,8 @@ from webmcp_nb.core.call.engine import HISTORY_SIZE
 
 from .helpers import BROWSER_NAMES, browser_processes, error, ok, ref_for, wait_for_exit, wait_until, wait_until_async
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
 
 

@@ -13,6 +13,8 @@ from tests.helpers import error, ok, ref_for
 from webmcp_nb import Session
 from webmcp_nb.demo import DemoServer
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 REPORT = "item,quantity\nApple,2\nBanana,3\n"
 
 

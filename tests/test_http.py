@@ -26,6 +26,8 @@ from webmcp_nb.demo import PNG, DemoServer
 from .conftest import CheckedSession
 from .helpers import error, ok, wait_until, wait_until_async
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 SSE_LIMITS = {"max_events": 100, "max_bytes": 100_000, "max_duration_ms": 10_000}
 
 

@@ -18,9 +18,6 @@ from pathlib import Path
 
 import pytest
 
-# The fresh environment installs the newest Playwright whichever version runs the suite.
-pytestmark = pytest.mark.playwright_independent
-
 ROOT = Path(__file__).resolve().parent.parent
 
 RUN_QUICKSTART = """

@@ -21,6 +21,8 @@ from webmcp_nb.core.backends.remote import RemoteOptions
 from webmcp_nb.core.call.errors import InvalidParams
 from webmcp_nb.core.config import LaunchDefaults
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 CHROMIUM = "/usr/bin/chromium"
 
 

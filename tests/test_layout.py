@@ -7,11 +7,6 @@ import importlib.util
 import re
 from pathlib import Path
 
-import pytest
-
-# the architecture page against the tree: the same whichever Playwright runs the suite.
-pytestmark = pytest.mark.playwright_independent
-
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 ENTRY_INDENTS = (0, 2, 4, 6)  # a tree entry; a deeper line continues the description above it

@@ -14,6 +14,8 @@ from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession, error, ok, ref_for
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 
 def button(s: CheckedSession, name: str) -> str:
     return ref_for(ok(s.snapshot())["snapshot"], f'button "{name}"')

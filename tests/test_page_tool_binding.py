@@ -19,6 +19,8 @@ from webmcp_nb.core.call.util import origin_of
 from webmcp_nb.core.webmcp.page_tools import BINDING
 from webmcp_nb.demo import DemoServer
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 
 def other_origin(url: str) -> str:
     return url.replace("://127.0.0.1:", "://localhost:")

@@ -18,6 +18,8 @@ import pytest
 from tests.helpers import error, ok, ref_for, wait_until
 from webmcp_nb import Envelope, Session
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 REF = re.compile(r"^(f\d+)?e\d+$")
 SNAPSHOT_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 

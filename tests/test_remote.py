@@ -30,7 +30,7 @@ from webmcp_nb.demo import DemoServer
 from .conftest import CheckedSession
 from .helpers import Kernel, error, ok, ref_for, wait_until
 
-pytestmark = pytest.mark.browser  # the servers run Chromium
+pytestmark = [pytest.mark.browser, pytest.mark.playwright_sensitive]  # the servers run Chromium
 
 CHROMIUM = "/usr/bin/chromium"
 QUIET = ["--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]

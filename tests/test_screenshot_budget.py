@@ -24,6 +24,8 @@ from tests.helpers import error, ok, ref_for
 from webmcp_nb import Session
 from webmcp_nb.core.config import Limits
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 HUGE = (
     b"<!doctype html><title>Huge</title><body style='margin:0'><p>A huge poster follows.</p>"
     b"<div role='img' aria-label='Poster' style='width:200000px;height:20000px;"

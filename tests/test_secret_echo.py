@@ -36,6 +36,8 @@ from tests.helpers import wait_until
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.render.renderer import render_html, render_text
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 PASSWORD = 'Hunter2 "Open&Sesame" <now>'  # its JSON, URL and HTML forms all differ
 COOKIE = "s3ss10n-c00kie-VALUE-829173"
 SHORT_COOKIE = "1"

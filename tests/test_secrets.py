@@ -23,6 +23,8 @@ from webmcp_nb.core.call.engine import ApprovalRequest
 from webmcp_nb.core.render.renderer import render_html, render_text
 from webmcp_nb.demo import DemoServer
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 SECRET = "hunter2-Sesame"
 LONGER = "correct horse battery staple and more"
 CODE = "424242"

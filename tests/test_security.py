@@ -39,6 +39,8 @@ from webmcp_nb.serve_options import ServeOptions
 from .conftest import ref_for
 from .helpers import free_port
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 REPO = Path(__file__).resolve().parents[1]
 AGENT = types.Implementation(name="attacker", version="1.0")
 SECRET = "TOP SECRET CONTENT"

@@ -20,6 +20,8 @@ from tests.helpers import ok
 from webmcp_nb import Session
 from webmcp_nb.demo import DemoServer
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 ROWS = 1500
 # Values Playwright writes quoted (": ", a leading dash, digits, "#") or folded (runs of spaces).
 SECRETS = ["hunter2-Sesame", "a: b #c", "-dash-secret", "424242", "  spaced   out  ", 'quote "me"']

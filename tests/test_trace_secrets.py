@@ -29,6 +29,8 @@ from webmcp_nb.core.evidence.trace_scrub import scrub_trace
 from webmcp_nb.core.guard.redaction import REDACTED
 from webmcp_nb.demo import DemoServer
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 TYPED = "hunter2-Sesame"
 CODE = "424242"
 BEFORE = "typed-before-the-trace"

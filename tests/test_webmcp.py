@@ -21,6 +21,8 @@ from tests.helpers import error, ok, wait_until
 from webmcp_nb import Envelope, Session
 from webmcp_nb.core.webmcp.discovery import WebMCPEvent
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 CART_TOOLS = {"add_to_cart", "get_cart", "fail_always", "leave_page", "echo_text"}
 
 

@@ -16,6 +16,8 @@ from tests.helpers import ok, wait_until
 from webmcp_nb.core.browsers.aria import find_ref
 from webmcp_nb.notebook.widgets import BrowserPanel, CallLog
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 
 def cart_text(session) -> str:
     return ok(session.evaluate("document.getElementById('cart').textContent"))["result"]
