@@ -26,6 +26,7 @@ from tests.conftest import browser_processes, check_contract, ok, ref_for
 from tests.helpers import wait_until
 from webmcp_nb import Envelope
 from webmcp_nb.core.call.registry import REGISTRY
+from webmcp_nb.core.guard.grants import CAPS
 from webmcp_nb.notebook.extension import is_loaded
 from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session
@@ -459,7 +460,9 @@ reload
     assert isinstance(results, CallList) and len(results) == 3
     assert [r.operation.tool for r in results] == ["browser_navigate", "browser_snapshot", "browser_click"]
     assert results[0].ok and results[1].ok and results[2].error_type == "element_not_found"
-    assert len(captured.outputs) == 1 and "element_not_found" in captured.outputs[0].data["text/plain"]
+    # Only the failed call is shown (besides the launch line, when this cell's call launched Chromium).
+    shown = [out for out in captured.outputs if "webmcp-nb-stage" not in out.data.get("text/html", "")]
+    assert len(shown) == 1 and "element_not_found" in shown[0].data["text/plain"]
     summary = shell.display_formatter.format(results)[0]["text/plain"]
     assert summary.startswith("3 calls, stopped at an error") and "element_not_found" in summary
 
@@ -611,7 +614,7 @@ def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: 
     [
         (
             "serve --caps bogus",
-            "unknown capability bogus; choose from js, code, files, pdf, secrets, http, testing, vision, tracing, browser",
+            f"unknown capability bogus; choose from {', '.join(CAPS)}",
         ),
         ("serve --approve maybe", "invalid choice: 'maybe'"),
         ("serve --host 0.0.0.0", "only loopback by default"),

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the public names, re-exported for type checkers (at run time, `_LAZY` imports each)
     from ._generated import FormField as FormField
     from ._generated import Viewport as Viewport
+    from .apis import ApiHandle as ApiHandle
     from .client import PageToolHandle as PageToolHandle
     from .client import Session as Session
+    from .core.apis.spec import ApiSpecError as ApiSpecError
     from .core.browsers.aria import RefTarget as RefTarget
     from .core.browsers.instances import InstanceState as InstanceState
     from .core.browsers.live import LiveFrame as LiveFrame
@@ -53,6 +55,8 @@ if TYPE_CHECKING:  # the public names, re-exported for type checkers (at run tim
 # The public names: name -> (module, attribute), imported on first access so that `import webmcp_nb`
 # stays cheap. `__all__` is derived from it.
 _LAZY = {
+    "ApiHandle": ("webmcp_nb.apis", "ApiHandle"),  # what Session.api returns
+    "ApiSpecError": ("webmcp_nb.core.apis.spec", "ApiSpecError"),  # an invalid OpenAPI document
     "BinaryRenderer": ("webmcp_nb.core.call.engine", "BinaryRenderer"),
     "BrowserPanel": ("webmcp_nb.notebook.widgets", "BrowserPanel"),
     "CallLog": ("webmcp_nb.notebook.widgets", "CallLog"),
