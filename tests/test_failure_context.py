@@ -30,7 +30,11 @@ from .helpers import error, ok, ref_for, ts_report
 
 BUSY_FAILURE = """async () => {
   console.error('first problem'); console.log('hello');
-  window.open('/help.html'); history.pushState({}, '', '/moved');
+  const tab = window.open('/help.html'); history.pushState({}, '', '/moved');
+  // The tab loaded (so the browser has told Playwright of it, however slow the machine), then a pause.
+  while (!(tab.location.pathname === '/help.html' && tab.document.readyState === 'complete')) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   await new Promise((resolve) => setTimeout(resolve, 300));
   throw new Error('boom');
 }"""
