@@ -610,7 +610,7 @@ def test_serve_prints_the_url_token_and_configs_and_stops(browser: Any, capsys: 
     [
         (
             "serve --caps bogus",
-            "unknown capability bogus; choose from js, code, files, pdf, secrets, http, testing, vision, tracing, browser",
+            "unknown capability bogus; choose from js, code, files, pdf, secrets, http, testing, vision, tracing, storage, browser",
         ),
         ("serve --approve maybe", "invalid choice: 'maybe'"),
         ("serve --host 0.0.0.0", "only loopback by default"),

@@ -63,6 +63,7 @@ class Instance:
     file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
+    seeding: bool = False  # a storage state's hidden tab is opening (not a tab of the instance)
     # The session's known secrets (typed into secret fields, cookie values; see known_secrets),
     # scrubbed from its evidence and traces.
     secrets: KnownSecrets = field(default_factory=KnownSecrets)
@@ -85,7 +86,8 @@ class Instance:
 
     def adopt(self, page: Page) -> None:
         """Track a page the browser opened (a popup, a new tab)."""
-        self.track(page)
+        if not self.seeding:
+            self.track(page)
 
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from .context import CallContext
 
 Target = Literal["server", "instance", "page"]
-Group = Literal["core", "js", "code", "files", "pdf", "secrets", "http", "testing", "vision", "tracing", "notebook"]
+Group = Literal[
+    "core", "js", "code", "files", "pdf", "secrets", "http", "testing", "vision", "tracing", "storage", "notebook"
+]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`). The `Session` and the notebook
 call every tool."""

@@ -31,6 +31,7 @@ the session connect to a host the agent chose)."""
 GATED_PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
     BROWSER_CAP: {CREATE_INSTANCE: (*LAUNCH_OPTIONS, "headless")},
     SECRETS_CAP: dict.fromkeys(("browser_console", "browser_network", "browser_trace"), ("reveal_secrets",)),
+    "storage": {CREATE_INSTANCE: ("storage_state",)},
 }
 """The parameters of a granted tool that need one more cap, by cap and tool. Without the cap an
 agent's schemas leave them out (`Grant.withheld`), and the tool refuses them naming the cap:
