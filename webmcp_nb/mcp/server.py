@@ -162,7 +162,8 @@ class AgentServer:
     ) -> None:
         """Uploads default to the session's artifacts directory."""
         self.session = session
-        self.grant = options.grant(default_upload_root=str(session.engine.artifacts_dir))
+        self.options = options
+        self.grant = options.guarded(options.grant(default_upload_root=str(session.engine.artifacts_dir)))
         self.approve: ApprovePolicy = options.approve
         if self.approve != "none" and approver is None:
             raise ValueError(f"approve={self.approve!r} needs an approver (the notebook supplies one)")
