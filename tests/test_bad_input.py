@@ -46,6 +46,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "browser_create_instance": {"name": "bad-input-probe"},
     "browser_destroy_instance": {"name": "bad-input-probe"},
     "browser_list_instances": {},
+    "browser_storage_state": {"action": "list"},
     "browser_health": {},
     "browser_navigate": {"url": "about:blank"},
     "browser_navigate_back": {},

@@ -20,6 +20,7 @@ CHROMIUM_ARGS = [
 PAGES = {
     "index.html": "Demo Shop",
     "form.html": "Demo Form",
+    "login.html": "Sign in",
     "dialog.html": "Dialogs",
     "alert-on-load.html": "Alert on load",
     "frames.html": "Frames",

@@ -91,7 +91,7 @@ def test_a_schema_holds_only_the_parameters_the_grant_admits(listed: Listed) -> 
             assert set(params) <= set(every[name]["properties"]), (cap, name)  # granted: listed
             withheld = describe_tool(registry.get(name), others).input_schema["properties"]
             assert not set(params) & set(withheld), (cap, name)  # else left out
-            assert set(params) <= Grant.build().withheld(name) and not Grant.build([cap]).withheld(name)
+            assert set(params) <= Grant.build().withheld(name) and not set(params) & Grant.build([cap]).withheld(name)
     assert {"name", "profile_dir", "viewport"} <= set(default["browser_create_instance"]["properties"])
 
 
@@ -197,9 +197,14 @@ WITHHELD_VALUES: dict[str, dict[str, Any]] = {
     "headers": {"headers": {"X-Token": "t"}},
     "headless": {"headless": False},
     "reveal_secrets": {"reveal_secrets": True},
+    "storage_state": {"storage_state": "shop-login"},
 }
 """A value for each parameter a cap gates (`GATED_PARAMS`) that the tool refuses without it."""
-REFUSAL = {"browser": ("`browser` capability", "--caps browser"), "secrets": ("'secrets' grant", "--caps secrets")}
+REFUSAL = {
+    "browser": ("`browser` capability", "--caps browser"),
+    "secrets": ("'secrets' grant", "--caps secrets"),
+    "storage": ("`storage` capability", "--caps storage"),
+}
 
 
 @pytest.mark.browser

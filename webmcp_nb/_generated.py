@@ -150,6 +150,7 @@ class ToolMethods:
         backend: Literal["chromium", "camoufox", "remote"] | None = default(None),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
+        storage_state: str | None = default(None),
         viewport: Viewport | None = default(None),
         locale: str | None = default(None),
         user_agent: str | None = default(None),
@@ -165,28 +166,26 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch (or connect to) a named browser instance and make it current.
+        """Launch (or connect to) a named instance and make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable twin is
         ``acreate_instance``.
 
         Args:
-            backend: camoufox: a fingerprint-varying Firefox (`webmcp-nb install camoufox`); default: chromium, or
-                remote if the session has a browser server.
-            headless: Default: the session's setting.
+            backend: Default: chromium, or remote if set; camoufox: a varying-fingerprint Firefox.
             profile_dir: A persistent profile's name (a path: `browser` cap).
-            viewport: Default 1280x720 (camoufox: its fingerprint's).
+            storage_state: A saved state (`storage` cap).
+            viewport: Default 1280x720.
             locale: Such as 'fr-FR'.
-            executable_path: The browser binary; default: resolved (see browser_health).
             args: Browser flags (`browser` cap). (at most 64 items)
-            webmcp: native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.
-            os: camoufox: OSes the fingerprint may claim. (1 to 3 items)
-            humanize: camoufox: human-like cursor; a number: longest move (s).
+            webmcp: native (default), page (the pages' own; remote's default), polyfill (ours).
+            os: camoufox: OSes to claim. (1 to 3 items)
+            humanize: camoufox: human-like cursor; a number: max move (s).
             block_webrtc: camoufox: WebRTC off.
-            geoip: camoufox: only false (no web lookups; set locale).
-            endpoint: remote: a Playwright browser server's ws(s):// URL (`browser` cap).
-            cdp_endpoint: remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).
-            headers: remote: headers to connect with (a token; recorded as [redacted]).
+            geoip: camoufox: false only (set locale).
+            endpoint: remote: a Playwright server's ws(s):// URL (`browser` cap).
+            cdp_endpoint: remote: a CDP http:// or ws:// URL (`browser` cap).
+            headers: remote: connect headers (recorded as [redacted]).
             connect_timeout_s: remote: default 10. (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
@@ -198,6 +197,7 @@ class ToolMethods:
         backend: Literal["chromium", "camoufox", "remote"] | None = default(None),
         headless: bool | None = default(None),
         profile_dir: str | None = default(None),
+        storage_state: str | None = default(None),
         viewport: Viewport | None = default(None),
         locale: str | None = default(None),
         user_agent: str | None = default(None),
@@ -220,7 +220,7 @@ class ToolMethods:
         self,
         name: str,
     ) -> Envelope:
-        """Close a browser instance and its tabs (or forget a crashed one).
+        """Close an instance and its tabs (or forget a crashed one).
 
         Calls the ``browser_destroy_instance`` tool and returns its `Envelope`; the awaitable twin is
         ``adestroy_instance``.
@@ -519,7 +519,7 @@ class ToolMethods:
         return await self.acall("browser_handle_dialog", **given(locals()))
 
     def health(self) -> Envelope:
-        """Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.
+        """Instances, limits, backends, browsers, failed launches, crashes, stuck tabs.
 
         Calls the ``browser_health`` tool and returns its `Envelope`; the awaitable twin is ``ahealth``.
         """
@@ -669,7 +669,7 @@ class ToolMethods:
         return await self.acall("browser_keyboard_type", **given(locals()))
 
     def list_instances(self) -> Envelope:
-        """List the instances and which one is current.
+        """The instances and which is current.
 
         Calls the ``browser_list_instances`` tool and returns its `Envelope`; the awaitable twin is
         ``alist_instances``.
@@ -1128,6 +1128,33 @@ class ToolMethods:
     ) -> Envelope:
         """Awaitable twin of `snapshot` (the ``browser_snapshot`` tool)."""
         return await self.acall("browser_snapshot", **given(locals()))
+
+    def storage_state(
+        self,
+        action: Literal["save", "load", "list", "delete", "show"],
+        *,
+        name: str | None = default(None),
+        instance: str | None = default(None),
+    ) -> Envelope:
+        """Save, load, list, delete named cookie+localStorage states.
+
+        Calls the ``browser_storage_state`` tool and returns its `Envelope`; the awaitable twin is
+        ``astorage_state``.
+
+        Args:
+            action: show: its contents (`secrets`).
+        """
+        return self.call("browser_storage_state", **given(locals()))
+
+    async def astorage_state(
+        self,
+        action: Literal["save", "load", "list", "delete", "show"],
+        *,
+        name: str | None = default(None),
+        instance: str | None = default(None),
+    ) -> Envelope:
+        """Awaitable twin of `storage_state` (the ``browser_storage_state`` tool)."""
+        return await self.acall("browser_storage_state", **given(locals()))
 
     def tabs(
         self,

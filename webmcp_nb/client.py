@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .core.call.registry import Registry, ToolSpec
     from .core.evidence.recorder import EvidenceEvent
     from .core.guard.grants import Grant
+    from .core.guard.url_policy import UrlPolicy
     from .core.webmcp.discovery import WebMCPEvent
     from .core.webmcp.page_tools import PageToolRegistration
     from .mcp import ServerHandle
@@ -61,6 +62,7 @@ class Session(ToolMethods):
         remote_endpoint: str | None = None,
         remote_headers: Mapping[str, str] | None = None,
         reveal_secrets: bool = False,
+        url_policy: UrlPolicy | None = None,
         option_source: str | Mapping[str, str] = "Session(NAME=...)",
         **limits: float | None,
     ) -> None:
@@ -83,6 +85,8 @@ class Session(ToolMethods):
         self.keep_artifacts = keep_artifacts
         self.caller = caller
         self._reveal_secrets = reveal_secrets
+        # url_policy: the notebook's own calls are judged by it too (agents' are by their server's, always).
+        self.url_policy = url_policy
         self._runtime = Runtime()
         self.hub = Hub(self._runtime, lambda: self.engine)
         """The core's public call path (`webmcp_nb.core.call.hub`): what every front end calls through."""
@@ -328,6 +332,7 @@ class Session(ToolMethods):
                 )
                 self._engine.binary_renderer = self._binary_renderer
                 self._engine.reveal_secrets = self._reveal_secrets
+                self._engine.url_policy = self.url_policy
                 _LIVE_SESSIONS.add(self)
             return self._engine
 

@@ -18,6 +18,7 @@ from typing import Any, get_args
 
 from .core.call.approval import Policy
 from .core.guard.grants import CAPS, SCHEMES, Grant
+from .core.guard.url_policy import own_servers
 from .core.options import option, options_of, resolve
 
 ApprovePolicy = Policy
@@ -82,6 +83,22 @@ class ServeOptions:
         action="append", metavar="FLAG",
     )  # fmt: skip
 
+    allow_urls: list[str] = _option(
+        [], "--allow-url",
+        "agents' browsers may load only URLs matching these globs: https://shop.example/*, *.example.com, "
+        "127.0.0.1:8000 (default: any)",
+        nargs="+", metavar="PATTERN",
+    )  # fmt: skip
+    block_urls: list[str] = _option(
+        [], "--block-url", "agents' browsers may not load URLs matching these globs (as --allow-url; they win)",
+        nargs="+", metavar="PATTERN",
+    )  # fmt: skip
+    allow_own_servers: bool = _option(
+        False, "--allow-own-servers",
+        "lift the SSRF guard: let agents' browsers reach this session's own servers (its MCP and Jupyter ports)",
+        action="store_true",
+    )  # fmt: skip
+
     def grant(self, default_upload_root: str) -> Grant:
         """The agents' grant (ValueError naming a bad option); uploads default to `default_upload_root`."""
         if self.approve not in get_args(ApprovePolicy):
@@ -89,7 +106,15 @@ class ServeOptions:
         return Grant.build(
             self.caps, allow_schemes=self.allow_schemes, file_root=self.file_root,
             upload_roots=self.upload_roots or [default_upload_root], chromium_args=self.chromium_args,
+            allow_urls=self.allow_urls, block_urls=self.block_urls,
         )  # fmt: skip
+
+    def guarded(self, grant: Grant, mcp: tuple[str, int] | None = None) -> Grant:
+        """`grant` with the SSRF guard: the session's own servers (`mcp`, the Jupyter servers) refused,
+        unless --allow-own-servers."""
+        if self.allow_own_servers:
+            return grant
+        return dataclasses.replace(grant, url_policy=grant.url_policy.with_own(own_servers(mcp)))
 
     @classmethod
     def of(cls, options: ServeOptions | None = None, **fields: Any) -> ServeOptions:

@@ -19,6 +19,7 @@ import http.server
 import importlib.resources
 import json
 import mimetypes
+import secrets
 import struct
 import sys
 import threading
@@ -32,6 +33,7 @@ __all__ = ["DemoServer", "serve"]
 SITE = importlib.resources.files(__package__) / "site"
 MAX_SLOW_MS = 60_000
 MAX_LARGE_KB = 16_384
+SESSIONS: dict[str, str] = {}  # /login's session cookies -> user names (every demo server of this process)
 
 
 def _page(title: str, body: str) -> bytes:
@@ -63,7 +65,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._dispatch(head=False)
 
     def do_POST(self) -> None:
-        self._mutation()
+        if urlsplit(self.path).path == "/login":
+            self._login()
+        else:
+            self._mutation()
 
     do_PUT = do_PATCH = do_DELETE = do_POST
 
@@ -120,6 +125,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, json.dumps({"items": items}).encode(), ctype="application/json", head=head)
         elif path.startswith("/api/") and path in API:
             API[path](self, query, head)
+        elif path == "/account":
+            user = SESSIONS.get(self._cookie("demo_session"))
+            said = f"Signed in as {html.escape(user)}" if user else 'Not signed in (<a href="/login.html">sign in</a>)'
+            self._send(200, _page("Account", f'<p id="who">{said}</p>'), head=head)
         elif path == "/redirect":
             target = query.get("to", ["/"])[0]
             split = urlsplit(target)
@@ -131,6 +140,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(302, body, headers={"Location": location}, head=head)
         else:
             self._static(path, head)
+
+    def _cookie(self, name: str) -> str:
+        for part in (self.headers.get("Cookie") or "").split(";"):
+            key, _, value = part.strip().partition("=")
+            if key == name:
+                return value
+        return ""
+
+    def _login(self) -> None:
+        """POST /login (user, password as a form): an HttpOnly session cookie, then /account."""
+        length = min(int(self.headers.get("Content-Length") or 0), 4096)
+        form = parse_qs(self.rfile.read(length).decode(errors="replace"))
+        user, password = form.get("user", [""])[0], form.get("password", [""])[0]
+        if not user or not password:
+            self._send(303, headers={"Location": "/login.html?failed=1"})
+            return
+        token = secrets.token_hex(16)
+        SESSIONS[token] = user
+        cookie = f"demo_session={token}; HttpOnly; Path=/; SameSite=Lax"
+        self._send(303, headers={"Location": "/account", "Set-Cookie": cookie})
 
     def _static(self, path: str, head: bool) -> None:
         names = [p for p in path.split("/") if p not in ("", ".")]

@@ -197,7 +197,8 @@ class AgentServer:
     ) -> None:
         """Uploads default to the session's artifacts directory."""
         self.session = session
-        self.grant = options.grant(default_upload_root=str(session.engine.artifacts_dir))
+        self.options = options
+        self.grant = options.guarded(options.grant(default_upload_root=str(session.engine.artifacts_dir)))
         # The app's buttons and `approver` (the notebook's panel, which times out) answer one
         # decision, first wins; the app alone would let a call wait for a host that never renders it.
         terms = Caller("agent", self.grant, options.approve, approver)  # refuses a policy without an approver

@@ -39,6 +39,8 @@ EXTRAS = {
     "operations), `%browser api NAME OPERATION --param value ...` (a call; values are JSON or text).",
     "help": "This overview; `%browser help TOOL` is `%browser TOOL --help`.",
 }
+ALIASES = {"state": "storage_state"}
+"""Short subcommands for tools: `%browser state save shop-login` is browser_storage_state's."""
 
 HELP_WORDS = ("help", "-h", "--help")
 CELL_BODY = ("execute",)
@@ -59,6 +61,7 @@ def command_names() -> list[str]:
 def command(name: str) -> ToolCommand:
     """The subcommand `name` (or the full tool name), or UsageError naming the closest ones."""
     short = name.removeprefix(PREFIX)
+    short = ALIASES.get(short, short)
     tool_name = PREFIX + short
     registry = tool_registry()
     if tool_name not in registry:

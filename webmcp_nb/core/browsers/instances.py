@@ -20,6 +20,7 @@ from ..call.listeners import Listeners
 from ..call.util import spawn, utc_now
 from ..evidence.recorder import Evidence, EvidenceEvent, Record, StreamName
 from ..guard.known_secrets import KnownSecrets
+from ..guard.url_policy import UrlPolicy
 from ..webmcp.discovery import PageTools, WebMCPHub
 from ..webmcp.native import CAPTURE_JS, NativeTools
 from ..webmcp.script import POLYFILL_JS, ScriptTools
@@ -63,6 +64,10 @@ class Instance:
     file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
+    seeding: bool = False  # a storage state's hidden tab is opening (not a tab of the instance)
+    url_policy: UrlPolicy | None = None  # the latest caller's, judging every request (see url_policy)
+    policy_routed: bool = False  # whether the URL policy's route is installed
+    blocked_navigation: str | None = None  # why the policy last refused a navigation (its error names the rule)
     # The session's known secrets (typed into secret fields, cookie values; see known_secrets),
     # scrubbed from its evidence and traces.
     secrets: KnownSecrets = field(default_factory=KnownSecrets)
@@ -85,7 +90,8 @@ class Instance:
 
     def adopt(self, page: Page) -> None:
         """Track a page the browser opened (a popup, a new tab)."""
-        self.track(page)
+        if not self.seeding:
+            self.track(page)
 
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""

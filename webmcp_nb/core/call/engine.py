@@ -31,6 +31,7 @@ from ..guard import secret_echo
 from ..guard.file_guard import judge_by
 from ..guard.grants import SERVING, Grant
 from ..guard.redaction import redact_for_approval
+from ..guard.url_policy import UrlPolicy, enforce
 from ..webmcp.discovery import PageTool, WebMCPEvent
 from . import approval as approvals
 from .approval import Approval as Approval  # re-exported: front ends type their approvers with it
@@ -112,6 +113,7 @@ class Engine:
         self._discard_artifacts = artifacts_dir is None and not keep_artifacts
         self.binary_renderer: BinaryRenderer | None = None  # see `Session.binary_renderer`
         self.reveal_secrets = False  # the notebook's own calls show known secrets (see `secret_echo`)
+        self.url_policy: UrlPolicy | None = None  # judges the notebook's own calls (Session(url_policy=...))
 
     # public -----------------------------------------------------------------
     async def execute(
@@ -365,6 +367,7 @@ class Engine:
                 raise self.manager.unavailable(instance)
             if not spec.resolves_modal:
                 await judge_by(instance, ctx.grant)
+                await self._police(instance, ctx.grant)
             if spec.target == "instance":
                 ctx.phase = "running"
                 return await spec.handler(ctx, params)
@@ -398,6 +401,13 @@ class Engine:
                 return data.model_copy(update={"observation": await observer.result()})
             finally:
                 observer.close()
+
+    async def _police(self, instance: Instance, grant: Grant | None) -> None:
+        """From now on, `instance`'s requests are judged by its latest caller's URL policy (an
+        agent's: its server's, with the SSRF guard; the notebook's: `url_policy`, default none)."""
+        instance.url_policy = grant.url_policy if grant is not None else self.url_policy
+        if instance.url_policy is not None:
+            await enforce(instance)
 
     async def _await_approval(self, ctx: CallContext, params: Any, instance: Instance | None) -> None:
         """The one place approval is decided: judge what the call will do (its tool's annotations

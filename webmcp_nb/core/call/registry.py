@@ -26,7 +26,19 @@ if TYPE_CHECKING:
 
 Target = Literal["server", "instance", "page"]
 Group = Literal[
-    "core", "js", "code", "files", "pdf", "secrets", "http", "testing", "vision", "tracing", "notebook", "api"
+    "core",
+    "js",
+    "code",
+    "files",
+    "pdf",
+    "secrets",
+    "http",
+    "testing",
+    "vision",
+    "tracing",
+    "storage",
+    "notebook",
+    "api",
 ]
 """Capability groups. Agents get "core" and the tools the notebook published ("notebook");
 the others are granted explicitly (`serve_mcp(caps=...)`). The `Session` and the notebook

@@ -30,6 +30,7 @@ from ..call.errors import ToolFailure
 from ..call.listeners import Listeners
 from ..call.util import utc_now
 from ..guard.known_secrets import REDACTED, KnownSecrets
+from ..guard.url_policy import blocked_rule
 
 if TYPE_CHECKING:
     from playwright.async_api import ConsoleMessage, Error, Request, Response
@@ -138,7 +139,7 @@ class NetworkRecord(Record):
             "state": state,
             "status": response.status if response is not None else None,
             "status_text": response.status_text if response is not None else None,
-            "failure": (request.failure or "failed") if state == "failed" else None,
+            "failure": (blocked_rule(request) or request.failure or "failed") if state == "failed" else None,
             "redirected_from": self.redirected_from,
             "redirect_chain": redirect_chain,
             "request_headers": request.headers,

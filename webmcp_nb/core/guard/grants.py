@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..call.errors import InvalidParams
 from ..call.registry import Group, ToolSpec
+from .url_policy import UrlPolicy
 
 ALWAYS_GRANTED = ("core", "notebook")
 BROWSER_CAP = "browser"
@@ -41,6 +42,7 @@ the session connect to a host the agent chose)."""
 GATED_PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
     BROWSER_CAP: {CREATE_INSTANCE: (*LAUNCH_OPTIONS, "headless")},
     SECRETS_CAP: dict.fromkeys(("browser_console", "browser_network", "browser_trace"), ("reveal_secrets",)),
+    "storage": {CREATE_INSTANCE: ("storage_state",)},
 }
 """The parameters of a granted tool that need one more cap, by cap and tool. Without the cap an
 agent's schemas leave them out (`Grant.withheld`), and the tool refuses them naming the cap:
@@ -77,6 +79,7 @@ class Grant:
     file_root: Path | None = None
     upload_roots: tuple[Path, ...] = ()
     chromium_args: tuple[str, ...] = field(default_factory=tuple)
+    url_policy: UrlPolicy = field(default_factory=UrlPolicy)
 
     @classmethod
     def build(
@@ -87,6 +90,8 @@ class Grant:
         file_root: str | Path | None = None,
         upload_roots: Sequence[str | Path] = (),
         chromium_args: Sequence[str] = (),
+        allow_urls: Sequence[str] = (),
+        block_urls: Sequence[str] = (),
     ) -> Grant:
         """A grant from an operator's options; raises ValueError naming a bad one."""
         caps, allow_schemes = list(caps), list(allow_schemes)
@@ -109,6 +114,7 @@ class Grant:
             file_root=_directory(file_root, "file root") if file_root is not None else None,
             upload_roots=tuple(_directory(root, "upload root") for root in upload_roots),
             chromium_args=tuple(chromium_args),
+            url_policy=UrlPolicy.build(allow_urls, block_urls),
         )
 
     @property
@@ -149,7 +155,9 @@ class Grant:
         url = as_browsers_read(url)
         match = _SCHEME.match(url)
         scheme = match.group(1).lower() if match else ""
-        if scheme in OPEN_SCHEMES or url.lower() == "about:blank":
+        if scheme in OPEN_SCHEMES:
+            return self.url_policy.refusal(url)
+        if url.lower() == "about:blank":
             return None
         if scheme == "file":
             return self._file_refusal(url)

@@ -18,6 +18,7 @@ from ..call.util import first_lines
 from ..evidence.failure import actionability
 from ..guard.grants import profiles_dir
 from .models import ActionData, ModalState, PageParams, Params, Ref
+from .storage import states_dir
 
 if TYPE_CHECKING:
     from playwright.async_api import FileChooser, Locator
@@ -384,13 +385,14 @@ def _upload_paths(ctx: CallContext, paths: list[str]) -> list[Path]:
     """The real files `paths` name, symlinks resolved; for an agent, only under its upload roots."""
     if ctx.grant is not None:
         profiles = profiles_dir(ctx.engine.artifacts_dir).resolve()
+        states = states_dir(ctx.engine.artifacts_dir).resolve()
         real = [ctx.grant.upload_path(path) for path in paths]
-        kept = [str(path) for path in real if path.is_relative_to(profiles)]
+        kept = [str(path) for path in real if path.is_relative_to(profiles) or path.is_relative_to(states)]
         if kept:
             raise ToolFailure(
                 "invalid_params",
-                f"{', '.join(kept)}: in the session's browser profiles directory ({profiles}: cookies and "
-                "logins), which agents never upload from.",
+                f"{', '.join(kept)}: in the session's browser profiles or states directory ({profiles}, {states}: "
+                "cookies and logins), which agents never upload from.",
                 started=False,
             )
         return real

@@ -14,8 +14,9 @@ from ..backends import BackendName, camoufox, chromium, remote
 from ..browsers.instances import InstanceState
 from ..call.errors import InvalidParams
 from ..call.registry import tool
-from ..guard.grants import is_profile_name, profiles_dir
+from ..guard.grants import CREATE_INSTANCE, is_profile_name, profiles_dir
 from ..webmcp.discovery import Mode
+from . import storage
 from .models import Data, InstanceName, Params
 
 if TYPE_CHECKING:
@@ -34,27 +35,24 @@ class CreateParams(Params):
     name: InstanceName
     backend: BackendName | None = Field(
         None,
-        description=f"camoufox: a fingerprint-varying Firefox (`{camoufox.INSTALL_COMMAND}`); default: chromium, "
-        "or remote if the session has a browser server.",
+        description="Default: chromium, or remote if set; camoufox: a varying-fingerprint Firefox.",
     )
-    headless: bool | None = Field(None, description="Default: the session's setting.")
+    headless: bool | None = None
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
         description="A persistent profile's name (a path: `browser` cap).",
     )
-    viewport: Viewport | None = Field(None, description="Default 1280x720 (camoufox: its fingerprint's).")
+    storage_state: InstanceName | None = Field(None, description="A saved state (`storage` cap).")
+    viewport: Viewport | None = Field(None, description="Default 1280x720.")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = Field(
         None, description="Such as 'fr-FR'."
     )
     user_agent: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
-    executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        None,
-        description="The browser binary; default: resolved (see browser_health).",
-    )
+    executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = None
     args: list[LaunchArg] = Field(default_factory=list, max_length=64, description="Browser flags (`browser` cap).")
     webmcp: Mode | None = Field(
         None,
-        description="native (default): the browser's; page: only the pages' own (remote's default); polyfill: ours.",
+        description="native (default), page (the pages' own; remote's default), polyfill (ours).",
     )
     # backend='camoufox' only (webmcp_nb.core.backends.camoufox checks where each option may go).
     # A list in the schema; a single name is read as a list of one (os="linux" from Python).
@@ -65,29 +63,29 @@ class CreateParams(Params):
             Field(min_length=1, max_length=3, json_schema_extra={"uniqueItems": True}),
         ]
         | None
-    ) = Field(None, description="camoufox: OSes the fingerprint may claim.")
+    ) = Field(None, description="camoufox: OSes to claim.")
     humanize: bool | Annotated[float, Field(gt=0, le=camoufox.MAX_HUMANIZE_S)] | None = Field(
         None,
-        description="camoufox: human-like cursor; a number: longest move (s).",
+        description="camoufox: human-like cursor; a number: max move (s).",
     )
     block_webrtc: bool | None = Field(None, description="camoufox: WebRTC off.")
     geoip: bool | None = Field(
         None,
-        description="camoufox: only false (no web lookups; set locale).",
+        description="camoufox: false only (set locale).",
     )
     # Endpoints and header values are checked by webmcp_nb.core.backends.remote, whose messages never echo a token.
     endpoint: str | None = Field(
         None,
-        description="remote: a Playwright browser server's ws(s):// URL (`browser` cap).",
+        description="remote: a Playwright server's ws(s):// URL (`browser` cap).",
     )
     cdp_endpoint: str | None = Field(
         None,
-        description="remote: a CDP endpoint, http://host:9222 or ws:// (`browser` cap).",
+        description="remote: a CDP http:// or ws:// URL (`browser` cap).",
     )
     headers: Annotated[dict[HeaderName, str], Field(json_schema_extra={"additionalProperties": False})] | None = Field(
         None,
         max_length=remote.MAX_HEADERS,
-        description="remote: headers to connect with (a token; recorded as [redacted]).",
+        description="remote: connect headers (recorded as [redacted]).",
     )
     connect_timeout_s: float | None = Field(
         None,
@@ -118,8 +116,8 @@ class CreateData(Data):
 
 @tool(
     name="browser_create_instance",
-    title="Create browser instance",
-    description="Launch (or connect to) a named browser instance and make it current.",
+    title="Create instance",
+    description="Launch (or connect to) a named instance and make it current.",
     params=CreateParams,
     data=CreateData,
     target="server",
@@ -152,12 +150,20 @@ async def create_instance(ctx: CallContext, p: CreateParams) -> CreateData:
     instance = await ctx.engine.launch(options, ctx.remaining_s(), ctx.report_progress)
     ctx.instance_id = instance.instance_id
     ctx.engine.current_instance = p.name
+    if p.storage_state is not None:
+        state = storage.read_state(ctx.engine.artifacts_dir, p.storage_state)
+        await storage.load_state(instance, state)
+        ctx.engine.manager.secrets.add(storage.state_secrets(state))
     return CreateData(instance=InstanceInfo(**instance.describe()))
 
 
 def _check_launch(ctx: CallContext, p: CreateParams) -> None:
     if ctx.grant is not None:
         ctx.grant.check_launch(p.model_dump(exclude_defaults=True), ctx.engine.launch_defaults.headless)
+    if p.storage_state is not None:
+        if ctx.grant is not None and storage.STORAGE_CAP not in ctx.grant.groups:
+            raise InvalidParams(f"{CREATE_INSTANCE}: storage_state needs the `storage` capability (`--caps storage`).")
+        storage.state_path(ctx.engine.artifacts_dir, p.storage_state)  # it exists, or nothing is launched
     backends.check(p.model_dump(exclude_unset=True), ctx.engine.launch_defaults.remote_endpoint is not None)
     left = ctx.remaining_s()
     if p.connect_timeout_s is not None and p.connect_timeout_s >= left:  # else: operation_timeout, not the answer
@@ -187,8 +193,8 @@ class DestroyData(Data):
 
 @tool(
     name="browser_destroy_instance",
-    title="Destroy browser instance",
-    description="Close a browser instance and its tabs (or forget a crashed one).",
+    title="Destroy instance",
+    description="Close an instance and its tabs (or forget a crashed one).",
     params=DestroyParams,
     data=DestroyData,
     target="server",
@@ -223,8 +229,8 @@ class ListData(Data):
 
 @tool(
     name="browser_list_instances",
-    title="List browser instances",
-    description="List the instances and which one is current.",
+    title="List instances",
+    description="The instances and which is current.",
     params=Params,
     data=ListData,
     target="server",
@@ -267,7 +273,7 @@ class HealthData(Data):
 @tool(
     name="browser_health",
     title="Health",
-    description="Instance counts, limits, backends and browsers found, failed launches, crashes, stuck tabs.",
+    description="Instances, limits, backends, browsers, failed launches, crashes, stuck tabs.",
     params=Params,
     data=HealthData,
     target="server",

@@ -73,6 +73,9 @@ async def _navigation(
             f"{action} did not reach '{wait_until}' within {timeout_ms / 1000:g} s; the page may be partly loaded.",
         ) from None
     except Error as exc:
+        blocked = ctx.instance.blocked_navigation if ctx.instance is not None else None
+        if blocked and "ERR_BLOCKED_BY_CLIENT" in exc.message:
+            raise ToolFailure("navigation_failed", f"{action} failed: {blocked}") from None
         if "net::" in exc.message or "NS_ERROR" in exc.message or "Cannot navigate" in exc.message:
             raise ToolFailure("navigation_failed", f"{action} failed: {exc.message.splitlines()[0]}") from None
         raise

@@ -1,0 +1,207 @@
+"""The agents' URL policy, enforced by the browser: allow and block lists, and the SSRF guard.
+
+One session serves MCP over streamable HTTP with `--block-url` naming a second local server
+("the target", which counts what reaches it); the agent's side is a real MCP client. Whatever
+path a request takes (a navigation, a redirect from an allowed page, a frame, a popup, an image,
+a page's fetch), the target is never reached and the network evidence records the request as
+blocked by the rule. The MCP server's own port is refused by default (the SSRF guard); the
+notebook's own calls are not judged unless it asks (`Session(url_policy=...)`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from webmcp_nb.core.guard.url_policy import UrlPolicy
+from webmcp_nb.serve_options import ServeOptions
+
+from .conftest import CheckedSession
+from .helpers import ok, wait_until
+
+AGENT = types.Implementation(name="policy-agent", version="1.0")
+
+
+class Pages(BaseHTTPRequestHandler):
+    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup), else a
+    small page; every path is counted per server."""
+
+    def do_GET(self) -> None:
+        self.server.hits.append(self.path)  # type: ignore[attr-defined]
+        parts = urlsplit(self.path)
+        query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        if parts.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", query["to"])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = query.get("html", f"<title>{html.escape(parts.path)}</title><p>reached {html.escape(parts.path)}</p>")
+        data = f"<!doctype html><meta charset=utf-8>{body}".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def start() -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    server.hits = []  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, Any]]:
+    allowed, allowed_url = start()
+    target, target_url = start()
+    yield {"allowed": allowed, "url": allowed_url, "target": target, "target_url": target_url}
+    allowed.shutdown()
+    target.shutdown()
+
+
+class Agent:
+    def __init__(self, session: CheckedSession, **options: Any) -> None:
+        self.handle = session.serve_mcp(**options)
+
+    def calls(self, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        async def run() -> list[dict[str, Any]]:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.handle.token}"}, timeout=120)
+            async with Client(streamable_http_client(self.handle.url, http_client=http), client_info=AGENT) as client:
+                results = [await client.call_tool(name, args) for name, args in calls]
+            return [result.structured_content for result in results]  # type: ignore[misc]
+
+        return asyncio.run(run())
+
+    def call(self, name: str, **args: Any) -> dict[str, Any]:
+        return self.calls((name, args))[0]
+
+
+@pytest.fixture(scope="module")
+def agent(session: CheckedSession, servers: dict[str, Any]) -> Iterator[Agent]:
+    target_host = servers["target_url"].removeprefix("http://")
+    served = Agent(session, caps=["js", "http"], block_urls=[target_host])
+    yield served
+    served.handle.stop()
+
+
+def rule(servers: dict[str, Any]) -> str:
+    return f"--block-url {servers['target_url'].removeprefix('http://')}"
+
+
+def blocked_entries(agent: Agent, url: str) -> list[dict[str, Any]]:
+    entries = agent.call("browser_network", url=url, failed=True)["data"]["entries"]
+    return [entry for entry in entries if "blocked by the URL policy" in (entry["failure"] or "")]
+
+
+def test_a_blocked_navigation_names_the_rule(agent: Agent, servers: dict[str, Any]) -> None:
+    result = agent.call("browser_navigate", url=servers["target_url"] + "/direct")
+    assert (result["error_type"], result["operation"]["outcome"]) == ("invalid_params", "not_started"), result
+    assert rule(servers) in result["message"]
+    assert servers["target"].hits == []
+
+
+def test_a_redirect_from_an_allowed_page_to_a_blocked_one(agent: Agent, servers: dict[str, Any]) -> None:
+    start = f"{servers['url']}/redirect?to={servers['target_url']}/hop"
+    result = agent.call("browser_navigate", url=start)
+    assert result["error_type"] == "navigation_failed", result
+    assert "a redirect to" in result["message"] and rule(servers) in result["message"], result["message"]
+    assert "/redirect" in "".join(servers["allowed"].hits)
+    assert servers["target"].hits == []
+    # An allowed redirect chain still arrives.
+    chain = f"{servers['url']}/redirect?to=/redirect%3Fto%3D/landed"
+    assert ok_data(agent.call("browser_navigate", url=chain))["url"].endswith("/landed")
+
+
+def ok_data(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["status"] == "success", result
+    return result["data"]  # type: ignore[no-any-return]
+
+
+def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent, servers: dict[str, Any]) -> None:
+    target = servers["target_url"]
+    markup = (
+        f'<iframe src="{target}/frame"></iframe><img src="{target}/image.png">'
+        f'<a id="pop" href="{target}/popup" target="_blank">pop</a>'
+    )
+    page = f"{servers['url']}/page?html={httpx2.QueryParams({'x': markup})['x']}"
+    ok_data(agent.call("browser_navigate", url=page))
+    wait_until(lambda: len(blocked_entries(agent, "/frame")) == 1 and blocked_entries(agent, "/image.png"), timeout=30)
+    entry = blocked_entries(agent, "/frame")[0]
+    assert entry["resource_type"] == "document" and rule(servers) in entry["failure"], entry
+
+    fetched = agent.call(
+        "browser_evaluate", expression=f"fetch({target + '/fetched'!r}).then(() => 'reached', e => 'refused: ' + e)"
+    )
+    assert ok_data(fetched)["result"].startswith("refused: TypeError"), fetched
+    assert blocked_entries(agent, "/fetched")
+    # browser_http runs its fetch in the page: refused before it starts.
+    http = agent.call("browser_http", url=target + "/http")
+    assert (http["error_type"], http["operation"]["outcome"]) == ("invalid_params", "not_started"), http
+    assert rule(servers) in http["message"]
+
+    agent.call("browser_evaluate", expression="document.getElementById('pop').click()")
+    tabs = wait_until(lambda: len(tabs_now := agent.call("browser_tabs")["data"]["tabs"]) == 2 and tabs_now, timeout=30)
+    # The popup's first request comes before its tab is followed, so only its error page shows it.
+    assert tabs[1]["url"] == "chrome-error://chromewebdata/", tabs
+    assert servers["target"].hits == []
+
+
+def test_the_mcp_port_is_unreachable_by_default(agent: Agent, servers: dict[str, Any]) -> None:
+    mcp = agent.handle.url
+    result = agent.call("browser_navigate", url=mcp)
+    assert result["error_type"] == "invalid_params" and "SSRF guard" in result["message"], result
+    assert "--allow-own-servers" in result["message"]
+    localhost = mcp.replace("127.0.0.1", "localhost")
+    result = agent.call("browser_navigate", url=f"{servers['url']}/redirect?to={localhost}")
+    assert result["error_type"] == "navigation_failed" and "SSRF guard" in result["message"], result
+
+
+def test_the_serve_flags_are_one_declaration() -> None:
+    from webmcp_nb.cli import build_parser
+
+    parsed = build_parser().parse_args(["serve", "--block-url", "*.example.com", "--allow-url", "https://ok.test/*"])
+    options = ServeOptions.from_namespace(parsed)
+    assert (options.block_urls, options.allow_urls) == (["*.example.com"], ["https://ok.test/*"])
+    grant = options.grant("/tmp")
+    assert grant.url_policy == UrlPolicy(allow=("https://ok.test/*",), block=("*.example.com",))
+    assert "matches no --allow-url rule" in (grant.refusal("https://elsewhere.test/") or "")
+    assert grant.refusal("https://ok.test/page") is None
+    blocked = UrlPolicy(block=("*.example.com",), allow=("*.com",))
+    assert "--block-url *.example.com" in (blocked.refusal("https://shop.example.com/") or "")  # block wins
+    assert blocked.refusal("https://example.com/") is None  # *. needs a subdomain
+    assert blocked.refusal("data:text/html,x") is None  # schemes are the grant's
+    ports = UrlPolicy(block=("127.0.0.1:*",))
+    assert ports.refusal("http://127.0.0.1/") and ports.refusal("ws://127.0.0.1:9/") and not ports.refusal("http://h/")
+    with pytest.raises(ValueError, match="--block-url"):
+        UrlPolicy.build(block=["a b"])
+
+
+def test_the_notebook_is_not_judged_unless_it_asks(session: CheckedSession, servers: dict[str, Any]) -> None:
+    target = servers["target_url"] + "/notebook"
+    ok(session.navigate(target))
+    assert "/notebook" in servers["target"].hits
+    session.url_policy = UrlPolicy.build(block=[servers["target_url"].removeprefix("http://")])
+    session.engine.url_policy = session.url_policy
+    try:
+        ok(session.navigate(servers["url"] + "/fine"))
+        envelope = session.navigate(f"{servers['url']}/redirect?to={servers['target_url']}/asked")
+        assert envelope.error_type == "navigation_failed" and "--block-url" in (envelope.message or "")
+        assert "/asked" not in servers["target"].hits
+    finally:
+        session.engine.url_policy = session.url_policy = None

@@ -1,0 +1,190 @@
+"""Where the browser may go for an agent: the operator's allow and block lists, and the SSRF guard.
+
+A `UrlPolicy` judges http(s) and ws(s) URLs (other schemes are the grant's, see `grants`). Its
+patterns are globs, ``*`` matching any run of characters (nothing else is special):
+
+- with ``://``, a pattern is matched against the whole URL: ``https://shop.example/*``;
+- without, against the URL's host, or its ``host:port`` when the pattern names a port:
+  ``*.example.com``, ``intranet``, ``127.0.0.1:8888``, ``[::1]:*``.
+
+Globs rather than URL Pattern: the lists are read by people on a command line, the same syntax
+as Playwright's own URL globs, with no dependency (Python has no URL Pattern) and one rule for
+every request, judged in Python. A URL is refused when a block pattern matches it, or when there
+is an allow list and no allow pattern matches it. The SSRF guard comes first: the session's own
+servers (`own`: its MCP port, the Jupyter server's port) on a loopback or the served address are
+refused unless the operator lifts the guard (``--allow-own-servers``).
+
+`enforce` installs the policy on an instance's browser context: every request of its pages (the
+documents of tabs, popups and frames, subresources, the page's fetches, WebSockets) passes
+through one route. A navigation's redirects are followed here, hop by hop, each judged before the
+browser is let go on (Playwright's routes do not see redirect hops); a subresource's redirect
+hops are not judged. Refused requests are aborted and recorded: `blocked_rule` names the rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+if TYPE_CHECKING:
+    from playwright.async_api import APIResponse, Request, Route, WebSocketRoute
+
+    from ..browsers.instances import Instance
+
+JUDGED_SCHEMES = ("http", "https", "ws", "wss")
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+LOOPBACK = re.compile(
+    r"^(localhost|.*\.localhost|127(\.\d{1,3}){3}|\[::1\]|\[::\]|0\.0\.0\.0|\[::ffff:127(\.\d{1,3}){3}\])$"
+)
+MAX_REDIRECTS = 20
+_BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
+
+
+def blocked_rule(request: Request) -> str | None:
+    """Why the policy refused `request` (the network evidence's failure), or None."""
+    return _BLOCKED.get(request)
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile("^" + ".*".join(map(re.escape, pattern.split("*"))) + "$", re.IGNORECASE)
+
+
+def check_patterns(patterns: Iterable[str], flag: str) -> tuple[str, ...]:
+    """`patterns` as given, or ValueError naming the flag of a malformed one."""
+    kept = []
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern.strip() or any(c.isspace() for c in pattern):
+            raise ValueError(f"{flag} {pattern!r}: a pattern is a URL or host glob without spaces")
+        kept.append(pattern)
+    return tuple(kept)
+
+
+@dataclass(frozen=True)
+class UrlPolicy:
+    """Allow and block patterns, and the session's own servers (`host:port`, see `own_servers`)."""
+
+    allow: tuple[str, ...] = ()
+    block: tuple[str, ...] = ()
+    own: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def build(cls, allow: Iterable[str] = (), block: Iterable[str] = ()) -> UrlPolicy:
+        return cls(check_patterns(allow, "--allow-url"), check_patterns(block, "--block-url"))
+
+    def with_own(self, servers: Iterable[tuple[str, int]]) -> UrlPolicy:
+        return UrlPolicy(self.allow, self.block, (*self.own, *servers))
+
+    def refusal(self, url: str) -> str | None:
+        """Why `url` may not be loaded, naming the rule, or None."""
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in JUDGED_SCHEMES:
+            return None
+        try:
+            port = parts.port or DEFAULT_PORTS[scheme]
+        except ValueError:
+            return f"{url[:80]}: not a valid port"
+        host = (parts.hostname or "").lower()
+        host = f"[{host}]" if ":" in host else host
+        for own_host, own_port in self.own:
+            if port == own_port and (LOOPBACK.match(host) or host == own_host.lower()):
+                return (
+                    f"{url[:120]} is one of this session's own servers (port {own_port}), which the SSRF guard "
+                    "keeps agents from; the operator can lift it with --allow-own-servers."
+                )
+        for pattern in self.block:
+            if self._matches(pattern, url, host, port):
+                return f"{url[:120]} is blocked by the rule --block-url {pattern}."
+        if self.allow and not any(self._matches(pattern, url, host, port) for pattern in self.allow):
+            return f"{url[:120]} matches no --allow-url rule ({', '.join(self.allow)})."
+        return None
+
+    @staticmethod
+    def _matches(pattern: str, url: str, host: str, port: int) -> bool:
+        if "://" in pattern:
+            return bool(_glob(pattern).match(url))
+        if re.search(r":(\d+|\*)$", pattern):
+            return bool(_glob(pattern).match(f"{host}:{port}"))
+        return bool(_glob(pattern).match(host))
+
+
+def own_servers(mcp: tuple[str, int] | None = None) -> list[tuple[str, int]]:
+    """The session's own servers: the MCP server (`mcp`), and the Jupyter servers running on this
+    machine (their runtime files, jpserver-PID.json, name their ports; the kernel's own server is
+    one of them). The live view has no server: it reaches the notebook through the kernel's comms."""
+    servers = [mcp] if mcp is not None else []
+    with contextlib.suppress(Exception):  # no jupyter_core, no runtime directory: nothing more to guard
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        for path in Path(jupyter_runtime_dir()).glob("jpserver-*.json"):
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                info = json.loads(path.read_text())
+                os.kill(int(info["pid"]), 0)  # a live server only
+                servers.append((str(info.get("hostname") or "localhost"), int(info["port"])))
+    return servers
+
+
+async def enforce(instance: Instance) -> None:
+    """Judge every request of `instance` by its driver's policy (`Instance.url_policy`) from now on."""
+    context = instance.context
+    if context is None or instance.policy_routed:
+        return
+    instance.policy_routed = True
+
+    async def judge(route: Route) -> None:
+        from playwright.async_api import Error
+
+        request, policy = route.request, instance.url_policy
+        with contextlib.suppress(Error):  # the page may be gone already
+            refusal = policy.refusal(request.url) if policy is not None else None
+            if refusal is None and policy is not None and request.is_navigation_request():
+                response = await route.fetch(max_redirects=0)
+                refusal = await _redirect_refusal(route, response, policy)
+                if refusal is None:
+                    await route.fulfill(response=response)
+                    return
+            if refusal is None:
+                await route.fallback()
+            else:
+                _BLOCKED[request] = f"blocked by the URL policy: {refusal}"
+                if request.is_navigation_request():
+                    instance.blocked_navigation = _BLOCKED[request]
+                await route.abort("blockedbyclient")
+
+    async def judge_socket(socket: WebSocketRoute) -> None:
+        policy = instance.url_policy
+        if policy is not None and policy.refusal(socket.url) is not None:
+            await socket.close(code=1008, reason="blocked by the URL policy")
+        else:
+            socket.connect_to_server()
+
+    await context.route("**/*", judge)
+    await context.route_web_socket("**/*", judge_socket)
+
+
+async def _redirect_refusal(route: Route, response: APIResponse, policy: UrlPolicy) -> str | None:
+    """The refusal of the redirect chain a navigation's first answer (`response`, fetched here
+    without following) starts: each hop's target is judged before it is asked for (GET hops are
+    fetched here too, to learn where they lead). None lets the browser follow the same chain."""
+    url = route.request.url
+    for _ in range(MAX_REDIRECTS):
+        location = response.headers.get("location")
+        if not (300 <= response.status < 400 and location):
+            return None
+        url = urljoin(url, location)
+        refusal = policy.refusal(url)
+        if refusal is not None:
+            return f"a redirect to {refusal}"
+        if response.status in (307, 308):
+            return None  # its method and body go on: not sent twice (the next hop is not judged)
+        response = await route.fetch(url=url, method="GET", post_data=None, max_redirects=0)
+        await response.dispose()
+    return None
