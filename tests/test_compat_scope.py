@@ -36,6 +36,7 @@ PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
     "guard/file_guard.py": ("security",),  # routing of file: loads
     "guard/known_secrets.py": ("secret_echo",),
     "guard/redaction.py": ("secrets", "snapshot_secrets"),  # masks, snapshot redaction
+    "guard/url_policy.py": ("url_policy",),  # routing of every request, redirects fetched by hand
     "tools/dialogs.py": ("actions",),
     "tools/evaluate.py": ("actions",),
     "tools/execute.py": ("execute",),  # raw Playwright in the snippet
@@ -44,6 +45,7 @@ PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
     "tools/input.py": ("actions",),
     "tools/navigation.py": ("pages",),
     "tools/recorded.py": ("evidence",),
+    "tools/storage.py": ("storage_state",),  # storage_state(), add_cookies
     "tools/tabs.py": ("pages",),
     "tools/wait.py": ("observe",),
     "webmcp/native.py": ("webmcp",),  # CDP sessions, the WebMCP domain

@@ -27,6 +27,8 @@ from webmcp_nb.demo import DemoServer
 from .conftest import CheckedSession
 from .helpers import error, ok, ref_for, wait_until
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 AGENT = types.Implementation(name="storage-agent", version="1.0")
 
 

@@ -30,6 +30,8 @@ from webmcp_nb.serve_options import ServeOptions
 from .conftest import CheckedSession
 from .helpers import ok, wait_until
 
+pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
+
 AGENT = types.Implementation(name="policy-agent", version="1.0")
 
 

@@ -272,6 +272,12 @@ class AgentServer:
         spec = self.visible_spec(name)
         return describe_tool(spec, self.grant).input_schema if spec is not None else None
 
+    def regrant(self, grant: Grant) -> None:
+        """Carry `grant` in every client's calls from now on (once bound, the served port joins the
+        SSRF guard's own servers)."""
+        self.grant = grant
+        self.terms = dataclasses.replace(self.terms, grant=grant)
+
     def _renders_app(self, ctx: ServerRequestContext[Any]) -> bool:
         """Whether this server offers the app and the client renders apps (else it is sent nothing of it)."""
         return self.app is not None and renders_apps(ctx.session.client_capabilities)

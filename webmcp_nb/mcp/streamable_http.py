@@ -338,7 +338,7 @@ async def serve_http(session: Session, options: ServeOptions, *, approver: Appro
             raise RuntimeError(f"the MCP server did not start: {error!r}")
         await asyncio.sleep(0.01)
     bound_host, bound_port = sock.getsockname()[:2]
-    agent_server.grant = options.guarded(agent_server.grant, (bound_host, bound_port))  # its own port too
+    agent_server.regrant(options.guarded(agent_server.grant, (bound_host, bound_port)))  # its own port too
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     handle = ServerHandle(
         url=f"http://{shown_host}:{bound_port}{MCP_PATH}",

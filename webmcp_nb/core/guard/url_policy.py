@@ -145,7 +145,8 @@ async def enforce(instance: Instance) -> None:
         request, policy = route.request, instance.url_policy
         with contextlib.suppress(Error):  # the page may be gone already
             refusal = policy.refusal(request.url) if policy is not None else None
-            if refusal is None and policy is not None and request.is_navigation_request():
+            navigation = request.is_navigation_request() and urlsplit(request.url).scheme.lower() in ("http", "https")
+            if refusal is None and policy is not None and navigation:  # file: and the rest go on to their own routes
                 response = await route.fetch(max_redirects=0)
                 refusal = await _redirect_refusal(route, response, policy)
                 if refusal is None:

@@ -35,17 +35,17 @@ class CreateParams(Params):
     name: InstanceName
     backend: BackendName | None = Field(
         None,
-        description="Default: chromium, or remote if set; camoufox: a varying-fingerprint Firefox.",
+        description=f"Default chromium (remote if set); camoufox: varying-fingerprint Firefox (`{camoufox.INSTALL_COMMAND}`).",
     )
     headless: bool | None = None
     profile_dir: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         None,
-        description="A persistent profile's name (a path: `browser` cap).",
+        description="A profile's name (a path: `browser` cap).",
     )
     storage_state: InstanceName | None = Field(None, description="A saved state (`storage` cap).")
     viewport: Viewport | None = Field(None, description="Default 1280x720.")
     locale: Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] | None = Field(
-        None, description="Such as 'fr-FR'."
+        None, description="E.g. 'fr-FR'."
     )
     user_agent: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
     executable_path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = None
@@ -66,7 +66,7 @@ class CreateParams(Params):
     ) = Field(None, description="camoufox: OSes to claim.")
     humanize: bool | Annotated[float, Field(gt=0, le=camoufox.MAX_HUMANIZE_S)] | None = Field(
         None,
-        description="camoufox: human-like cursor; a number: max move (s).",
+        description="camoufox: human-like cursor; number: max move (s).",
     )
     block_webrtc: bool | None = Field(None, description="camoufox: WebRTC off.")
     geoip: bool | None = Field(
@@ -76,7 +76,7 @@ class CreateParams(Params):
     # Endpoints and header values are checked by webmcp_nb.core.backends.remote, whose messages never echo a token.
     endpoint: str | None = Field(
         None,
-        description="remote: a Playwright server's ws(s):// URL (`browser` cap).",
+        description="remote: a Playwright server ws(s):// URL (`browser` cap).",
     )
     cdp_endpoint: str | None = Field(
         None,
@@ -85,7 +85,7 @@ class CreateParams(Params):
     headers: Annotated[dict[HeaderName, str], Field(json_schema_extra={"additionalProperties": False})] | None = Field(
         None,
         max_length=remote.MAX_HEADERS,
-        description="remote: connect headers (recorded as [redacted]).",
+        description="remote: connect headers (logged [redacted]).",
     )
     connect_timeout_s: float | None = Field(
         None,
@@ -117,7 +117,7 @@ class CreateData(Data):
 @tool(
     name="browser_create_instance",
     title="Create instance",
-    description="Launch (or connect to) a named instance and make it current.",
+    description="Launch or connect to a named instance; make it current.",
     params=CreateParams,
     data=CreateData,
     target="server",
@@ -251,21 +251,21 @@ class HealthData(Data):
     failed_launches: list[dict[str, Any]]
     crashes: list[dict[str, Any]]
     driver: dict[str, Any] = Field(
-        description="Playwright's driver process: state running, not_started or exited (it died; the next "
-        "call starts a new one), its pid, how often it was restarted, and its last unexpected exit."
+        description="Playwright's driver: state running, not_started or exited (it died; the next call "
+        "starts another), pid, restarts, last unexpected exit."
     )
     unhealthy_pages: list[dict[str, Any]] = Field(
         description="Tabs whose renderer crashed or stopped answering (status crashed / unresponsive)."
     )
     problems: list[str] = Field(description="Why status is degraded (empty when ok).")
     remote_endpoint: str | None = Field(
-        description="Where new instances connect when the session's default is a remote browser "
-        "(without credentials); None: they launch a local Chromium."
+        description="Where new instances connect if the session's default is remote (no credentials); "
+        "None: they launch Chromium."
     )
     backends: list[dict[str, Any]] = Field(
         description="Each backend (chromium, camoufox, remote): its state (available, binary_missing, "
-        "package_missing, model_missing), versions, what it supports and how to install what is missing. "
-        "Found without launching or downloading anything."
+        "package_missing, model_missing), versions, what it supports, how to install what is missing; "
+        "found without launching anything."
     )
     versions: dict[str, str]
 
