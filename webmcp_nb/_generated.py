@@ -166,26 +166,27 @@ class ToolMethods:
         headers: dict[str, str] | None = default(None),
         connect_timeout_s: float | None = default(None),
     ) -> Envelope:
-        """Launch (or connect to) a named instance and make it current.
+        """Launch or connect to a named instance; make it current.
 
         Calls the ``browser_create_instance`` tool and returns its `Envelope`; the awaitable twin is
         ``acreate_instance``.
 
         Args:
-            backend: Default: chromium, or remote if set; camoufox: a varying-fingerprint Firefox.
-            profile_dir: A persistent profile's name (a path: `browser` cap).
+            backend: Default chromium (remote if set); camoufox: varying-fingerprint Firefox (`webmcp-nb install
+                camoufox`).
+            profile_dir: A profile's name (a path: `browser` cap).
             storage_state: A saved state (`storage` cap).
             viewport: Default 1280x720.
-            locale: Such as 'fr-FR'.
+            locale: E.g. 'fr-FR'.
             args: Browser flags (`browser` cap). (at most 64 items)
             webmcp: native (default), page (the pages' own; remote's default), polyfill (ours).
             os: camoufox: OSes to claim. (1 to 3 items)
-            humanize: camoufox: human-like cursor; a number: max move (s).
+            humanize: camoufox: human-like cursor; number: max move (s).
             block_webrtc: camoufox: WebRTC off.
             geoip: camoufox: false only (set locale).
-            endpoint: remote: a Playwright server's ws(s):// URL (`browser` cap).
+            endpoint: remote: a Playwright server ws(s):// URL (`browser` cap).
             cdp_endpoint: remote: a CDP http:// or ws:// URL (`browser` cap).
-            headers: remote: connect headers (recorded as [redacted]).
+            headers: remote: connect headers (logged [redacted]).
             connect_timeout_s: remote: default 10. (> 0, <= 120.0)
         """
         return self.call("browser_create_instance", **given(locals()))
