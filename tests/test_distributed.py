@@ -19,9 +19,6 @@ import cloudpickle
 import httpx2
 import psutil
 import pytest
-
-pytest.importorskip("distributed")  # the dask extra (make install installs it)
-
 from distributed import Client, LocalCluster
 
 import webmcp_nb.distributed as wd
