@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -277,6 +278,14 @@ def free_port() -> int:
 # The TypeScript SDK client (tests/ts_client: a script per scenario, each printing a JSON report)
 # --------------------------------------------------------------------------- #
 TS_CLIENT = Path(__file__).parent / "ts_client"
+
+
+def uv() -> str:
+    """The test extra's uv, next to this interpreter: tests that build a fresh environment install
+    with it, so they reuse the packages `make install` already fetched instead of downloading them."""
+    path = Path(sys.executable).with_name("uv")
+    assert path.exists(), f"uv is part of the test extra; {path} is missing"
+    return str(path)
 
 
 def npm_install(folder: Path, packages: tuple[str, ...]) -> Path:

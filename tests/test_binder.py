@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from tests.helpers import uv
+
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 QUICKSTART = "notebooks/01-quickstart.ipynb"
@@ -99,7 +101,9 @@ def test_binder_requirements_alone_run_the_quickstart(tmp_path: Path) -> None:
     python = venv / "bin" / "python"
     install = subprocess.run(
         # nbclient runs the notebook, as the image's JupyterLab (from repo2docker's base environment) would.
-        [str(python), "-m", "pip", "install", "--quiet", "-r", "binder/requirements.txt", "nbclient"],
+        # uv (the test extra's) resolves the requirements as the image's pip would, from the cache
+        # `make install` filled, so the test does not download the environment again.
+        [uv(), "pip", "install", "--quiet", "--python", str(python), "-r", "binder/requirements.txt", "nbclient"],
         cwd=ROOT,
         capture_output=True,
         text=True,
