@@ -8,8 +8,8 @@ Every kind is held to `CELL_BUDGET` (1.5x), small ones included: a small result'
 text (its HTML would be a styled copy, its envelope JSON 4x a navigation's text), a big one's
 is its HTML (first screenfuls rendered, the rest folded) and the first lines of its text, a
 screenshot's is its text and its image. The envelopes are real (the demo site on Chromium, one
-browser for the module); the bytes of each view are deterministic but for ports, ids and
-timings of equal length, far from the budget. `full=True` (the notebook's
+browser for the module); their bytes vary only with the printed widths of ports and timings,
+far from the budget (the closest, the 300-message console, is at 1.35x). `full=True` (the notebook's
 ``cell_output = "full"``) keeps every view, the envelope JSON included.
 """
 
