@@ -11,10 +11,12 @@
    and while one tab runs ``while (true) {}`` (after a call on it timed out). Target: within 50 ms
    of their time before.
 3. Notebook cells: the mime bundle of real envelopes against their text form (`render_text`; plus
-   the image as base64 for a screenshot). Target: <= 1.5.
+   the image as base64 for a screenshot). Target: <= 1.5. Its bytes are deterministic, so it can
+   be written alone, into its own markers inside the section.
 
     python bench/bench_pages.py [--rounds 9] [--write BENCHMARKS.md]
     python bench/bench_pages.py --only snapshots   # one part, printed (not written)
+    python bench/bench_pages.py --only cells --write BENCHMARKS.md   # the cells' table alone
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from webmcp_nb.core.render.renderer import mimebundle, render_text
 from webmcp_nb.demo import DemoServer
 
 BEGIN, END = "<!-- bench_pages:begin -->", "<!-- bench_pages:end -->"
+CELLS_BEGIN, CELLS_END = "<!-- bench_pages:cells:begin -->", "<!-- bench_pages:cells:end -->"
 ROWS = 2000
 HANG = "setTimeout(() => { while (true) {} }, 50); 'hanging'"
 
@@ -164,20 +167,23 @@ def stuck_tab(rounds: int) -> dict[str, tuple[float, float]]:
         return result
 
 
-def cells() -> dict[str, tuple[int, int]]:
-    """Mime-bundle bytes and text-form bytes of real envelopes."""
-    found: dict[str, tuple[int, int]] = {}
+def cells() -> dict[str, tuple[int, int, str]]:
+    """Mime-bundle bytes, text-form bytes and the views of the cells of real envelopes."""
+    found: dict[str, tuple[int, int, str]] = {}
 
     def measure(name: str, envelope: Envelope) -> None:
         data, _ = mimebundle(envelope)
         bundle = sum(len((v if isinstance(v, str) else json.dumps(v)).encode()) for v in data.values())
         image = (envelope.data or {}).get("image") if envelope.ok else None
         text = len(render_text(envelope).encode()) + (len(base64.b64encode(image)) if isinstance(image, bytes) else 0)
-        found[name] = (bundle, text)
+        found[name] = (bundle, text, ", ".join(data))
 
     with DemoServer() as demo, form_server(ROWS) as url, Session() as session:
         session.navigate(demo.url_for("table.html")).raise_for_status()
         measure("snapshot, the demo's 2,000-row table", session.snapshot())
+        session.navigate(demo.url).raise_for_status()
+        measure("snapshot, the demo's shop page", session.snapshot())
+        measure("tabs", session.tabs())
         session.navigate(url).raise_for_status()
         measure(f"snapshot, {ROWS:,}-row form page", session.snapshot())
         measure("screenshot (png)", session.screenshot())
@@ -186,7 +192,7 @@ def cells() -> dict[str, tuple[int, int]]:
         session.evaluate("for (let i = 0; i < 300; i++) console.log('message ' + i); 1")
         measure("network list (300+ requests)", session.network(limit=500))
         measure("console (300 messages)", session.console(limit=500))
-        measure("error (stale ref)", session.click("e99999"))
+        measure("error (element not found)", session.click("e99999"))
         measure("navigate", session.navigate(demo.url))
     return found
 
@@ -237,15 +243,22 @@ def stuck_lines(stuck: dict[str, tuple[float, float]], rounds: int) -> list[str]
     return lines
 
 
-def cell_lines(bundles: dict[str, tuple[int, int]]) -> list[str]:
+def cell_lines(bundles: dict[str, tuple[int, int, str]]) -> list[str]:
     lines = [
-        "Notebook cells: the whole mime bundle against the text form (`render_text`; for a screenshot, plus the image as base64).",
+        CELLS_BEGIN,
+        (
+            "Notebook cells: the whole mime bundle against the text form (`render_text`; for a screenshot, plus the "
+            "image as base64), and the views the cell holds. Bytes, not timings: the load does not change them, only the printed "
+            "widths of ports and times do (`python bench/bench_pages.py "
+            f"--only cells --write BENCHMARKS.md` writes this part alone; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})."
+        ),
         "",
-        "| envelope | text form (bytes) | mime bundle (bytes) | ratio | target |",
-        "|---|---:|---:|---:|---:|",
+        "| envelope | text form (bytes) | mime bundle (bytes) | ratio | target | views |",
+        "|---|---:|---:|---:|---:|---|",
     ]
-    for name, (bundle, text) in bundles.items():
-        lines.append(f"| {name} | {text:,} | {bundle:,} | {bundle / text:.2f} | <= 1.5 |")
+    for name, (bundle, text, views) in bundles.items():
+        lines.append(f"| {name} | {text:,} | {bundle:,} | {bundle / text:.2f} | <= 1.5 | {views} |")
+    lines.append(CELLS_END)
     return lines
 
 
@@ -265,9 +278,13 @@ def main() -> None:
     parser = bench_parser(__doc__, 9)
     parser.add_argument("--only", choices=["snapshots", "stuck", "cells"], help="run one part; print it only")
     options = parser.parse_args()
+    if options.only == "cells":  # deterministic bytes: written alone, between its own markers
+        publish("\n".join(cell_lines(cells())), options.write, CELLS_BEGIN, CELLS_END)
+        return
     if options.only and options.write:
-        parser.error("--only prints one part; --write needs them all")
-    ensure_peers()
+        parser.error("--only prints one part (but cells); --write needs them all")
+    if options.only in (None, "snapshots"):
+        ensure_peers()
     parts = {
         "snapshots": lambda: snapshot_lines(asyncio.run(snapshots(options.rounds)), options.rounds),
         "stuck": lambda: stuck_lines(stuck_tab(options.rounds), options.rounds),

@@ -213,6 +213,9 @@ def wait_for_exit(pids: list[int], timeout: float = 15.0) -> None:
 # A cell to interrupt. Short sleeps, not one long one: Linux may hand the kernel's SIGINT to any of
 # its threads, and Python runs the handler (raising KeyboardInterrupt) in the main thread only at
 # its next bytecode, so one `time.sleep(30)` could ignore an interrupt for the rest of its 30 s.
+# A kernel whose cells carry every view, the envelope JSON included: how a program that reads
+# outputs asks for them (`BrowserMagics.cell_output`, on the kernel's command line).
+FULL_CELLS = ["--BrowserMagics.cell_output=full"]
 SLEEPING_CELL = "import time\nprint('sleeping', flush=True)\nfor _ in range(300):\n    time.sleep(0.1)"
 
 

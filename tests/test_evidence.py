@@ -396,7 +396,7 @@ def test_agents_fetch_what_a_call_wrote_through_resource_links(demo: DemoServer,
         assert "over what one read may return within max_result_bytes (65536, Session(max_result_bytes=...))" in refused
 
 
-def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_session: CheckedSession) -> None:
+def test_entries_render_as_tables_or_lines_with_failures_marked_and_as_rows(evidence_session: CheckedSession) -> None:
     from webmcp_nb.core.render.renderer import ERROR_COLOUR, render_html
 
     s = evidence_session
@@ -418,11 +418,11 @@ def test_entries_render_as_tables_with_failures_marked_and_as_rows(evidence_sess
     assert not any("code=200" in row for row in red)
     console = s.console(limit=500)
     assert "- #" in str(console) and "error (uncaught): " in str(console)
-    assert any(
-        "boom from the demo page" in row
-        for row in render_html(console).split("<tr")
-        if ERROR_COLOUR in row.split(">")[0]
-    )
+    # The console (a log) shows its rows as its text lines, errors in red.
+    marked = render_html(console).split(f'<span style="color:{ERROR_COLOUR}">')[1:]
+    red = [chunk.split("</span>", 1)[0] for chunk in marked]
+    assert any("boom from the demo page" in line and " error (uncaught): " in line for line in red)
+    assert red and all(" error" in line and " log: " not in line for line in red)
 
     rows_ = network.rows()
     assert rows_ == network.data["entries"]

@@ -25,7 +25,7 @@ from webmcp_nb.core.render.renderer import ENVELOPE_MIME, render_text
 from webmcp_nb.demo import DemoServer
 
 from .conftest import CheckedSession, Kernel, error, ok, ref_for
-from .helpers import ts_report
+from .helpers import FULL_CELLS, ts_report
 
 pytestmark = pytest.mark.playwright_sensitive  # see tests/test_compat_scope.py
 
@@ -378,7 +378,7 @@ def test_the_typescript_client_receives_an_image_result_without_structured_conte
 
 @pytest.mark.browser
 def test_cell_magic_runs_the_cell_body_as_a_snippet(demo: DemoServer) -> None:
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", extra_arguments=FULL_CELLS)
     kernel = Kernel(manager, client)
     try:
         kernel.run(f"%load_ext webmcp_nb\n%browser navigate {demo.url_for('index.html')}")

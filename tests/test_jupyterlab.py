@@ -3,8 +3,8 @@
 A JupyterLab server (the venv's, on loopback, with a token and throw-away
 config/data/runtime directories) serves a copy of `notebooks/01-quickstart.ipynb`;
 headless Chromium, driven by Playwright, opens it, runs every cell above the closing
-one from the Run menu and checks what a user sees: the inline screenshot, the snapshot tree, the
-error envelope, the BrowserPanel's live view streaming frames, and a click on
+one from the Run menu and checks what a user sees: the inline screenshot, a small snapshot as its
+text (and as a tree in a full cell), the error envelope, the BrowserPanel's live view streaming frames, and a click on
 that live view reaching the page (read back through the kernel). Then the closing
 cell runs and the kernel's Chromium exits.
 
@@ -402,9 +402,13 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         width = image.evaluate("img => img.naturalWidth")
         assert width > 0, f"the inline screenshot has naturalWidth {width}"
 
-    with step(page, "snapshot tree rendered", lab):
+    with step(page, "a small snapshot shown as its text; in a full cell, as a tree", lab):
         snap = cell_with_source(page, "snap = %browser snapshot\nsnap")
         output = snap.locator(".jp-OutputArea-output")
+        expect(output.last).to_have_attribute("data-mime-type", "text/plain")  # a lean cell: its text
+        expect(output.last).to_contain_text(re.compile(r'button "Add Banana" \[ref=e\d+\]'))
+        run_new_cell(page, '%config BrowserMagics.cell_output = "full"\nsnap')  # the steps below: full cells
+        output = code_cells(page).last.locator(".jp-OutputArea-output")
         expect(output.locator("details").first).to_be_attached()
         chips = output.locator("details summary code, details div code").all_text_contents()
         refs = [chip for chip in chips if re.fullmatch(r"e\d+", chip.strip())]

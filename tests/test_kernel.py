@@ -1,8 +1,9 @@
 """webmcp_nb in a real kernel (jupyter_client) and the quickstart notebook under nbclient.
 
 What a front end receives is checked on the wire: the iopub messages carry the
-screenshot as image/png and the envelope as its own JSON MIME type, and a failing
-call renders its error type and message. A kernel restart leaves no browser behind.
+screenshot as image/png and, in a kernel asking for full cells (``FULL_CELLS``, as a program
+reading outputs does), the envelope as its own JSON MIME type; a failing call renders its
+error type and message. A kernel restart leaves no browser behind.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from tests.helpers import SLEEPING_CELL, Kernel, wait_for_exit
+from tests.helpers import FULL_CELLS, SLEEPING_CELL, Kernel, wait_for_exit
 from webmcp_nb.core.render.renderer import ENVELOPE_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chrom
 
 @pytest.fixture
 def kernel(demo) -> Iterator[Kernel]:
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", extra_arguments=FULL_CELLS)
     kernel = Kernel(manager, client)
     kernel.run(
         f"%load_ext webmcp_nb\nimport json, webmcp_nb\nfrom webmcp_nb.core.browsers.aria import find_ref\nnb = webmcp_nb.session()\nDEMO = {demo.url!r}"
@@ -75,6 +76,16 @@ def test_magics_in_a_kernel_send_envelopes_and_images_on_iopub(kernel: Kernel) -
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert result["metadata"]["image/png"]["width"] == 800
     assert result["data"][ENVELOPE_MIME]["data"]["width"] == 1280
+
+
+def test_cells_are_lean_unless_a_kernel_asks_for_full_ones(kernel: Kernel) -> None:
+    # This kernel was started with FULL_CELLS (see the fixture); %config changes it live.
+    kernel.run("%config BrowserMagics.cell_output = 'lean'")
+    result = only(kernel.run("%browser navigate {DEMO}"), "execute_result")
+    assert set(result["data"]) == {"text/plain"} and "title: Demo Shop" in result["data"]["text/plain"]
+    kernel.run("%config BrowserMagics.cell_output = 'full'")
+    result = only(kernel.run("%browser navigate {DEMO}"), "execute_result")
+    assert set(result["data"]) == {"text/plain", "text/html", ENVELOPE_MIME}
 
 
 def test_a_failing_call_renders_its_error_type_and_message(kernel: Kernel) -> None:
@@ -131,7 +142,11 @@ def test_quickstart_notebook_under_nbclient(tmp_path: Path) -> None:
     # The notebook leaves its browser open; a last cell of ours notes which processes serve it.
     notebook.cells.append(nbformat.v4.new_code_cell(PRINT_BROWSER_PIDS))
     NotebookClient(
-        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        extra_arguments=FULL_CELLS,
+        resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
     pids = json.loads(notebook.cells.pop().outputs[-1]["text"])
     assert pids, "the quickstart's browser should still be running at its end"
@@ -166,7 +181,11 @@ def test_webmcp_notebook_under_nbclient(tmp_path: Path) -> None:
     shutil.copy(ROOT / "notebooks" / "02-webmcp.ipynb", notebook_path)
     notebook = nbformat.read(notebook_path, as_version=4)
     NotebookClient(
-        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        extra_arguments=FULL_CELLS,
+        resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
     outputs = {}
     for cell in notebook.cells:

@@ -27,6 +27,7 @@ from tests.helpers import wait_until
 from webmcp_nb import Envelope
 from webmcp_nb.core.call.registry import REGISTRY
 from webmcp_nb.core.guard.grants import CAPS
+from webmcp_nb.core.render.renderer import ENVELOPE_MIME, mimebundle
 from webmcp_nb.notebook.extension import is_loaded
 from webmcp_nb.notebook.magics import BrowserMagics, CallList, command
 from webmcp_nb.notebook.session import NotebookSession, current_shared_session
@@ -199,11 +200,42 @@ def test_config_lists_every_option(shell: Any) -> None:
         ("screenshot_width", "800"),
         ("screenshot_after_actions", "False"),
         ("live_view_fps", "15.0"),
+        ("cell_output", "'lean'"),
         ("remote_endpoint", "''"),
         ("remote_headers", "{}"),
     ]:
         assert f"BrowserMagics.{name}=" in captured.stdout
         assert shell.run_line_magic("config", f"BrowserMagics.{name}") == eval(value)
+
+
+def test_cell_output_full_shows_every_view_until_set_lean_or_unloaded(ip: Any, shell: Any) -> None:
+    from tests.helpers import make_operation
+
+    envelope = Envelope("success", "default", make_operation(), data={"url": "http://x/", "title": "X"})
+    shown = lambda: shell.display_formatter.format(envelope)[0]  # noqa: E731
+    assert shown() == mimebundle(envelope)[0] == {"text/plain": str(envelope)}  # lean: a small result is its text
+    (magics,) = browser_magics(shell)
+    with pytest.raises(TraitError, match="cell_output must be one of 'lean', 'full', got 'all'"):
+        magics.cell_output = "all"
+    try:
+        shell.run_line_magic("config", "BrowserMagics.cell_output = 'full'")
+        full = shown()
+        assert full == mimebundle(envelope, full=True)[0] and set(full) == {"text/plain", "text/html", ENVELOPE_MIME}
+        assert full[ENVELOPE_MIME] == json.loads(envelope.to_json())
+        assert set(shell.display_formatter.format(envelope, exclude={ENVELOPE_MIME})[0]) == {"text/plain", "text/html"}
+        shell.run_line_magic("config", "BrowserMagics.cell_output = 'lean'")
+        assert shown() == {"text/plain": str(envelope)}
+        shell.run_line_magic("config", "BrowserMagics.cell_output = 'full'")
+        ip.extension_manager.unload_extension(EXTENSION)  # unloading leaves envelopes lean
+        assert shown() == {"text/plain": str(envelope)}
+        ip.extension_manager.load_extension(EXTENSION)  # loading applies the configured value
+        assert browser_magics(ip)[0].cell_output == "full" and ENVELOPE_MIME in shown()
+    finally:
+        shell.run_line_magic("config", "BrowserMagics.cell_output = 'lean'")
+        del ip.config.BrowserMagics["cell_output"]
+        if not is_loaded(ip):
+            ip.extension_manager.load_extension(EXTENSION)
+    assert shown() == {"text/plain": str(envelope)}
 
 
 def test_config_pushes_limits_to_the_running_session(shell: Any, browser: Any) -> None:
@@ -637,10 +669,12 @@ def test_http_renders_json_as_a_tree_and_shows_sse_live(browser: Any, demo: Any)
     ok(browser(f"navigate {demo.url}"))
     envelope = browser("http GET /api/items")
     assert ok(envelope)["body"][1]["name"] == "Banana"
-    html = envelope._repr_mimebundle_()[0]["text/html"]
+    # A small body's lean cell is its text; a full cell's HTML shows it as a tree.
+    assert envelope._repr_mimebundle_()[0] == {"text/plain": str(envelope)} and "Banana" in str(envelope)
+    html = mimebundle(envelope, full=True)[0]["text/html"]
     assert "<table" in html and "<td" in html and "Banana" in html and "<script" not in html
     nested = browser("http /api/secrets")  # the method is optional: GET
-    html = nested._repr_mimebundle_()[0]["text/html"]
+    html = mimebundle(nested, full=True)[0]["text/html"]
     assert "<details open>" in html and "[blocked]" in html and "hunter2" not in html
     limits = json.dumps({"max_events": 10, "max_bytes": 10_000, "max_duration_ms": 10_000})
     with capture_output() as captured:

@@ -22,6 +22,7 @@ from webmcp_nb.core.render.renderer import ENVELOPE_MIME
 from webmcp_nb.demo import DemoServer
 
 from .conftest import Kernel
+from .helpers import FULL_CELLS
 
 pytestmark = pytest.mark.browser  # every test runs a kernel that drives a Chromium
 
@@ -30,7 +31,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 @pytest.fixture
 def kernel(demo: DemoServer) -> Iterator[Kernel]:
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", extra_arguments=FULL_CELLS)
     kernel = Kernel(manager, client)
     outputs = kernel.run(
         "import nest_asyncio, asyncio\nnest_asyncio.apply()\nprint(type(asyncio.get_event_loop()).__module__)"

@@ -299,15 +299,18 @@ def test_screenshot_bundle_text_and_width_metadata(session, demo) -> None:
 
     # The image travels once: as image/png (the HTML, which would repeat it, only when asked for).
     bundle, metadata = envelope._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", ENVELOPE_MIME, "image/png"}
+    assert set(bundle) == {"text/plain", "image/png"}
     assert metadata == {"image/png": {"width": min(data["width"], 800)}}
     assert bundle["text/plain"] == text
     with Image.open(io.BytesIO(base64.b64decode(bundle["image/png"]))) as picture:
         assert picture.format == "PNG"
         assert picture.size == (data["width"], data["height"])
+    # A full cell adds the envelope JSON, without the image it shows as itself.
+    full = mimebundle(envelope, full=True)[0]
+    assert set(full) == {"text/plain", ENVELOPE_MIME, "image/png"} and full["image/png"] == bundle["image/png"]
     expected = json.loads(envelope.to_json())
     del expected["data"]["image"]
-    assert bundle[ENVELOPE_MIME] == {**expected, "omitted": {"image": len(encoded) + 2}}
+    assert full[ENVELOPE_MIME] == {**expected, "omitted": {"image": len(encoded) + 2}}
     markup = mimebundle(envelope, include=["text/html"])[0]["text/html"]
     check_html(markup)
     assert f'<img src="data:image/png;base64,{encoded}"' in markup
@@ -345,7 +348,7 @@ def test_hostile_page_text_is_escaped(session) -> None:
     assert HOSTILE_BODY in ok(snapshot)["snapshot"]
     tabs = session.tabs()
     for envelope in (navigated, snapshot, tabs):
-        for markup in (render_html(envelope), mimebundle(envelope)[0]["text/html"]):
+        for markup in (render_html(envelope), mimebundle(envelope, full=True)[0]["text/html"]):
             check_html(markup)
             assert "<img src=x" not in markup
             assert "&lt;img src=x onerror=alert(1)&gt;" in markup
@@ -424,14 +427,18 @@ def test_include_and_exclude() -> None:
         },
     )
     everything, metadata = envelope._repr_mimebundle_()
-    assert set(everything) == {"text/plain", ENVELOPE_MIME, "image/png"}
+    assert set(everything) == {"text/plain", "image/png"}
+    assert mimebundle(envelope, full=True)[0].keys() == {"text/plain", ENVELOPE_MIME, "image/png"}
     assert metadata == {"image/png": {"width": 800}}
     assert "image: image/png 1000x500 (source 2000x1000), 9 bytes" in everything["text/plain"]
 
     data, metadata = envelope._repr_mimebundle_(include={"text/html"})
     assert set(data) == {"text/plain", "text/html"} and metadata == {}
     data, metadata = envelope._repr_mimebundle_(exclude={"image/png", "text/plain", ENVELOPE_MIME})
-    assert set(data) == {"text/plain", "text/html"} and metadata == {}
+    assert set(data) == {"text/plain"} and metadata == {}  # without its image, a small result: its text
+    data, metadata = mimebundle(envelope, full=True, exclude={"image/png", ENVELOPE_MIME})
+    assert set(data) == {"text/plain", "text/html"} and metadata == {}  # full: the HTML carries the image
+    assert 'src="data:image/png;base64,' in data["text/html"]
     data, metadata = mimebundle(envelope, include=["image/png", ENVELOPE_MIME])
     assert set(data) == {"text/plain", "image/png", ENVELOPE_MIME}
     assert metadata == {"image/png": {"width": 800}}
@@ -446,8 +453,10 @@ def test_include_and_exclude() -> None:
         error_type="invalid_params",
         message="bad",
     )
-    assert set(mimebundle(failed)[0]) == {"text/plain", "text/html", ENVELOPE_MIME}
-    assert mimebundle(failed)[0][ENVELOPE_MIME] == json.loads(failed.to_json())
+    assert set(mimebundle(failed)[0]) == {"text/plain"}  # a small result shows as its text
+    assert set(mimebundle(failed, full=True)[0]) == {"text/plain", "text/html", ENVELOPE_MIME}
+    assert mimebundle(failed, full=True)[0][ENVELOPE_MIME] == json.loads(failed.to_json())
+    assert set(mimebundle(failed, full=True, exclude=[ENVELOPE_MIME])[0]) == {"text/plain", "text/html"}
 
 
 def test_ipython_display_uses_the_bundle() -> None:
@@ -456,8 +465,11 @@ def test_ipython_display_uses_the_bundle() -> None:
     envelope = Envelope("success", "default", make_operation(), data={"url": "http://x/"})
     data, metadata = DisplayFormatter().format(envelope)
     assert data == mimebundle(envelope)[0] and metadata == {}
+    assert set(data) == {"text/plain"}
+    data, _ = DisplayFormatter().format(envelope, include={"text/plain", "text/html", ENVELOPE_MIME})
+    assert set(data) == {"text/plain", "text/html", ENVELOPE_MIME}  # views asked for travel
     data, _ = DisplayFormatter().format(envelope, exclude={"text/html"})
-    assert set(data) == {"text/plain", ENVELOPE_MIME}
+    assert set(data) == {"text/plain"}
 
 
 def test_rendering_imports_no_ipython() -> None:
@@ -507,15 +519,18 @@ def test_tool_table_lists_every_registry_tool(session) -> None:
 
 
 def test_outputs_stay_readable_in_nbconvert_html(session, demo) -> None:
+    """A notebook of lean cells exports to static HTML that shows every result: a big tree as a
+    tree, a small result and an error as their text, a screenshot as its image."""
     import nbconvert
     import nbformat
 
+    ok(session.navigate(demo.url_for("table.html")))
+    big = session.snapshot()
     ok(session.navigate(demo.url))
-    snapshot = session.snapshot()
-    screenshot = session.screenshot()
-    ok(snapshot), ok(screenshot)
+    small, screenshot, failed = session.snapshot(), session.screenshot(), session.click("e99999")
+    ok(big), ok(small), ok(screenshot), error(failed, "element_not_found")
     notebook = nbformat.v4.new_notebook()
-    for envelope in (snapshot, screenshot):
+    for envelope in (big, small, screenshot, failed):
         data, metadata = envelope._repr_mimebundle_()
         cell = nbformat.v4.new_code_cell("s.snapshot()", execution_count=1)
         cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
@@ -524,16 +539,17 @@ def test_outputs_stay_readable_in_nbconvert_html(session, demo) -> None:
     assert "widgets" not in notebook.metadata
 
     body, _ = nbconvert.HTMLExporter().from_notebook_node(notebook)
-    # nbconvert re-serialises the HTML a little; the tree survives whole.
-    tree = render_html(snapshot)
-    # (it writes <details open="">).
+    # nbconvert re-serialises the HTML a little; the big tree survives whole (it writes <details open="">).
+    tree = render_html(big)
     assert body.count("<details open") == tree.count("<details open") > 10
-    assert body.count("</details>") == tree.count("</details>")  # the screenshot is its image
-    banana = ref_for(snapshot.data["snapshot"], "Add Banana")
-    assert f">{banana}</code>" in body
+    assert body.count("</details>") == tree.count("</details>")  # the others have no HTML
+    assert f">{ref_for(big.data['snapshot'], 'Back to index')}</code>" in body
+    # The small snapshot and the error read as their text, whole.
+    for envelope in (small, failed):
+        for line in render_text(envelope).splitlines():
+            assert html.escape(line, quote=False) in body, line
     assert "<img" in body
     assert f'src="data:image/png;base64,{base64.b64encode(screenshot.data["image"]).decode()}"' in body
-    assert "application/vnd.jupyter.widget-state+json" not in body
 
 
 def test_a_listing_shows_its_table_first_and_its_paging_on_one_line(session, demo) -> None:

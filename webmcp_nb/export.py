@@ -370,7 +370,7 @@ def _not_replayed(step: Step) -> str:
 
 def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str, Any]:
     """The replay notebook (nbformat 4.5, as JSON data)."""
-    from .core.render.renderer import render_html, render_text
+    from .core.render.renderer import mimebundle
 
     built = plan(session, callers)
     cells = [
@@ -421,11 +421,13 @@ def notebook(session: Session, callers: Sequence[str] | None = None) -> dict[str
         source = magic_cell(step) or python_call(step)
         notes = "".join(f"# {note}\n" for note in step.notes)
         envelope = step.record.envelope
-        recorded = {"text/plain": render_text(envelope), "text/html": render_html(envelope)}
+        recorded, metadata = mimebundle(envelope)  # the cell the call made, lean
         cells.append(
             _code_cell(
                 notes + source,
-                outputs=[{"output_type": "execute_result", "execution_count": None, "data": recorded, "metadata": {}}],
+                outputs=[
+                    {"output_type": "execute_result", "execution_count": None, "data": recorded, "metadata": metadata}
+                ],
             )
         )
     cells.append(_markdown_cell("Close the browser this replay opened."))

@@ -54,6 +54,7 @@ def load_ipython_extension(ipython: Any) -> None:
     replaced = {kind: tables[kind][MAGIC_NAME] for kind in MAGIC_KINDS if MAGIC_NAME in tables[kind]}
     magics = BrowserMagics(shell=ipython)  # reads c.BrowserMagics.* and joins shell.configurables
     ipython.register_magics(magics)
+    magics.show_envelopes()
     completion.install(ipython)
     _loaded[ipython] = _Loaded(magics, replaced)
 

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import observe
 
 from ..client import tool_registry
+from ..core.call.envelope import Envelope
+from ..core.render.renderer import mimebundle
 from ..serve_options import add_arguments
 from . import session as shared
 from .options import NotebookOptions
@@ -21,7 +24,6 @@ from .progress import LiveProgress
 from .tool_commands import PREFIX, CommandParser, HelpRequested, ToolCommand, formatter, tool_command
 
 if TYPE_CHECKING:
-    from ..core.call.envelope import Envelope
     from ..core.call.registry import ToolSpec
     from .session import NotebookSession
 
@@ -184,6 +186,28 @@ class BrowserMagics(Magics, NotebookOptions):
     Options (``%config BrowserMagics``; in a config file ``c.BrowserMagics.headless = False``):
     the traits of `NotebookOptions`. Limits and launch options apply to the running session at once.
     """
+
+    # how envelopes display -----------------------------------------------------------------
+    def show_envelopes(self, *, full: bool | None = None) -> None:
+        """Display envelopes as `cell_output` says (`full` if given): lean through
+        `Envelope._repr_mimebundle_`, full through a printer given to IPython's mime-bundle
+        formatter (the core stays IPython-free)."""
+        shell: Any = self.shell
+        if shell is None:
+            return
+        formatter = shell.display_formatter.mimebundle_formatter
+        formatter.pop(Envelope, None)
+        if full if full is not None else self.cell_output == "full":
+            formatter.for_type(Envelope, _full_bundle)
+
+    @observe("cell_output")
+    def _cell_output_changed(self, change: Any) -> None:
+        self.show_envelopes()
+
+    def detach(self) -> None:
+        """On unload: envelopes display lean again, later sessions take the default options."""
+        self.show_envelopes(full=False)
+        super().detach()
 
     # the magic ---------------------------------------------------------------------------
     @line_cell_magic
@@ -429,6 +453,10 @@ def export(session: NotebookSession, path: str, callers: list[str] | None) -> No
     write = session.export_script if path.endswith(".py") else session.export_notebook
     written = write(path, callers=callers)
     print(f"wrote {written}: a replay of the call log")
+
+
+def _full_bundle(envelope: Envelope) -> tuple[dict[str, Any], dict[str, Any]]:
+    return mimebundle(envelope, full=True)
 
 
 def _display(value: Any) -> None:

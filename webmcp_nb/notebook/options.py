@@ -22,6 +22,7 @@ from . import session as shared
 from .session import DEFAULT_BACKEND
 
 MAX_LIVE_VIEW_FPS = 60.0
+CELL_OUTPUTS = ("lean", "full")  # `cell_output`: see `core.render.mimebundle`
 
 # How an option reaches a session (the `applies` tag of each trait): "limit" and "launch" through
 # `Session.reconfigure`, "start" as an attribute until the session starts, "display" as an attribute
@@ -126,6 +127,13 @@ class NotebookOptions(_LimitTraits):  # type: ignore[misc,valid-type]
     screenshot_after_actions = Bool(
         False, help="After a page action from %browser succeeds, also display a screenshot of the page."
     ).tag(config=True)
+    cell_output = Unicode(
+        "lean",
+        help='What a result\'s cell output holds. "lean": at most 1.5x its text (a small result shows as its text, '
+        "a big one as its HTML view, first screenfuls rendered and the rest folded, a screenshot as its image); "
+        '"full": also every result\'s HTML and its envelope JSON (application/vnd.webmcp-nb.envelope+json), for '
+        "programs that read outputs.",
+    ).tag(config=True)
     live_view_fps = Float(DEFAULT_MAX_FPS, help="Frames per second of the live view in `%browser panel`.").tag(
         config=True, applies="display"
     )
@@ -224,6 +232,16 @@ class NotebookOptions(_LimitTraits):  # type: ignore[misc,valid-type]
                 raise ValueError(f"screenshot_width must be a positive number of pixels, got {proposal['value']!r}")
 
         return self._checked("screenshot_width", proposal["value"], check)
+
+    @validate("cell_output")
+    def _check_cell_output(self, proposal: Any) -> Any:
+        def check() -> None:
+            if proposal["value"] not in CELL_OUTPUTS:
+                raise ValueError(
+                    f"cell_output must be one of {', '.join(map(repr, CELL_OUTPUTS))}, got {proposal['value']!r}"
+                )
+
+        return self._checked("cell_output", proposal["value"], check)
 
     @validate("live_view_fps")
     def _check_live_view_fps(self, proposal: Any) -> Any:

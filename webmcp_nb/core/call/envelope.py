@@ -197,7 +197,8 @@ class Envelope:
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """IPython's rich display: text, HTML, the envelope JSON and any screenshot."""
+        """IPython's rich display: a lean cell (`render.mimebundle`): the text, any screenshot, a
+        big result's HTML view."""
         bundle: tuple[dict[str, Any], dict[str, Any]] = _renderer().mimebundle(self, include=include, exclude=exclude)
         return bundle
 

@@ -52,9 +52,10 @@ _ENTRY_KINDS = {"browser_console": "console", "browser_network": "network"}
 # Keys whose JSON object or array value is shown as a collapsible tree (browser_http's body).
 _TREE_KEYS = frozenset({"body"})
 _TREE_OPEN_DEPTH = 2  # deeper levels start folded
-# A notebook cell keeps big results lean (`mimebundle`): the HTML renders the first screenfuls and
-# holds the rest as plain text that unfolds on demand, text/plain shows the first lines, and the
-# envelope JSON leaves out its big values.
+# A notebook cell is lean (`mimebundle`): at most CELL_BUDGET times the text form. A big result's HTML
+# renders the first screenfuls and holds the rest as plain text that unfolds on demand, its
+# text/plain then shows the first lines; a full cell's envelope JSON leaves out its big values.
+CELL_BUDGET = 1.5
 HTML_TREE_LINES = 150  # snapshot lines rendered as a tree
 HTML_LIST_ROWS = 50  # list items rendered as table rows
 # A listing's paging fields (console, network): folded into one line below its table.
@@ -418,13 +419,16 @@ class ListKind:
     """How a list of one kind (tabs, frames, instances, tools, downloads, console or network
     entries) is shown: `line` is an item's text line, `columns` its HTML row (header, keys the
     cell shows, cell). Keys no column shows follow as extra columns and as `key value` text;
-    `alert` marks items shown in red (errors, failures)."""
+    `alert` marks items shown in red (errors, failures). A kind without columns (a log: the
+    console) shows its first rows in HTML as their text lines, so they cost no more than the
+    text does; `line_keys` are then the keys its line shows."""
 
     line: Callable[[dict[str, Any], str | None], str]
     columns: tuple[tuple[str, tuple[str, ...], Cell], ...]
     legend: str = ""
     hidden: frozenset[str] = frozenset()  # keys shown by neither rendering
     alert: Callable[[dict[str, Any]], bool] = lambda item: False
+    line_keys: frozenset[str] = frozenset()
 
     def text(self, kind: str, items: list[dict[str, Any]], current: str | None) -> list[str]:
         legend = self.legend if self.legend and (kind == "tabs" or current) else ""
@@ -443,7 +447,18 @@ class ListKind:
         title = f"<div><strong>{_e(kind)} ({len(items)})</strong></div>"
         rest = items[HTML_LIST_ROWS:]
         more = _more_html(self.text(kind, rest, current)[1:], "items") if rest else ""
-        return title + self._table(items[:HTML_LIST_ROWS], current) + more
+        shown = items[:HTML_LIST_ROWS]
+        return title + (self._table(shown, current) if self.columns else self._lines(shown, current)) + more
+
+    def _lines(self, items: list[dict[str, Any]], current: str | None) -> str:
+        """The items' text lines, preformatted, alerts in red: no more than the text costs."""
+        alert = f'<span style="color:{ERROR_COLOUR}">'
+        lines = self.text("", items, current)[1:]
+        body = "\n".join(
+            f"{alert}{_t(line)}</span>" if self.alert(item) else _t(line)
+            for line, item in zip(lines, items, strict=True)
+        )
+        return f'<pre style="margin:2px 0">{body}</pre>'
 
     def _table(self, items: list[dict[str, Any]], current: str | None) -> str:
         shown = self.shown()
@@ -454,11 +469,12 @@ class ListKind:
             + [_e(_scalar_text(key, item[key])) if item.get(key) is not None else "" for key in extra]
             for item in items
         ]
+        kept = [column for column in range(len(headers)) if any(row[column] for row in rows)]  # no empty columns
         alerts = [self.alert(item) for item in items]
-        return _table(headers, rows, alerts)
+        return _table([headers[c] for c in kept], [[row[c] for c in kept] for row in rows], alerts)
 
     def shown(self) -> frozenset[str]:
-        return frozenset(key for _, keys, _ in self.columns for key in keys) | self.hidden
+        return frozenset(key for _, keys, _ in self.columns for key in keys) | self.line_keys | self.hidden
 
 
 def _tab_status(item: dict[str, Any]) -> str:
@@ -628,24 +644,8 @@ LIST_KINDS: dict[str, ListKind] = {
     ),
     "console": ListKind(
         line=_console_line,
-        columns=(
-            ("#", ("seq",), _text_cell("seq")),
-            (
-                "level",
-                ("level", "kind"),
-                lambda item, current: (
-                    _e(item.get("level", "")) + (" (uncaught)" if item.get("kind") == "pageerror" else "")
-                ),
-            ),
-            (
-                "text",
-                ("text",),
-                lambda item, current: (
-                    _pre(item.get("text", "")) if "\n" in item.get("text", "") else _e(item.get("text", ""))
-                ),
-            ),
-            ("source", ("url", "line"), lambda item, current: _code(_where(item))),
-        ),
+        columns=(),  # a log: its HTML rows are its text lines
+        line_keys=frozenset({"seq", "level", "kind", "text", "url", "line"}),
         hidden=frozenset({"at", "page_id", "frame_id", "column", "stack", "truncated_fields"}),
         alert=lambda item: item.get("level") == "error",
     ),
@@ -848,30 +848,54 @@ def mimebundle(
     include: Iterable[str] | None = None,
     exclude: Iterable[str] | None = None,
     *,
+    full: bool = False,
     screenshot_width: int | None = DEFAULT_SCREENSHOT_WIDTH,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(data, metadata)`` as IPython's ``_repr_mimebundle_`` returns them.
 
-    text/plain is always present; text/html, `ENVELOPE_MIME` (the JSON-able envelope, bytes as
-    base64) and, for a successful screenshot, image/png or image/jpeg (base64, with a display
-    width of at most `screenshot_width`) follow `include` / `exclude`. Each part of a result
-    travels once: a screenshot is its image (its HTML, which would carry the image again, only
-    when `include` names text/html); a big result's HTML renders its first screenfuls and holds
-    the rest as folded text, text/plain holds its first `TEXT_HEAD_LINES` lines, and the envelope
-    JSON leaves out data values over `JSON_VALUE_BYTES` (see `lean_envelope_json`).
+    A cell is lean: its bundle is at most `CELL_BUDGET` times the result's text form (its
+    text, plus its image as base64), each part of the result travels once, and nothing a
+    reader needs is left out:
+
+    - text/plain always: the whole text (`render_text`, what an MCP client reads and a
+      terminal, nbconvert's text exports and a kernel's readers show);
+    - a screenshot: its image, once, as itself (image/png or image/jpeg, base64, with a
+      display width of at most `screenshot_width`);
+    - text/html only where the HTML view pays for itself within the budget: a big result's
+      folded tree or long table (its first screenfuls rendered, the rest folded as text),
+      text/plain then holding the first `TEXT_HEAD_LINES` lines. A small result's HTML is a
+      styled copy of its text, and the text plus any copy of it is already 2x the text: it
+      shows as its text (a navigation's frame and folded operation record alone are 8x its
+      text);
+    - the envelope JSON (`ENVELOPE_MIME`) not at all: its operation record alone (ids and
+      times) is 4x a navigation's text and a saved notebook's reader never sees it, while the
+      live `Envelope` (``Out[n]``, ``_``) holds it whole for code in the kernel.
+
+    `full=True` (the notebook's ``BrowserMagics.cell_output = "full"``, for programs that read
+    outputs, or to see every small result's HTML) adds the HTML of every result but a
+    screenshot and the envelope JSON (leaving out data values over `JSON_VALUE_BYTES` once it
+    passes `JSON_FULL_BYTES`, see `lean_envelope_json`). A view `include` names travels
+    whatever its cost; `exclude` leaves views out (text/plain always stays).
     """
     include = set(include) if include is not None else None
     exclude = set(exclude) if exclude is not None else None
-    data: dict[str, Any] = {"text/plain": _text_head(render_text(envelope))}
+    asked = include or set()
+    text = render_text(envelope)
+    data: dict[str, Any] = {"text/plain": text}
     metadata: dict[str, Any] = {}
     image = _split(envelope).image if envelope.ok else None
     if image is not None and (
         image.mime_type not in ("image/png", "image/jpeg") or not _wanted(image.mime_type, include, exclude)
     ):
         image = None
-    if _wanted("text/html", include, exclude) and (image is None or (include is not None and "text/html" in include)):
-        data["text/html"] = render_html(envelope, screenshot_width=screenshot_width)
-    if _wanted(ENVELOPE_MIME, include, exclude):
+    if _wanted("text/html", include, exclude):
+        markup = render_html(envelope, screenshot_width=screenshot_width)
+        head = _text_head(text)
+        fits = len(head.encode()) + len(markup.encode()) <= CELL_BUDGET * len(text.encode())
+        if "text/html" in asked or (image is None and (full or fits)):
+            data["text/plain"] = head  # the HTML unfolds the rest
+            data["text/html"] = markup
+    if (full or ENVELOPE_MIME in asked) and _wanted(ENVELOPE_MIME, include, exclude):
         data[ENVELOPE_MIME] = lean_envelope_json(envelope)
     if image is not None:
         data[image.mime_type] = base64.b64encode(image.data).decode("ascii")
