@@ -48,8 +48,8 @@ def load_api(
     call) rather than one per operation. `validation`: "full" (openapi-spec-validator, once per document
     content), "per_operation" (each operation's schemas checked on its first call, before it is sent), or
     "auto" (full up to FULL_VALIDATION_OPERATIONS operations)."""
-    if via != "kernel":
-        raise ValueError(f"via={via!r} is not supported yet: only via='kernel'")
+    if via not in ("kernel", "page"):
+        raise ValueError(f"via={via!r}: choose 'kernel' (httpx, from Python) or 'page' (the page's fetch)")
     if sanitise(name) != name:
         raise ValueError(f"API name {name!r}: use letters, digits and underscores")
     document = load_document(spec)
@@ -77,10 +77,11 @@ def load_api(
     if base_url is None:
         servers = document.get("servers") or []
         base_url = str(servers[0].get("url", "")) if servers else ""
-        if not base_url.startswith(("http://", "https://")):
+        if not base_url.startswith(("http://", "https://")) and via == "kernel":
             raise ValueError("base_url is needed: the document names no absolute server URL")
     policy = ApiPolicy(
         base_url=base_url,
+        via=via,
         auth=auth,
         stream_collection=SseLimits.model_validate(stream_collection) if stream_collection is not None else None,
         binary=BinaryOptions.model_validate(binary) if binary is not None else None,

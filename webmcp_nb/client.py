@@ -183,7 +183,7 @@ class Session(ToolMethods):
 
     def api(self, spec: Any, /, *, name: str, **options: Any) -> ApiHandle:
         """Load an OpenAPI 3.0/3.1 document (a dict, a path or a URL): its operations become calls
-        (`ApiHandle.call`) and tools of group ``api``. Options: base_url, via ("kernel"), auth,
+        (`ApiHandle.call`) and tools of group ``api``. Options: base_url, via ("kernel" or "page"), auth,
         include, exclude, stream_collection, binary, max_result_bytes, strict (see docs/apis.md)."""
         from .apis import load_api
 
