@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
-from pydantic import Field, create_model
+from pydantic import Field, PrivateAttr, create_model
 
 from ..call.errors import InvalidParams, ToolFailure
 from ..call.registry import ToolSpec
@@ -50,6 +50,7 @@ class ApiParams(Params):
     preview: bool = Field(False, description="Return the exact request without sending it.")
     idempotency_key: str | None = Field(None, max_length=200, description="Default: a fresh key per call.")
     verify: Verify | None = Field(None, description="A follow-up read that checks the effect.")
+    _outgoing: Any = PrivateAttr(None)  # the request, once built: what approval showed is what is sent
 
 
 class PageApiParams(ApiParams, FrameParams):
@@ -78,6 +79,7 @@ class DescribeData(Data):
 class CallParams(Params):
     operation: str = Field(max_length=200)
     args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see describe).")
+    _inner: Any = PrivateAttr(None)  # (operation, its validated arguments), once resolved
 
 
 class PageCallParams(CallParams, FrameParams):
@@ -203,6 +205,7 @@ class Api:
             open_world=True,
             positional=(),
             api=self.name,
+            preview=lambda ctx, p: self.prepare(ctx, op, p).preview(op.method),
         )
 
     def discovery_specs(self) -> list[ToolSpec]:
@@ -221,10 +224,19 @@ class Api:
             op = self.operation(p.operation)
             return DescribeData(operation=op.row(), input_schema=self.spec(op).input_schema)
 
+        def resolve(p: CallParams) -> tuple[Operation, Any]:
+            if p._inner is None:
+                op = self.operation(p.operation)
+                where = {key: getattr(p, key) for key in ("instance", "page_id", "frame_id") if hasattr(p, key)}
+                p._inner = (op, self.spec(op).validate({**p.args, **where}))
+            return p._inner  # type: ignore[no-any-return]
+
         async def call(ctx: CallContext, p: CallParams) -> ApiData:
-            op = self.operation(p.operation)
-            where = {key: getattr(p, key) for key in ("instance", "page_id", "frame_id") if hasattr(p, key)}
-            return await self.run(ctx, op, self.spec(op).validate({**p.args, **where}))
+            return await self.run(ctx, *resolve(p))
+
+        def preview(ctx: CallContext, p: CallParams) -> dict[str, Any]:
+            op, inner = resolve(p)
+            return self.prepare(ctx, op, inner).preview(op.method)
 
         common: dict[str, Any] = {"group": "api", "api": self.name, "positional": ()}
         page = self.policy.via == "page"
@@ -262,6 +274,7 @@ class Api:
                 destructive=True,
                 open_world=True,
                 read_only_when=lambda args: self.is_read(args.get("operation")),
+                preview=preview,
                 **common,
             ),
         ]
@@ -292,11 +305,18 @@ class Api:
         finally:
             self.running.discard(task)
 
+    def prepare(self, ctx: CallContext, op: Operation, p: Any) -> Outgoing:
+        """The request `p` asks of `op`, built once per call: the one an approval prompt showed is
+        the one sent (its Idempotency-Key included)."""
+        if p._outgoing is None:
+            if self.lazy and op.name not in self.checked:
+                self.check_operation(op)
+            p._outgoing = self.outgoing(op, p)
+            ctx.engine.manager.secrets.add(p._outgoing.secrets)
+        return p._outgoing  # type: ignore[no-any-return]
+
     async def _run(self, ctx: CallContext, op: Operation, p: Any) -> ApiData:
-        if self.lazy and op.name not in self.checked:
-            self.check_operation(op)
-        out = self.outgoing(op, p)
-        ctx.engine.manager.secrets.add(out.secrets)
+        out = self.prepare(ctx, op, p)
         if p.preview:
             ctx.previewed = True
             return self.data_model(
@@ -323,8 +343,6 @@ class Api:
             binary=self.policy.binary if mode == "binary" else None,
             strict=mode == "ndjson",
         )
-        if body is not None:
-            hp.headers.setdefault("Content-Type", (op.body or {}).get("media_type", "application/json"))
         budget = min(self.policy.max_result_bytes or limit, limit) - RESERVED_BYTES
         blocked, show_once = self.secret_fields(op)
         capture = bytearray()
@@ -458,6 +476,8 @@ class Api:
                 f"{op.name} answers a binary type ({', '.join(sorted(op.media_types))}), refused before the request "
                 "was sent: load the API with binary={mode: 'base64', max_bytes} (or mode 'download')."
             )
+        if p.body is not None and not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = (op.body or {}).get("media_type", "application/json")
         idempotency_key = None
         if op.idempotency_header is not None:
             idempotency_key = p.idempotency_key or str(uuid.uuid4())
