@@ -135,3 +135,108 @@ def test_the_pages_cors_and_the_result_limits_apply(s: Session, demo: DemoServer
         assert preview["url"].endswith("/api/counter?key=pk") and preview["method"] == "POST"
     finally:
         small.close()
+
+
+# expose_to_page: the API's tools as WebMCP tools of the listed origins' documents
+
+CALL_JS = """async () => {
+  const tool = (await document.modelContext.getTools()).find((t) => t.name === %s);
+  if (!tool) return "no such tool";
+  const result = await document.modelContext.executeTool(tool, %s);
+  return typeof result === "string" ? result : JSON.stringify(result);
+}"""
+# A script calling the page-tool binding directly (as a hostile one would), with a token it obtained.
+BINDING_JS = "() => window.__webmcp_nb_python_tool(%s, {}).then(JSON.stringify, (e) => 'refused: ' + e.message)"
+NAMES_JS = "async () => (await document.modelContext.getTools()).map((t) => t.name).join(' ')"
+
+
+def page_call(s: Session, tool: str, args: dict[str, Any]) -> Any:
+    """A page script calling the page tool `tool`: the envelope it gets (or what went wrong)."""
+    answer = ok(s.evaluate(CALL_JS % (json.dumps(tool), json.dumps(args))))["result"]
+    return json.loads(answer) if answer.startswith("{") else answer
+
+
+def echo_token(api: ApiHandle) -> str:
+    """The binding token of the echo tool's registration (as if the page had leaked it)."""
+    exposure = api._exposure
+    assert exposure is not None
+    [token] = {r.token for found in exposure.registrations.values() for r in found if r.tool.name.endswith("_echo")}
+    return token
+
+
+def page_tools(s: Session) -> set[str]:
+    return set(ok(s.evaluate(NAMES_JS))["result"].split())
+
+
+def test_exposed_operations_are_page_tools_of_the_listed_origin_only(s: Session, demo: DemoServer) -> None:
+    from tests.helpers import wait_until
+    from webmcp_nb.core.call.util import origin_of
+
+    ok(s.navigate(demo.url_for("index.html")))
+    origin = origin_of(demo.url)
+    with pytest.raises(ValueError, match="is not an http"):
+        s.api(document(), name="xbad", base_url=demo.url, expose_to_page=["localhost"])
+    api = s.api(document(), name="xshop", base_url=demo.url, auth=TOKEN, expose_to_page=[origin])
+    try:
+        assert {"xshop_listItems", "xshop_createKey"} <= page_tools(s)
+        envelope = page_call(s, "xshop_listItems", {"limit": 1})
+        assert envelope["status"] == "success" and envelope["data"]["value"][0]["name"] == "Apple"
+        assert envelope["data"]["http"]["status"] == 200 and envelope["operation"]["outcome"] == "completed"
+        made = page_call(s, "xshop_createKey", {"body": {"label": "page"}})["data"]
+        assert made["value"]["key"] == "[blocked]" and "key" in made["show_once"]  # never revealed to the page
+        bad = page_call(s, "xshop_listItems", {"limit": 0})
+        assert (bad["error_type"], bad["operation"]["outcome"]) == ("invalid_params", "not_started")
+        text = json.dumps([envelope, made])
+        assert TOKEN not in text and "sk-" not in text
+        assert [r.caller for r in s.history if r.tool == "xshop_createKey"] == [f"page:{origin}"]
+        token = echo_token(api)
+        # Another origin's document gets no tool, and the binding refuses it even with a leaked token.
+        ok(s.navigate(other_origin(demo.url_for("index.html"))))
+        assert not any(name.startswith("xshop_") for name in page_tools(s))
+        refused = ok(s.evaluate(BINDING_JS % json.dumps(token)))["result"]
+        assert refused.startswith("refused: Python page tool call refused")
+        ok(s.navigate(demo.url_for("index.html")))  # the listed origin again: a new document, registered again
+        wait_until(lambda: "xshop_echo" in page_tools(s))
+        # A frame of another origin inside the listed document is refused, even with the live token.
+        token = echo_token(api)
+        frame_url = other_origin(demo.url_for("frame-inner.html"))
+        ok(
+            s.evaluate(f"""() => new Promise((done) => {{
+            const frame = document.createElement("iframe");
+            frame.onload = done;
+            frame.src = {frame_url!r};
+            document.body.append(frame);
+        }})""")
+        )
+        inner = next(frame["frame_id"] for frame in ok(s.frames())["frames"] if frame["url"] == frame_url)
+        refused = ok(s.evaluate(BINDING_JS % json.dumps(token), frame_id=inner))["result"]
+        assert refused == (
+            f"refused: Python page tool call refused: 'xshop_echo' is exposed to {origin}, not to the calling frame "
+            f"({origin_of(frame_url)})."
+        )
+        assert ok(s.evaluate(BINDING_JS % json.dumps(token)))["result"].startswith('{"status":"success"')
+    finally:
+        api.close()
+    assert not any(name.startswith("xshop_") for name in page_tools(s))  # close() unregistered them
+
+
+def test_an_exposed_via_page_api_is_sent_by_the_calling_tab(s: Session, demo: DemoServer) -> None:
+    from tests.helpers import wait_until
+    from webmcp_nb.core.call.util import origin_of
+
+    ok(s.navigate(demo.url_for("index.html")))
+    page_id = ok(s.tabs())["current_page_id"]
+    api = s.api(document(), name="yshop", via="page", auth=TOKEN, expose_to_page=[origin_of(demo.url)])
+    try:
+        wait_until(lambda: "yshop_echo" in page_tools(s))
+        # The page calls on its own, as a page script does (a call inside browser_evaluate holds the tab).
+        script = CALL_JS % (json.dumps("yshop_echo"), json.dumps({"page_id": "elsewhere"}))
+        ok(s.evaluate(f"() => {{ setTimeout(async () => {{ window.__answer = await ({script})(); }}, 0); }}"))
+        answer = wait_until(lambda: ok(s.evaluate("() => window.__answer || null"))["result"])
+    finally:
+        api.close()
+    envelope = json.loads(answer)
+    assert envelope["status"] == "success" and envelope["operation"]["page_id"] == page_id  # the calling tab's fetch
+    assert envelope["data"]["url"] == demo.url_for("index.html") and TOKEN not in answer
+    [record] = [r for r in s.history if r.tool == "yshop_echo"]
+    assert record.args["page_id"] == page_id  # the page's own page_id was replaced by its tab's

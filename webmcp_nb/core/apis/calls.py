@@ -305,6 +305,10 @@ class Api:
         finally:
             self.running.discard(task)
 
+    def where(self, ctx: CallContext) -> dict[str, Any]:
+        """`via="page"`: the page's URL, as page actions report it."""
+        return {"url": ctx.frame.url} if self.policy.via == "page" and ctx.frame is not None else {}
+
     def prepare(self, ctx: CallContext, op: Operation, p: Any) -> Outgoing:
         """The request `p` asks of `op`, built once per call: the one an approval prompt showed is
         the one sent (its Idempotency-Key included)."""
@@ -320,7 +324,10 @@ class Api:
         if p.preview:
             ctx.previewed = True
             return self.data_model(
-                operation=op.name, preview=out.preview(op.method), idempotency_key=out.idempotency_key
+                operation=op.name,
+                preview=out.preview(op.method),
+                idempotency_key=out.idempotency_key,
+                **self.where(ctx),
             )
         secrets, body = out.secrets, out.body
         mode = (
@@ -372,6 +379,7 @@ class Api:
             names, sink = reveal
             sink.update({name: found for name in names if (found := find_field(raw, name)) is not None})
         result = self.data_model(
+            **self.where(ctx),
             operation=op.name,
             value=data.body,
             response=data.response,
