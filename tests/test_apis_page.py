@@ -106,6 +106,28 @@ def test_credentials_reach_the_server_but_never_the_page(
     assert "/api/echo" in page_saw and value not in page_saw  # neither fetch's arguments nor resource URLs
 
 
+def test_a_redirect_is_not_followed_with_credentials_added(s: Session, demo: DemoServer) -> None:
+    spec = document()
+    spec["paths"]["/redirect"] = {
+        "get": {
+            "operationId": "bounce",
+            "parameters": [{"name": "to", "in": "query", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "where it lands"}},
+        }
+    }
+    api = s.api(spec, name="pbounce", via="page", auth=TOKEN)
+    plain = s.api(spec, name="pbounce_plain", via="page", include=["bounce"])  # no auth: nothing added
+    try:
+        message = error(api.call("bounce", to="/api/echo"), "navigation_failed", "unknown", "read_only")
+        assert "Redirected: the answer is a redirect, which this request does not follow" in message
+        assert TOKEN not in message
+        landed = ok(plain.call("bounce", to="/api/items"))  # no credentials added: redirects are followed
+        assert landed["http"]["url"] == demo.url_for("api/items") and landed["value"][0]["name"] == "Apple"
+    finally:
+        api.close()
+        plain.close()
+
+
 def test_a_cookie_credential_is_refused_before_sending(s: Session) -> None:
     api = s.api(document({"type": "apiKey", "in": "cookie", "name": "sid"}), name="pcookie", via="page", auth="ck-1")
     try:

@@ -7,7 +7,8 @@
   values are put on the request by the kernel, as it leaves the browser
   (a one-shot Playwright route for that request; `Fetch.continueRequest` changes are not
   observable by the page). So no page script sees a credential, in `fetch` arguments, the URL,
-  or the Performance API; what the page does see is the response (it is the page's fetch).
+  or the Performance API; what the page does see is the response (it is the page's fetch). Such a
+  request does not follow redirects (Playwright would carry the added headers along).
 """
 
 from __future__ import annotations
@@ -98,7 +99,9 @@ class PageApiFetch:
     the body bytes read kept in `capture` (as `KernelFetch` does)."""
 
     def __init__(self, frame: Frame, wire: WireParts | None, capture: bytearray | None = None) -> None:
-        self._fetch = PageFetch(frame)
+        # Playwright carries a route's header changes over to redirects: with credentials added, a
+        # redirect is not followed (it could hand them to another server).
+        self._fetch = PageFetch(frame, follow_redirects=wire is None)
         self._wire = wire
         self._capture = capture
 
