@@ -262,3 +262,24 @@ def test_an_exposed_via_page_api_is_sent_by_the_calling_tab(s: Session, demo: De
     assert envelope["data"]["url"] == demo.url_for("index.html") and TOKEN not in answer
     [record] = [r for r in s.history if r.tool == "yshop_echo"]
     assert record.args["page_id"] == page_id  # the page's own page_id was replaced by its tab's
+
+
+def test_the_browser_api_command_loads_via_the_page_and_exposes(s: Session, demo: DemoServer, tmp_path: Any) -> None:
+    from tests.helpers import wait_until
+    from webmcp_nb.core.call.util import origin_of
+    from webmcp_nb.notebook.api_command import OperationTable, run_api
+
+    ok(s.navigate(demo.url_for("index.html")))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document()))
+    origin = origin_of(demo.url)
+    table = run_api(s, ["load", str(spec), "--name", "mpage", "--via", "page", "--expose-to-page", origin])
+    try:
+        assert isinstance(table, OperationTable) and table.name == "mpage"
+        assert {spec.target for spec in s.apis["mpage"].tools} == {"page"}
+        wait_until(lambda: "mpage_listItems" in page_tools(s))
+        data = ok(run_api(s, ["mpage", "listItems", "--limit", "1"]))
+        assert data["url"] == demo.url_for("index.html") and data["http"]["status"] == 200
+    finally:
+        s.apis["mpage"].close()
+    assert "mpage_listItems" not in page_tools(s)
