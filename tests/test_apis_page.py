@@ -283,3 +283,17 @@ def test_the_browser_api_command_loads_via_the_page_and_exposes(s: Session, demo
     finally:
         s.apis["mpage"].close()
     assert "mpage_listItems" not in page_tools(s)
+
+
+def test_session_close_ends_the_page_exposure(demo: DemoServer) -> None:
+    from webmcp_nb.core.call.util import origin_of
+
+    session = Session()
+    api = session.api(document(), name="zshop", base_url=demo.url, expose_to_page=[origin_of(demo.url)])
+    exposure = api._exposure
+    assert exposure is not None and not exposure.closed
+    engine = session.engine
+    listening = len(engine.listeners)
+    session.close()
+    assert exposure.closed and exposure.registrations == {} and "zshop" not in session.apis
+    assert len(engine.listeners) == listening - 1  # its call listener (finding new tabs) is gone
