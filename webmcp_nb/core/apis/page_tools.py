@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +91,7 @@ class PageExposure:
         self.registrations: dict[tuple[str, str], list[PageToolRegistration]] = {}
         self.closed = False
         self._lock = asyncio.Lock()
-        self._hooked: set[int] = set()  # ids of the contexts and pages listened to
+        self._hooked: weakref.WeakSet[Any] = weakref.WeakSet()  # the contexts and pages listened to
         self._unhooks: list[Callable[[], None]] = []
 
     async def start(self) -> None:
@@ -107,11 +108,11 @@ class PageExposure:
             context = instance.context
             if instance.state != "live" or context is None:
                 continue
-            if id(context) not in self._hooked:
-                self._hooked.add(id(context))
+            if context not in self._hooked:
+                self._hooked.add(context)
                 self._listen(context, "page", self._on_new_page(instance))
             for state in list(instance.pages.values()):
-                if id(state.page) not in self._hooked:
+                if state.page not in self._hooked:
                     self._hook_page(instance, state.page)
                     await self.sync(instance, state)
 
@@ -119,9 +120,9 @@ class PageExposure:
         return lambda page: self._hook_page(instance, page)
 
     def _hook_page(self, instance: Instance, page: Page) -> None:
-        if id(page) in self._hooked:
+        if page in self._hooked:
             return
-        self._hooked.add(id(page))
+        self._hooked.add(page)
 
         def loaded(_page: Page) -> None:
             state = next((s for s in list(instance.pages.values()) if s.page is page), None)
