@@ -180,7 +180,7 @@ def page_call(s: Session, tool: str, args: dict[str, Any]) -> Any:
 
 def echo_token(api: ApiHandle) -> str:
     """The binding token of the echo tool's registration (as if the page had leaked it)."""
-    exposure = api._exposure
+    exposure = api.exposure
     assert exposure is not None
     [token] = {r.token for found in exposure.registrations.values() for r in found if r.tool.name.endswith("_echo")}
     return token
@@ -290,7 +290,7 @@ def test_session_close_ends_the_page_exposure(demo: DemoServer) -> None:
 
     session = Session()
     api = session.api(document(), name="zshop", base_url=demo.url, expose_to_page=[origin_of(demo.url)])
-    exposure = api._exposure
+    exposure = api.exposure
     assert exposure is not None and not exposure.closed
     engine = session.engine
     listening = len(engine.listeners)

@@ -112,8 +112,8 @@ def load_api(
     if origins is not None:
         from .core.apis.page_tools import PageExposure
 
-        handle._exposure = PageExposure(session.engine, handle.tools, origins, via_page=via == "page")
-        session.runtime.run(handle._exposure.start())
+        handle.exposure = PageExposure(session.engine, handle.tools, origins, via_page=via == "page")
+        session.runtime.run(handle.exposure.start())
     return handle
 
 
@@ -124,7 +124,7 @@ class ApiHandle:
         self._session = session
         self._api = api
         self.tools: list[ToolSpec] = []  # what agents see of it
-        self._exposure: PageExposure | None = None  # its tools in pages (expose_to_page)
+        self.exposure: PageExposure | None = None  # its tools in pages (expose_to_page), if any
 
     @property
     def name(self) -> str:
@@ -187,8 +187,8 @@ class ApiHandle:
         if self._session.apis.get(self.name) is not self:
             return 0
         del self._session.apis[self.name]
-        if self._exposure is not None:
-            self._session.runtime.run(self._exposure.close())
+        if self.exposure is not None:
+            self._session.runtime.run(self.exposure.close())
         self._session.published.tools.remove_all([spec.name for spec in self.tools])
         return self._session.runtime.run(self._api.close())
 
