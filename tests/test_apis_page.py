@@ -297,3 +297,21 @@ def test_session_close_ends_the_page_exposure(demo: DemoServer) -> None:
     session.close()
     assert exposure.closed and exposure.registrations == {} and "zshop" not in session.apis
     assert len(engine.listeners) == listening - 1  # its call listener (finding new tabs) is gone
+
+
+def test_a_large_api_gives_the_page_its_three_tools(s: Session, demo: DemoServer) -> None:
+    from tests.helpers import wait_until
+    from webmcp_nb.core.call.util import origin_of
+
+    ok(s.navigate(demo.url_for("index.html")))
+    api = s.api(document(), name="bigp", base_url=demo.url, max_tools=3, expose_to_page=[origin_of(demo.url)])
+    try:
+        wait_until(lambda: {"bigp_search", "bigp_describe", "bigp_call"} <= page_tools(s))
+        assert not any(name.startswith("bigp_list") for name in page_tools(s))
+        found = page_call(s, "bigp_search", {"query": "counter"})["data"]["operations"]
+        assert [row["name"] for row in found] == ["getCounter", "bumpCounter"]
+        called = page_call(s, "bigp_call", {"operation": "listItems", "args": {"limit": 1}})
+        assert called["data"]["value"][0]["name"] == "Apple" and called["data"]["operation"] == "listItems"
+    finally:
+        api.close()
+    assert not any(name.startswith("bigp_") for name in page_tools(s))
