@@ -104,6 +104,8 @@ def test_credentials_reach_the_server_but_never_the_page(
     assert value not in json.dumps(data) and value not in json.dumps([r.envelope.to_dict() for r in s.history])
     page_saw = ok(s.evaluate(SEEN_JS))["result"]
     assert "/api/echo" in page_saw and value not in page_saw  # neither fetch's arguments nor resource URLs
+    recorded = ok(s.network(url="/api/echo"))  # nor the session's network evidence (headers, URLs)
+    assert recorded["entries"] and value not in json.dumps(recorded)
 
 
 def test_a_redirect_is_not_followed_with_credentials_added(s: Session, demo: DemoServer) -> None:
