@@ -112,7 +112,8 @@ class PageApiData(ApiData):
 @dataclass(frozen=True)
 class Outgoing:
     """One request: as it goes on the wire (`url`, `headers`), and as the page is given it under
-    `via="page"` (`page_url`, `page_headers`: without credentials or Cookie, which the kernel adds)."""
+    `via="page"` (`page_url`, `page_headers`: without the credentials, which the kernel adds on the
+    wire; a cookie is refused there)."""
 
     url: str
     page_url: str
