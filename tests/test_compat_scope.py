@@ -18,6 +18,9 @@ MARKER = "playwright_sensitive"
 
 # module (relative to webmcp_nb/) -> the test files (tests/test_*.py) whose subject it is
 PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
+    "apis/calls.py": ("apis_page",),  # via="page": Playwright's errors while the page fetches
+    "apis/page_tools.py": ("apis_page",),  # expose_to_page: tabs' load events, page-tool registration
+    "apis/transport.py": ("apis_page",),  # via="page": the route that adds credentials on the wire
     "backends/__init__.py": ("instances",),
     "backends/camoufox.py": ("camoufox",),
     "backends/chromium.py": ("instances",),

@@ -17,6 +17,7 @@ from .core.tools.http_models import BinaryOptions, SseLimits
 
 if TYPE_CHECKING:
     from .client import Session
+    from .core.apis.page_tools import PageExposure
     from .core.call.envelope import Envelope
     from .core.call.registry import ToolSpec
 
@@ -43,15 +44,28 @@ def load_api(
     strict: bool = False,
     max_tools: int = 40,
     validation: str = "auto",
+    expose_to_page: list[str] | None = None,
 ) -> ApiHandle:
     """See `Session.api`. Above `max_tools` operations the API is three tools (search, describe,
     call) rather than one per operation. `validation`: "full" (openapi-spec-validator, once per document
     content), "per_operation" (each operation's schemas checked on its first call, before it is sent), or
-    "auto" (full up to FULL_VALIDATION_OPERATIONS operations)."""
-    if via != "kernel":
-        raise ValueError(f"via={via!r} is not supported yet: only via='kernel'")
+    "auto" (full up to FULL_VALIDATION_OPERATIONS operations). `expose_to_page`: origins whose documents get
+    the API's tools as WebMCP tools (`webmcp_nb.core.apis.page_tools`)."""
+    if via not in ("kernel", "page"):
+        raise ValueError(f"via={via!r}: choose 'kernel' (httpx, from Python) or 'page' (the page's fetch)")
     if sanitise(name) != name:
         raise ValueError(f"API name {name!r}: use letters, digits and underscores")
+    origins = None
+    if expose_to_page is not None:
+        from .core.call.errors import ToolFailure
+        from .core.webmcp.page_tools import parse_origins
+
+        try:
+            origins = parse_origins(expose_to_page)
+        except ToolFailure as exc:
+            raise ValueError(str(exc.message)) from None
+        if not origins:
+            raise ValueError("expose_to_page needs at least one origin (scheme://host[:port])")
     document = load_document(spec)
     if validation not in ("auto", "full", "per_operation"):
         raise ValueError(f"validation={validation!r}: choose auto, full or per_operation")
@@ -77,10 +91,11 @@ def load_api(
     if base_url is None:
         servers = document.get("servers") or []
         base_url = str(servers[0].get("url", "")) if servers else ""
-        if not base_url.startswith(("http://", "https://")):
+        if not base_url.startswith(("http://", "https://")) and via == "kernel":
             raise ValueError("base_url is needed: the document names no absolute server URL")
     policy = ApiPolicy(
         base_url=base_url,
+        via=via,
         auth=auth,
         stream_collection=SseLimits.model_validate(stream_collection) if stream_collection is not None else None,
         binary=BinaryOptions.model_validate(binary) if binary is not None else None,
@@ -94,6 +109,11 @@ def load_api(
     handle.tools = [api.spec(op) for op in found.values()] if len(found) <= max_tools else api.discovery_specs()
     session.published.tools.add_all(handle.tools)
     session.apis[name] = handle
+    if origins is not None:
+        from .core.apis.page_tools import PageExposure
+
+        handle.exposure = PageExposure(session.engine, handle.tools, origins, via_page=via == "page")
+        session.runtime.run(handle.exposure.start())
     return handle
 
 
@@ -104,6 +124,7 @@ class ApiHandle:
         self._session = session
         self._api = api
         self.tools: list[ToolSpec] = []  # what agents see of it
+        self.exposure: PageExposure | None = None  # its tools in pages (expose_to_page), if any
 
     @property
     def name(self) -> str:
@@ -141,8 +162,7 @@ class ApiHandle:
         if self.tools and self.tools[-1].name == f"{self.name}_call":  # a large API: through its call tool
             tool, call_args = f"{self.name}_call", {"operation": operation, "args": args}
         sink: dict[str, Any] = {}
-        if reveal:
-            REVEAL.set((list(reveal), sink))
+        REVEAL.set((list(reveal), sink) if reveal else None)  # this task's only (not the page's calls)
         envelope = await self._session.engine.execute(
             tool,
             call_args,
@@ -162,11 +182,13 @@ class ApiHandle:
         return [*super().__dir__(), *self._api.operations]
 
     def close(self) -> int:
-        """Cancel the running calls (each reports its outcome) and unregister the tools; returns how
-        many calls were cancelled. Idempotent."""
+        """Cancel the running calls (each reports its outcome) and unregister the tools (the page
+        tools too); returns how many calls were cancelled. Idempotent."""
         if self._session.apis.get(self.name) is not self:
             return 0
         del self._session.apis[self.name]
+        if self.exposure is not None:
+            self._session.runtime.run(self.exposure.close())
         self._session.published.tools.remove_all([spec.name for spec in self.tools])
         return self._session.runtime.run(self._api.close())
 

@@ -183,8 +183,8 @@ class Session(ToolMethods):
 
     def api(self, spec: Any, /, *, name: str, **options: Any) -> ApiHandle:
         """Load an OpenAPI 3.0/3.1 document (a dict, a path or a URL): its operations become calls
-        (`ApiHandle.call`) and tools of group ``api``. Options: base_url, via ("kernel"), auth,
-        include, exclude, stream_collection, binary, max_result_bytes, strict (see docs/apis.md)."""
+        (`ApiHandle.call`) and tools of group ``api``. Options: base_url, via ("kernel" or "page"), auth,
+        include, exclude, stream_collection, binary, max_result_bytes, strict, expose_to_page (see docs/apis.md)."""
         from .apis import load_api
 
         return load_api(self, spec, name=name, **options)
@@ -539,7 +539,11 @@ class PageToolHandle:
         return self.registration.active
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.registration.tool.function(*args, **kwargs)
+        from .core.webmcp.page_tools import PythonTool
+
+        tool = self.registration.tool
+        assert isinstance(tool, PythonTool)
+        return tool.function(*args, **kwargs)
 
     def unregister(self) -> None:
         """Abort the registration: the page's tool list loses it."""

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from ..client import Session
 
 USAGE = (
-    "%browser api load SPEC --name NAME [--base-url URL] | %browser api NAME | "
+    "%browser api load SPEC --name NAME [--base-url URL] [--via page] [--expose-to-page ORIGIN,...] | "
+    "%browser api NAME | "
     "%browser api NAME OPERATION [--param value ...] [--body JSON] [--preview]"
 )
 
@@ -83,9 +84,11 @@ def run_api(session: Session, words: list[str]) -> Any:
     if positional[0] == "load":
         if len(positional) != 2 or "name" not in named:
             raise UsageError(USAGE)
-        unknown = set(named) - {"name", "base_url", "strict"}
+        unknown = set(named) - {"name", "base_url", "strict", "via", "expose_to_page"}
         if unknown:
             raise UsageError(f"%browser api load: unknown option --{sorted(unknown)[0]} ({USAGE})")
+        if isinstance(named.get("expose_to_page"), str):
+            named["expose_to_page"] = named["expose_to_page"].split(",")
         try:
             loaded = session.api(positional[1], **named)
         except ValueError as exc:

@@ -23,6 +23,7 @@ import traitlets
 
 from ..core.browsers.live import DEFAULT_MAX_FPS
 from ..core.call.approval import approval_summary as approval_summary  # re-exported: its old home
+from ..core.call.approval import preview_text
 from ..core.evidence.recorder import EvidenceEvent
 from ..core.render.renderer import ERROR_COLOUR, PAGE_TOOL_COLOUR, SUCCESS_COLOUR, render_html, render_text
 from ..core.webmcp.discovery import WebMCPEvent
@@ -373,7 +374,8 @@ def _short(url: str, limit: int = 60) -> str:
 
 class ApprovalPanel(widgets.VBox):
     """Where agents' consequential calls wait for the notebook user: one row per
-    request, with the tool, its arguments and the target page, Approve and Deny.
+    request, with the tool, its arguments and the target page (and, for an API operation, the
+    exact request it would send: `ApprovalRequest.preview`), Approve and Deny.
 
     `approve` is the `Approval` the MCP server calls on the runtime loop; button
     clicks (kernel or subshell thread) resolve it thread-safely. No answer within
@@ -447,7 +449,10 @@ class ApprovalPanel(widgets.VBox):
         return f"The notebook user denied {request.tool}; it was not run. Do not repeat it unless they ask."
 
     def _add_row(self, request: ApprovalRequest, decide: Callable[[bool], None]) -> widgets.Widget:
-        text = widgets.HTML(f"<code>{html.escape(approval_summary(request))}</code>")
+        shown = f"<code>{html.escape(approval_summary(request))}</code>"
+        if request.preview:  # the exact request it would send (secret headers redacted by the core)
+            shown += f"<pre class='webmcp-nb-approval-preview'>{html.escape(preview_text(request))}</pre>"
+        text = widgets.HTML(shown)
         approve, deny = _button("Approve", "Run this call"), _button("Deny", "Refuse this call")
         approve.button_style, deny.button_style = "success", "danger"
         pending = PendingApproval(request, approval_summary(request), decide)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
-from pydantic import Field, create_model
+from pydantic import Field, PrivateAttr, create_model
 
 from ..call.errors import InvalidParams, ToolFailure
 from ..call.registry import ToolSpec
@@ -22,9 +22,9 @@ from ..guard.secret_fields import secret_names
 from ..tools.http import request
 from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, SseLimits
 from ..tools.http_sse import collect_sse
-from ..tools.models import Data, Params
+from ..tools.models import Data, FrameParams, ModalState, Params
 from .spec import BASE_URI, Document, Operation, Parameter
-from .transport import KernelFetch
+from .transport import KernelFetch, PageApiFetch, WireParts
 
 if TYPE_CHECKING:
     import httpx
@@ -50,6 +50,11 @@ class ApiParams(Params):
     preview: bool = Field(False, description="Return the exact request without sending it.")
     idempotency_key: str | None = Field(None, max_length=200, description="Default: a fresh key per call.")
     verify: Verify | None = Field(None, description="A follow-up read that checks the effect.")
+    _outgoing: Any = PrivateAttr(None)  # the request, once built: what approval showed is what is sent
+
+
+class PageApiParams(ApiParams, FrameParams):
+    """`via="page"`: the tab (and frame) whose `fetch` sends the request."""
 
 
 class SearchParams(Params):
@@ -74,6 +79,11 @@ class DescribeData(Data):
 class CallParams(Params):
     operation: str = Field(max_length=200)
     args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see describe).")
+    _inner: Any = PrivateAttr(None)  # (operation, its validated arguments), once resolved
+
+
+class PageCallParams(CallParams, FrameParams):
+    """`via="page"`: the tab (and frame) whose `fetch` sends the request."""
 
 
 class ApiData(Data):
@@ -91,9 +101,45 @@ class ApiData(Data):
     warnings: list[str] = Field(default_factory=list)
 
 
+class PageApiData(ApiData):
+    """`via="page"`: a dialog the page opened during the call is reported as for other page actions."""
+
+    operation: str = ""
+    url: str | None = Field(None, description="The page's URL.")
+    modal_state: ModalState | None = None
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One request: as it goes on the wire (`url`, `headers`), and as the page is given it under
+    `via="page"` (`page_url`, `page_headers`: without the credentials, which the kernel adds on the
+    wire; a cookie is refused there)."""
+
+    url: str
+    page_url: str
+    page_headers: dict[str, str]
+    wire_headers: dict[str, str]  # auth headers and Cookie
+    body: Any
+    secrets: list[str]
+    idempotency_key: str | None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {**self.page_headers, **self.wire_headers}
+
+    def preview(self, method: str) -> dict[str, Any]:
+        """The exact request, its secret header and query values redacted."""
+        headers = {
+            name: REDACTED if any(s and s in value for s in self.secrets) else value
+            for name, value in redact_headers(self.headers).items()
+        }
+        return {"method": method, "url": redact_url(self.url, self.secrets), "headers": headers, "body": self.body}
+
+
 @dataclass
 class ApiPolicy:
     base_url: str
+    via: str = "kernel"  # or "page": the page's fetch sends the request (see transport)
     auth: Any = None
     stream_collection: SseLimits | None = None
     binary: BinaryOptions | None = None
@@ -124,13 +170,24 @@ class Api:
         return f"{self.name}_{operation}"
 
     # tools --------------------------------------------------------------------
+    @property
+    def base_params(self) -> type[ApiParams]:
+        return PageApiParams if self.policy.via == "page" else ApiParams
+
+    @property
+    def data_model(self) -> type[ApiData]:
+        return PageApiData if self.policy.via == "page" else ApiData
+
+    def key(self, param: Parameter) -> str:
+        """The argument naming `param` (suffixed with _ where it would shadow one of ours)."""
+        return param.key if param.key not in self.base_params.model_fields else f"{param.key}_"
+
     def spec(self, op: Operation) -> ToolSpec:
         fields: dict[str, Any] = {}
         for param in op.parameters:
-            key = param.key if param.key not in ApiParams.model_fields else f"{param.key}_"
             about = f"{param.where} parameter {param.name!r}. {param.description}".strip()
-            fields[key] = (Any, Field(... if param.required else None, description=about))
-        model = create_model(f"{self.name}_{op.name}_params", __base__=ApiParams, **fields)
+            fields[self.key(param)] = (Any, Field(... if param.required else None, description=about))
+        model = create_model(f"{self.name}_{op.name}_params", __base__=self.base_params, **fields)
 
         async def handler(ctx: CallContext, p: Any) -> ApiData:
             return await self.run(ctx, op, p)
@@ -140,15 +197,16 @@ class Api:
             title=f"{self.name}: {op.method} {op.path}",
             description=(op.summary or f"{op.method} {op.path}")[:300],
             params=model,
-            data=ApiData,
+            data=self.data_model,
             handler=handler,
-            target="server",
+            target="page" if self.policy.via == "page" else "server",
             group="api",
             read_only=not op.consequential,
             destructive=op.consequential,
             open_world=True,
             positional=(),
             api=self.name,
+            preview=lambda ctx, p: self.prepare(ctx, op, p).preview(op.method),
         )
 
     def discovery_specs(self) -> list[ToolSpec]:
@@ -167,11 +225,22 @@ class Api:
             op = self.operation(p.operation)
             return DescribeData(operation=op.row(), input_schema=self.spec(op).input_schema)
 
-        async def call(ctx: CallContext, p: CallParams) -> ApiData:
-            op = self.operation(p.operation)
-            return await self.run(ctx, op, self.spec(op).validate(p.args))
+        def resolve(p: CallParams) -> tuple[Operation, Any]:
+            if p._inner is None:
+                op = self.operation(p.operation)
+                where = {key: getattr(p, key) for key in ("instance", "page_id", "frame_id") if hasattr(p, key)}
+                p._inner = (op, self.spec(op).validate({**p.args, **where}))
+            return p._inner  # type: ignore[no-any-return]
 
-        common: dict[str, Any] = {"target": "server", "group": "api", "api": self.name, "positional": ()}
+        async def call(ctx: CallContext, p: CallParams) -> ApiData:
+            return await self.run(ctx, *resolve(p))
+
+        def preview(ctx: CallContext, p: CallParams) -> dict[str, Any]:
+            op, inner = resolve(p)
+            return self.prepare(ctx, op, inner).preview(op.method)
+
+        common: dict[str, Any] = {"group": "api", "api": self.name, "positional": ()}
+        page = self.policy.via == "page"
         return [
             ToolSpec(
                 name=f"{self.name}_search",
@@ -180,6 +249,7 @@ class Api:
                 params=SearchParams,
                 data=SearchData,
                 handler=search,
+                target="server",
                 read_only=True,
                 **common,
             ),
@@ -190,6 +260,7 @@ class Api:
                 params=DescribeParams,
                 data=DescribeData,
                 handler=describe,
+                target="server",
                 read_only=True,
                 **common,
             ),
@@ -197,12 +268,14 @@ class Api:
                 name=f"{self.name}_call",
                 title=f"{self.name}: call an operation",
                 description=f"Call one operation of {self.name!r} (consequential ones change the API's state).",
-                params=CallParams,
-                data=ApiData,
+                params=PageCallParams if page else CallParams,
+                data=self.data_model,
                 handler=call,
+                target="page" if page else "server",
                 destructive=True,
                 open_world=True,
                 read_only_when=lambda args: self.is_read(args.get("operation")),
+                preview=preview,
                 **common,
             ),
         ]
@@ -233,27 +306,31 @@ class Api:
         finally:
             self.running.discard(task)
 
+    def where(self, ctx: CallContext) -> dict[str, Any]:
+        """`via="page"`: the page's URL, as page actions report it."""
+        return {"url": ctx.frame.url} if self.policy.via == "page" and ctx.frame is not None else {}
+
+    def prepare(self, ctx: CallContext, op: Operation, p: Any) -> Outgoing:
+        """The request `p` asks of `op`, built once per call: the one an approval prompt showed is
+        the one sent (its Idempotency-Key included)."""
+        if p._outgoing is None:
+            if self.lazy and op.name not in self.checked:
+                self.check_operation(op)
+            p._outgoing = self.outgoing(op, p)
+            ctx.engine.manager.secrets.add(p._outgoing.secrets)
+        return p._outgoing  # type: ignore[no-any-return]
+
     async def _run(self, ctx: CallContext, op: Operation, p: Any) -> ApiData:
-        if self.lazy and op.name not in self.checked:
-            self.check_operation(op)
-        url, headers, body, secrets = self._request(op, p)
-        ctx.engine.manager.secrets.add(secrets)
-        key = None
-        if op.idempotency_header is not None:
-            key = p.idempotency_key or str(uuid.uuid4())
-            headers[op.idempotency_header] = key
-        elif p.idempotency_key is not None:
-            raise InvalidParams(f"{op.name} declares no Idempotency-Key header; idempotency_key does not apply.")
-        shown_url = redact_url(url, secrets)
+        out = self.prepare(ctx, op, p)
         if p.preview:
             ctx.previewed = True
-            preview = {
-                "method": op.method,
-                "url": shown_url,
-                "headers": self._shown_headers(headers, secrets),
-                "body": body,
-            }
-            return ApiData(operation=op.name, preview=preview, idempotency_key=key)
+            return self.data_model(
+                operation=op.name,
+                preview=out.preview(op.method),
+                idempotency_key=out.idempotency_key,
+                **self.where(ctx),
+            )
+        secrets, body = out.secrets, out.body
         mode = (
             "sse"
             if op.streaming
@@ -266,25 +343,28 @@ class Api:
         limit = ctx.engine.limits.max_result_bytes
         hp = HttpParams(
             method=op.method,  # type: ignore[arg-type]
-            url=url,
-            headers=headers,
+            url=out.url if self.policy.via == "kernel" else out.page_url,
+            headers=out.headers if self.policy.via == "kernel" else out.page_headers,
             body=None if body is None else json.dumps(body),
             response=mode,  # type: ignore[arg-type]
             sse=self.policy.stream_collection if mode == "sse" else None,
             binary=self.policy.binary if mode == "binary" else None,
             strict=mode == "ndjson",
         )
-        if body is not None:
-            hp.headers.setdefault("Content-Type", (op.body or {}).get("media_type", "application/json"))
         budget = min(self.policy.max_result_bytes or limit, limit) - RESERVED_BYTES
         blocked, show_once = self.secret_fields(op)
         capture = bytearray()
-        call = HttpCall(
-            ctx, hp, budget, secret_names(blocked | show_once), transport=lambda: KernelFetch(self.client, capture)
-        )
+        if self.policy.via == "page":
+            assert ctx.frame is not None
+            frame = ctx.frame
+            wire = WireParts(out.url, out.wire_headers) if out.wire_headers or out.url != out.page_url else None
+            transport: Any = lambda: PageApiFetch(frame, wire, capture)  # noqa: E731
+        else:
+            transport = lambda: KernelFetch(self.client, capture)  # noqa: E731
+        call = HttpCall(ctx, hp, budget, secret_names(blocked | show_once), transport=transport)
         ctx.cut_off = call.failure
         started = time.monotonic()
-        data = await (collect_sse(call, ctx.remaining_s()) if mode == "sse" else request(call, ctx.remaining_s()))
+        data = await self._send(call, mode, ctx)
         raw = parse_json(bytes(capture)) if data.response == "json" else None
         warnings = list(data.warnings)
         problem = self.check_response(op, data.status or 0, data.content_type or "", raw) if raw is not None else None
@@ -299,7 +379,8 @@ class Api:
         if reveal is not None and raw is not None:
             names, sink = reveal
             sink.update({name: found for name in names if (found := find_field(raw, name)) is not None})
-        result = ApiData(
+        result = self.data_model(
+            **self.where(ctx),
             operation=op.name,
             value=data.body,
             response=data.response,
@@ -319,7 +400,7 @@ class Api:
                 for name in present
             }
             or None,
-            idempotency_key=key,
+            idempotency_key=out.idempotency_key,
             warnings=warnings,
         )
         if p.verify is not None and data.status is not None and data.status < 300:
@@ -351,14 +432,26 @@ class Api:
         return {"status": "passed", "operation": op.name}
 
     # the request --------------------------------------------------------------
-    def _request(self, op: Operation, p: Any) -> tuple[str, dict[str, str], Any, list[str]]:
+    async def _send(self, call: HttpCall, mode: str, ctx: CallContext) -> Any:
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            return await (collect_sse(call, ctx.remaining_s()) if mode == "sse" else request(call, ctx.remaining_s()))
+        except PlaywrightError as exc:  # via="page": the page navigated away (or closed) meanwhile
+            if ctx.page_state is not None and ctx.page_state.page.is_closed():
+                raise
+            raise call.failure(
+                "navigation_failed", f"The page could not go on with the request (did it navigate away?): {exc.message}"
+            ) from None
+
+    def outgoing(self, op: Operation, p: Any) -> Outgoing:
+        """The request `p` asks of `op`: checked against the document, with auth applied (InvalidParams)."""
         path = op.path
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
         cookies: list[str] = []
         for param in op.parameters:
-            key = param.key if param.key not in ApiParams.model_fields else f"{param.key}_"
-            value = getattr(p, key)
+            value = getattr(p, self.key(param))
             if value is None:
                 continue
             self._check_value(param, value)
@@ -392,13 +485,27 @@ class Api:
                 f"{op.name} answers a binary type ({', '.join(sorted(op.media_types))}), refused before the request "
                 "was sent: load the API with binary={mode: 'base64', max_bytes} (or mode 'download')."
             )
-        secrets = self._auth(op, headers, query, cookies)
+        if p.body is not None and not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = (op.body or {}).get("media_type", "application/json")
+        idempotency_key = None
+        if op.idempotency_header is not None:
+            idempotency_key = p.idempotency_key or str(uuid.uuid4())
+            headers[op.idempotency_header] = idempotency_key
+        elif p.idempotency_key is not None:
+            raise InvalidParams(f"{op.name} declares no Idempotency-Key header; idempotency_key does not apply.")
+        page_url = self.policy.base_url.rstrip("/") + path + ("?" + urlencode(query) if query else "")
+        auth_headers: dict[str, str] = {}
+        secrets = self._auth(op, auth_headers, query, cookies)
+        if cookies and self.policy.via == "page":
+            raise InvalidParams(
+                f"{op.name} sends a cookie ({', '.join(c.split('=', 1)[0] for c in cookies)}); with via='page' only the "
+                "page's own cookies go (no script or route may set the Cookie header): load the API with "
+                "via='kernel'. Nothing was sent."
+            )
         if cookies:
-            headers["Cookie"] = "; ".join(cookies)
-        url = self.policy.base_url.rstrip("/") + path
-        if query:
-            url += "?" + urlencode(query)
-        return url, headers, p.body, secrets
+            auth_headers["Cookie"] = "; ".join(cookies)
+        url = self.policy.base_url.rstrip("/") + path + ("?" + urlencode(query) if query else "")
+        return Outgoing(url, page_url, headers, auth_headers, p.body, secrets, idempotency_key)
 
     def _auth(
         self, op: Operation, headers: dict[str, str], query: list[tuple[str, str]], cookies: list[str]
@@ -421,13 +528,6 @@ class Api:
                 secrets += apply_scheme(scheme, value, headers, query, cookies)
             return secrets
         return []
-
-    @staticmethod
-    def _shown_headers(headers: dict[str, str], secrets: list[str]) -> dict[str, str]:
-        return {
-            name: REDACTED if any(s and s in value for s in secrets) else value
-            for name, value in redact_headers(headers).items()
-        }
 
     # schemas ------------------------------------------------------------------
     def check_operation(self, op: Operation) -> None:

@@ -1,16 +1,30 @@
-"""`via="kernel"`: the request leaves from Python (httpx), behind browser_http's fetch interface
-(`start`, bounded `read`, `cancel`), so its reader, SSE collection and NDJSON code apply unchanged."""
+"""How an API call's request leaves, behind browser_http's fetch interface (`start`, bounded `read`,
+`cancel`), so its reader, SSE collection and NDJSON code apply unchanged either way.
+
+- `via="kernel"` (`KernelFetch`): from Python, with httpx; credentials never leave the kernel.
+- `via="page"` (`PageApiFetch`): the page's own `fetch` (`PageFetch`: its cookies, origin, CORS).
+  The page is given the request *without* its credentials: the auth headers and the auth query
+  values are put on the request by the kernel, as it leaves the browser
+  (a one-shot Playwright route for that request; `Fetch.continueRequest` changes are not
+  observable by the page). So no page script sees a credential, in `fetch` arguments, the URL,
+  or the Performance API; what the page does see is the response (it is the page's fetch). Such a
+  request does not follow redirects (Playwright would carry the added headers along).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
 
-from ..browsers.page_fetch import Chunk, FetchFailed, Head
+from ..browsers.page_fetch import Chunk, FetchFailed, Head, PageFetch
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     import httpx
+    from playwright.async_api import Frame, Request, Route
 
 
 class KernelFetch:
@@ -68,3 +82,69 @@ class KernelFetch:
     async def cancel(self) -> None:
         if self._response is not None:
             await self._response.aclose()
+
+
+@dataclass(frozen=True)
+class WireParts:
+    """What the kernel adds to a request the page sends: the full URL (with auth query values;
+    relative to the page's) and the auth headers. (Not a Cookie header: Playwright never forwards
+    one, so a cookie-borne credential is refused under `via="page"`.)"""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class PageApiFetch:
+    """`PageFetch` in `frame`, with `wire` applied to its one request as it leaves the browser, and
+    the body bytes read kept in `capture` (as `KernelFetch` does)."""
+
+    def __init__(self, frame: Frame, wire: WireParts | None, capture: bytearray | None = None) -> None:
+        # Playwright carries a route's header changes over to redirects: with credentials added, a
+        # redirect is not followed (it could hand them to another server).
+        self._fetch = PageFetch(frame, follow_redirects=wire is None)
+        self._wire = wire
+        self._capture = capture
+
+    async def start(self, url: str, method: str, headers: dict[str, str], body: str | None) -> Head:
+        wire = self._wire
+        if wire is None:
+            return await self._fetch.start(url, method, headers, body)
+        page = self._fetch.frame.page
+        path = urlsplit(url).path
+        claimed = False
+
+        def ours(seen: str) -> bool:
+            return urlsplit(seen).path == path
+
+        async def handle(route: Route, request: Request) -> None:
+            nonlocal claimed
+            if claimed or request.method != method or request.frame != self._fetch.frame:
+                await route.fallback()
+                return
+            claimed = True
+            await route.fallback(url=urljoin(request.url, wire.url), headers=await self._merged(request, wire))
+
+        await page.route(ours, handle)
+        try:
+            return await self._fetch.start(url, method, headers, body)
+        finally:
+            with contextlib.suppress(Exception):  # the page may be gone
+                await page.unroute(ours, handle)
+
+    @staticmethod
+    async def _merged(request: Request, wire: WireParts) -> dict[str, str]:
+        headers: dict[str, Any] = dict(await request.all_headers())
+        for name, value in wire.headers.items():
+            for key in [key for key in headers if key.lower() == name.lower()]:
+                del headers[key]
+            headers[name] = value
+        return headers
+
+    async def read(self, max_bytes: int, *, eager: bool = False) -> Chunk:
+        chunk = await self._fetch.read(max_bytes, eager=eager)
+        if self._capture is not None:
+            self._capture += chunk.data
+        return chunk
+
+    async def cancel(self) -> None:
+        await self._fetch.cancel()

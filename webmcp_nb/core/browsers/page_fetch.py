@@ -43,10 +43,15 @@ INSTALL_JS = """(key) => {
       try {
         const init = { method: req.method, headers: req.headers, signal: controller.signal, cache: "no-store" };
         if (req.body !== null) init.body = req.body;
+        if (req.redirect) init.redirect = req.redirect;
         response = await fetch(new URL(req.url, document.baseURI).href, init);
       } catch (e) {
         streams.delete(id);
         return { error: reason(e), aborted: controller.signal.aborted };
+      }
+      if (response.type === "opaqueredirect") {
+        streams.delete(id);
+        return { error: "Redirected: the answer is a redirect, which this request does not follow", aborted: false };
       }
       if (!streams.has(id)) return { error: "AbortError: cancelled", aborted: true };
       entry.reader = response.body ? response.body.getReader() : null;
@@ -146,8 +151,9 @@ class Fetch(Protocol):
 class PageFetch:
     """One request made by the page's `fetch` in `frame` (see the module docstring)."""
 
-    def __init__(self, frame: Frame) -> None:
+    def __init__(self, frame: Frame, *, follow_redirects: bool = True) -> None:
         self.frame = frame
+        self.follow_redirects = follow_redirects  # False: a redirect fails the request (FetchFailed)
         self.id = uuid.uuid4().hex
         self.sent = False  # True once the page was asked to fetch: the request may have gone out
 
@@ -156,7 +162,11 @@ class PageFetch:
         self.sent = True
         answer: dict[str, Any] = await self.frame.evaluate(
             f"([id, req]) => window[{KEY!r}].start(id, req)",
-            [self.id, {"url": url, "method": method, "headers": headers, "body": body}],
+            [
+                self.id,
+                {"url": url, "method": method, "headers": headers, "body": body}
+                | ({} if self.follow_redirects else {"redirect": "manual"}),
+            ],
         )
         if "error" in answer:
             raise FetchFailed(answer["error"], aborted=answer["aborted"])

@@ -17,6 +17,7 @@ appeared or changed after approval was judged, and needs more, is refused, not r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,6 +44,9 @@ class ApprovalRequest:
     instance: str | None
     page_id: str | None
     url: str | None
+    preview: dict[str, Any] | None = None
+    """What the call would send, from its tool's `ToolSpec.preview` (an API operation: method, url,
+    headers with secret ones redacted, body): exactly what runs if it is approved."""
 
 
 def approval_summary(request: ApprovalRequest) -> str:
@@ -50,6 +54,18 @@ def approval_summary(request: ApprovalRequest) -> str:
     where = f" on {request.url}" if request.url else ""
     args = ", ".join(f"{key}={value!r}" for key, value in request.args.items())
     return f"{request.caller} wants {request.tool}({args}){where}"
+
+
+def preview_text(request: ApprovalRequest) -> str:
+    """The request's preview as an HTTP request's text ("" without one): request line, headers, body."""
+    preview = request.preview
+    if not preview:
+        return ""
+    lines = [f"{preview.get('method', '')} {preview.get('url', '')}".strip()]
+    lines += [f"{name}: {value}" for name, value in (preview.get("headers") or {}).items()]
+    if preview.get("body") is not None:
+        lines += ["", json.dumps(preview["body"], indent=2, ensure_ascii=False)]
+    return "\n".join(lines)
 
 
 Approval = Callable[[ApprovalRequest], Awaitable[str | None]]

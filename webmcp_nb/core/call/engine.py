@@ -429,6 +429,7 @@ class Engine:
             return
         known = self.manager.secrets  # the prompt is shown on shared screens: no known secret in it
         args = known.scrub(await redact_for_approval(ctx.spec, args, page))
+        preview = known.scrub(ctx.spec.preview(ctx, params)) if ctx.spec.preview is not None else None
         request = ApprovalRequest(
             tool=ctx.spec.name,
             args=args,
@@ -436,6 +437,7 @@ class Engine:
             instance=instance.name if instance is not None else None,
             page_id=page.page_id if page is not None else None,
             url=known.scrub(page.page.url) if page is not None else None,
+            preview=preview,
         )
         denial = await ctx.approval(request)
         if denial is not None:

@@ -45,6 +45,7 @@ the others are granted explicitly (`serve_mcp(caps=...)`). The `Session` and the
 call every tool."""
 Handler = Callable[["CallContext", Any], Awaitable[BaseModel]]
 Check = Callable[["CallContext", Any], None]
+Preview = Callable[["CallContext", Any], "dict[str, Any] | None"]
 Dispatch = Callable[["CallContext", Any, "PageState | None"], Awaitable["Consequence"]]
 """The consequence of a call by what it dispatches to (`webmcp_nb.core.call.approval`), given its tab."""
 """Refuses (raises `InvalidParams`) arguments the caller's grant does not allow, before
@@ -94,6 +95,9 @@ class ToolSpec:
     # required text fields); browser_http's `http GET /api/items`.
     magic_positional: tuple[str, ...] = ()
     api: str | None = None  # an API operation's tool (group "api"): the API's name, for the ``api:NAME`` grant
+    # What a call would send, shown with its approval prompt (`ApprovalRequest.preview`); the handler
+    # then sends exactly that (an API operation: the request, secret headers redacted).
+    preview: Preview | None = None
 
     def call_is_read_only(self, args: Any) -> bool:
         """Whether this call (its arguments, when they are an object) changes nothing."""

@@ -27,7 +27,7 @@ import contextlib
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -83,6 +83,22 @@ def parse_origins(origins: Iterable[str]) -> frozenset[str]:
     return frozenset(parsed)
 
 
+class PageToolSource(Protocol):
+    """What a page tool registration needs of its tool: `PythonTool`, or an API's operation."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def consequential(self) -> bool: ...
+    async def run(self, arguments: Any) -> Any: ...
+
+
 @dataclass(frozen=True)
 class PythonTool:
     """A Python function declared as a page tool; its input schema comes from its signature."""
@@ -133,7 +149,7 @@ class PythonTool:
 class PageToolRegistration:
     """A Python tool registered in one document; `unregister()` aborts the registration."""
 
-    tool: PythonTool
+    tool: PageToolSource
     instance: Instance
     state: PageState
     controller: JSHandle
@@ -188,7 +204,7 @@ class PageToolRegistration:
 
 
 async def register(
-    instance: Instance, state: PageState, tool: PythonTool, exposed_to: Iterable[str] = ()
+    instance: Instance, state: PageState, tool: PageToolSource, exposed_to: Iterable[str] = ()
 ) -> PageToolRegistration:
     from playwright.async_api import Error
 
