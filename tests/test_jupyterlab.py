@@ -352,6 +352,21 @@ def kernel_result(page, code: str) -> object:  # type: ignore[no-untyped-def]
     return json.loads(match.group(1))
 
 
+def tab_complete(page, editor, text: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Put `text` in the cell editor, cursor at its end, and press Tab: what the completer popup
+    offers (its labels, not their types), or [] when JupyterLab inserted a single match in place."""
+    editor.fill(text)
+    page.keyboard.press("End")
+    page.keyboard.press("Tab")
+    offered = page.locator(".jp-Completer .jp-Completer-item .jp-Completer-match").filter(visible=True)
+    wait_until(
+        lambda: offered.count() > 0 or editor.inner_text().strip() != text.strip(),
+        timeout=UI_MS / 1000,
+        message=lambda: f"no completion of {text!r}: the editor holds {editor.inner_text()!r}",
+    )
+    return offered.all_inner_texts()
+
+
 # --------------------------------------------------------------------------- #
 # The test
 # --------------------------------------------------------------------------- #
@@ -438,32 +453,38 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         expect(frame_id).to_have_text(re.compile(r"^[0-9a-f]{8}…$"))
         expect(frame_id).to_have_attribute("title", re.compile(r"^[0-9a-f-]{36}$"))
 
-    with step(
-        page, "%browser completes its subcommands (flags and values: tests/test_completion.py, in a kernel)", lab
-    ):
+    with step(page, "%browser completes subcommands, flags and values; the completed line runs", lab):
         cells = page.locator(".jp-Notebook .jp-Cell")
         count = cells.count()
         cells.nth(count - 1).locator(".jp-InputPrompt").click()
         page.keyboard.press("Escape")
         page.keyboard.press("b")
         expect(cells).to_have_count(count + 1)
-        editor = cells.nth(count).locator(".cm-content")
+        cell = cells.nth(count)
+        editor = cell.locator(".cm-content")
         editor.click()
-        editor.fill("%browser cl")
-        page.keyboard.press("End")
-        page.keyboard.press("Tab")  # one match, not IPython's own %clear: inserted, or offered alone
-        offered = page.locator(".jp-Completer .jp-Completer-item .jp-Completer-match")  # the label, not its type
-        wait_until(
-            lambda: editor.inner_text().strip() == "%browser click" or offered.count() > 0,
-            timeout=UI_MS / 1000,
-            message=lambda: f"no completion: the editor holds {editor.inner_text()!r}",
-        )
-        if offered.count():
-            assert offered.all_inner_texts() == ["click"], offered.all_inner_texts()
-            page.keyboard.press("Enter")
-        expect(editor).to_have_text("%browser click")
-        page.keyboard.press("Escape")
-        editor.fill("")
+        # The kernel's matches come first: they outrank JupyterLab's context provider, whose words of
+        # the cell may follow. One match each (not IPython's own %clear, not a builtin), then two.
+        for typed, matches in (
+            ("%browser cl", ["click"]),
+            ("%browser screenshot --fo", ["--format"]),
+            ("%browser screenshot --format ", ["jpeg", "png"]),
+        ):
+            offered = tab_complete(page, editor, typed)
+            if len(matches) == 1 and not offered:  # inserted in place
+                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
+                continue
+            assert sorted(offered[: len(matches)]) == matches, offered
+            assert all(word in typed for word in offered[len(matches) :]), offered
+            if len(matches) == 1:
+                page.keyboard.press("Enter")
+                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
+        # Picking a value completes the line, which then runs.
+        page.locator(".jp-Completer .jp-Completer-item", has_text="jpeg").filter(visible=True).click()
+        expect(editor).to_have_text("%browser screenshot --format jpeg")
+        page.keyboard.press("Control+Enter")
+        wait_executed(cell, CELL_MS)
+        expect(cell.locator(".jp-OutputArea-output img[src^='data:image/jpeg']")).to_have_count(1)
 
     with step(page, "live view streams frames", lab):
         panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
