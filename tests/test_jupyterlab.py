@@ -4,7 +4,8 @@ A JupyterLab server (the venv's, on loopback, with a token and throw-away
 config/data/runtime directories) serves a copy of `notebooks/01-quickstart.ipynb`;
 headless Chromium, driven by Playwright, opens it, runs every cell above the closing
 one from the Run menu and checks what a user sees: the inline screenshot, the snapshot tree, the
-error envelope, the BrowserPanel's live view streaming frames, and a click on
+error envelope, Tab completion of `%browser` in the completer popup (a subcommand, a flag, the
+format's values), the BrowserPanel's live view streaming frames, and a click on
 that live view reaching the page (read back through the kernel). Then the closing
 cell runs and the kernel's Chromium exits.
 
