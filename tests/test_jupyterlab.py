@@ -353,6 +353,18 @@ def kernel_result(page, code: str) -> object:  # type: ignore[no-untyped-def]
     return json.loads(match.group(1))
 
 
+def show_in(cell, element) -> None:  # type: ignore[no-untyped-def]
+    """Scroll `cell` to the middle until `element` in it is visible. JupyterLab 4.6 skips offscreen
+    cells' contents (windowing "contentVisibility"), so Playwright, which scrolls only to visible
+    elements, cannot; and the page moves while the notebook re-measures cells whose outputs changed."""
+    wait_until(
+        lambda: cell.evaluate("cell => cell.scrollIntoView({block: 'center'})") or element.is_visible(),
+        timeout=UI_MS / 1000,
+        interval=0.2,
+        message="the element did not become visible in its cell",
+    )
+
+
 def tab_complete(page, editor, text: str) -> list[str]:  # type: ignore[no-untyped-def]
     """Put `text` in the cell editor, cursor at its end, and press Tab: what the completer popup
     offers (its labels, not their types), or [] when JupyterLab inserted a single match in place."""
@@ -491,11 +503,7 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
         live = panel_cell.locator(".webmcp-nb-live img")
         expect(live).to_have_count(1, timeout=UI_MS)
-        # JupyterLab 4.6 skips offscreen cells' contents (windowing "contentVisibility"): an
-        # element there may not be visible to Playwright, which then will not scroll to it. The
-        # page's own scrollIntoView of its cell has no such check.
-        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'center'})")
-        live.scroll_into_view_if_needed()
+        show_in(panel_cell, live)
         live.evaluate(
             """(img, timeout) => new Promise((resolve, reject) => {
                  const start = performance.now();
@@ -525,8 +533,7 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         assert (found["w"], found["h"]) == PAGE_VIEWPORT, f"unexpected page viewport {found}"
         before = found["cart"]
         dismiss_popups(page)
-        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'center'})")  # a new cell scrolled it away
-        live.scroll_into_view_if_needed()
+        show_in(panel_cell, live)  # a new cell scrolled it away
         box = live.bounding_box()
         assert box and box["width"] > 100, f"the live view is not displayed: {box}"
         position = {
