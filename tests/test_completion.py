@@ -75,6 +75,7 @@ def test_a_kernel_completes_subcommands_flags_and_values(kernel: object) -> None
     assert sorted(matches) == ["jpeg", "png"] and replaced == ""
     matches, replaced = completions(kernel, "%browser screenshot --fu")
     assert matches == ["--full-page"] and replaced == "--fu"
+    assert completions(kernel, "%browser screenshot --fo") == (["--format"], "--fo")  # as tests/test_jupyterlab.py
     matches, _ = completions(kernel, "%%browser\nnavigate http://x\nsnap")
     assert matches == ["snapshot"]
     matches, _ = completions(kernel, "import o")  # other code still completes as before

@@ -4,7 +4,9 @@ A JupyterLab server (the venv's, on loopback, with a token and throw-away
 config/data/runtime directories) serves a copy of `notebooks/01-quickstart.ipynb`;
 headless Chromium, driven by Playwright, opens it, runs every cell above the closing
 one from the Run menu and checks what a user sees: the inline screenshot, a small snapshot as its
-text (and as a tree in a full cell), the error envelope, the BrowserPanel's live view streaming frames, and a click on
+text (and as a tree in a full cell), the error envelope, Tab completion of `%browser` in the
+completer popup (a subcommand, a flag, the format's values), the BrowserPanel's live view streaming
+frames, and a click on
 that live view reaching the page (read back through the kernel). Then the closing
 cell runs and the kernel's Chromium exits.
 
@@ -352,6 +354,33 @@ def kernel_result(page, code: str) -> object:  # type: ignore[no-untyped-def]
     return json.loads(match.group(1))
 
 
+def show_in(cell, element) -> None:  # type: ignore[no-untyped-def]
+    """Scroll `cell` to the middle until `element` in it is visible. JupyterLab 4.6 skips offscreen
+    cells' contents (windowing "contentVisibility"), so Playwright, which scrolls only to visible
+    elements, cannot; and the page moves while the notebook re-measures cells whose outputs changed."""
+    wait_until(
+        lambda: cell.evaluate("cell => cell.scrollIntoView({block: 'center'})") or element.is_visible(),
+        timeout=UI_MS / 1000,
+        interval=0.2,
+        message="the element did not become visible in its cell",
+    )
+
+
+def tab_complete(page, editor, text: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Put `text` in the cell editor, cursor at its end, and press Tab: what the completer popup
+    offers (its labels, not their types), or [] when JupyterLab inserted a single match in place."""
+    editor.fill(text)
+    page.keyboard.press("End")
+    page.keyboard.press("Tab")
+    offered = page.locator(".jp-Completer .jp-Completer-item .jp-Completer-match").filter(visible=True)
+    wait_until(
+        lambda: offered.count() > 0 or editor.inner_text().strip() != text.strip(),
+        timeout=UI_MS / 1000,
+        message=lambda: f"no completion of {text!r}: the editor holds {editor.inner_text()!r}",
+    )
+    return offered.all_inner_texts()
+
+
 # --------------------------------------------------------------------------- #
 # The test
 # --------------------------------------------------------------------------- #
@@ -366,7 +395,7 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         expect(code_cells(page).first).to_be_visible(timeout=KERNEL_IDLE_MS)
         dismiss_popups(page, wait_ms=5_000)
         wait_kernel_idle(page, KERNEL_IDLE_MS)
-        expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle")
+        expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=UI_MS)  # may lag the indicator
         # JupyterLab renders a long notebook's cells progressively ("defer" windowing).
         page.wait_for_function(
             "n => document.querySelectorAll('.jp-Notebook .jp-CodeCell').length >= n", arg=10, timeout=30_000
@@ -442,42 +471,44 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         expect(frame_id).to_have_text(re.compile(r"^[0-9a-f]{8}…$"))
         expect(frame_id).to_have_attribute("title", re.compile(r"^[0-9a-f-]{36}$"))
 
-    with step(
-        page, "%browser completes its subcommands (flags and values: tests/test_completion.py, in a kernel)", lab
-    ):
+    with step(page, "%browser completes subcommands, flags and values; the completed line runs", lab):
         cells = page.locator(".jp-Notebook .jp-Cell")
         count = cells.count()
         cells.nth(count - 1).locator(".jp-InputPrompt").click()
         page.keyboard.press("Escape")
         page.keyboard.press("b")
         expect(cells).to_have_count(count + 1)
-        editor = cells.nth(count).locator(".cm-content")
+        cell = cells.nth(count)
+        editor = cell.locator(".cm-content")
         editor.click()
-        editor.fill("%browser cl")
-        page.keyboard.press("End")
-        page.keyboard.press("Tab")  # one match, not IPython's own %clear: inserted, or offered alone
-        offered = page.locator(".jp-Completer .jp-Completer-item .jp-Completer-match")  # the label, not its type
-        wait_until(
-            lambda: editor.inner_text().strip() == "%browser click" or offered.count() > 0,
-            timeout=UI_MS / 1000,
-            message=lambda: f"no completion: the editor holds {editor.inner_text()!r}",
-        )
-        if offered.count():
-            assert offered.all_inner_texts() == ["click"], offered.all_inner_texts()
-            page.keyboard.press("Enter")
-        expect(editor).to_have_text("%browser click")
-        page.keyboard.press("Escape")
-        editor.fill("")
+        # The kernel's matches come first: they outrank JupyterLab's context provider, whose words of
+        # the cell may follow. One match each (not IPython's own %clear, not a builtin), then two.
+        for typed, matches in (
+            ("%browser cl", ["click"]),
+            ("%browser screenshot --fo", ["--format"]),
+            ("%browser screenshot --format ", ["jpeg", "png"]),
+        ):
+            offered = tab_complete(page, editor, typed)
+            if len(matches) == 1 and not offered:  # inserted in place
+                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
+                continue
+            assert sorted(offered[: len(matches)]) == matches, offered
+            assert all(word in typed for word in offered[len(matches) :]), offered
+            if len(matches) == 1:
+                page.keyboard.press("Enter")
+                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
+        # Picking a value completes the line, which then runs.
+        page.locator(".jp-Completer .jp-Completer-item", has_text="jpeg").filter(visible=True).click()
+        expect(editor).to_have_text("%browser screenshot --format jpeg")
+        page.keyboard.press("Control+Enter")
+        wait_executed(cell, CELL_MS)
+        expect(cell.locator(".jp-OutputArea-output img[src^='data:image/jpeg']")).to_have_count(1)
 
     with step(page, "live view streams frames", lab):
         panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
         live = panel_cell.locator(".webmcp-nb-live img")
         expect(live).to_have_count(1, timeout=UI_MS)
-        # JupyterLab 4.6 skips offscreen cells' contents (windowing "contentVisibility"): an
-        # element there may not be visible to Playwright, which then will not scroll to it. The
-        # page's own scrollIntoView of its cell has no such check.
-        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'center'})")
-        live.scroll_into_view_if_needed()
+        show_in(panel_cell, live)
         live.evaluate(
             """(img, timeout) => new Promise((resolve, reject) => {
                  const start = performance.now();
@@ -507,8 +538,7 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         assert (found["w"], found["h"]) == PAGE_VIEWPORT, f"unexpected page viewport {found}"
         before = found["cart"]
         dismiss_popups(page)
-        panel_cell.evaluate("cell => cell.scrollIntoView({block: 'center'})")  # a new cell scrolled it away
-        live.scroll_into_view_if_needed()
+        show_in(panel_cell, live)  # a new cell scrolled it away
         box = live.bounding_box()
         assert box and box["width"] > 100, f"the live view is not displayed: {box}"
         position = {

@@ -7,7 +7,6 @@ import asyncio
 import builtins
 import functools
 import inspect
-import io
 import json
 import re
 import traceback
@@ -20,6 +19,7 @@ from pydantic import Field, StringConstraints
 from ..call.errors import InvalidParams, ToolFailure
 from ..call.registry import tool
 from ..call.util import first_lines
+from .images import image_size, mime_type
 from .models import REF_PATTERN, ActionData, PageParams
 from .snapshot import SnapshotData, SnapshotParams
 from .snapshot import snapshot as snapshot_tool
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 FILENAME = "<execute>"
 _RESULT = "__execute_result__"
 _REF = re.compile(REF_PATTERN)
-_IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
 _HELPERS = (
     "`page`, `context`, `browser` (the instance's Playwright objects), `state` (a dict per instance), "
     "`snapshot()` (the browser_snapshot text) and `ref('e12')` / `ref('Add Banana', role='button')` (a Locator)"
@@ -266,9 +265,8 @@ def result_fields(value: Any) -> dict[str, Any]:
     """`value` as ExecuteData fields: an image, a JSON value (as JSON reads it back), or a repr."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         image = bytes(value)
-        mime = next((mime for magic, mime in _IMAGE_MAGIC if image.startswith(magic)), None)
-        size = _image_size(image) if mime else None
-        if size is not None:
+        mime, size = mime_type(image), image_size(image)
+        if mime and size:
             return {"image": image, "mime_type": mime, "width": size[0], "height": size[1]}
     elif value is None or type(value) in (str, bool):
         return {"value": value}  # JSON as it is (the common one-liner: a title, a text)
@@ -281,16 +279,6 @@ def result_fields(value: Any) -> dict[str, Any]:
         return {"repr": builtins.repr(value)}
     except Exception as exc:  # noqa: BLE001 - a broken __repr__ is still a result
         return {"repr": f"<{type(value).__name__} object; repr() raised {type(exc).__name__}: {exc}>"}
-
-
-def _image_size(image: bytes) -> tuple[int, int] | None:
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(image)) as picture:
-            return picture.size
-    except Exception:  # noqa: BLE001 - the magic bytes, but not an image PIL reads: shown as bytes
-        return None
 
 
 def snippet_error(exc: BaseException, code: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib
 import io
 import math
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,6 +15,7 @@ from ..call.errors import ToolFailure
 from ..call.registry import tool
 from ..guard.closed_shadow import closed_secret_fields_painted
 from ..guard.redaction import MASK_COLOR, secret_field_masks
+from .images import image_size
 from .models import Data, PageParams, Ref
 
 if TYPE_CHECKING:
@@ -67,7 +69,9 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     if p.format == "jpeg":
         options["quality"] = p.quality or 80
     timeout = ctx.capture_timeout_ms
-    await check_budget(ctx, p)
+    device = await check_budget(ctx, p)
+    if not p.original and max(device) > MAX_SIDE:
+        require_pillow(device)  # before anything is captured
     # Password and one-time-code fields are painted over (see webmcp_nb.core.guard.redaction).
     checking = ctx.capture(secret_field_masks(ctx.page), "the page's secret fields", timeout)
     viewport = not p.ref and not p.full_page and ctx.instance is not None and ctx.instance.options.is_chromium
@@ -112,14 +116,15 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     )
 
 
-async def check_budget(ctx: CallContext, p: ScreenshotParams) -> None:
+async def check_budget(ctx: CallContext, p: ScreenshotParams) -> tuple[int, int]:
     """Refuse, before anything is captured, a screenshot over the session's pixel budget (a huge
-    capture can take the renderer down): measured through the browser, not the page's script."""
+    capture can take the renderer down): measured through the browser, not the page's script.
+    Returns the capture's size in device pixels."""
     limits = ctx.engine.limits
     width, height, scale = await capture_size(ctx, p)
     device = (math.ceil(width * scale), math.ceil(height * scale))
     if max(device) <= limits.max_capture_side and device[0] * device[1] <= limits.max_capture_pixels:
-        return
+        return device
     what = f"element {p.ref}" if p.ref else "the full page" if p.full_page else "the viewport"
     ways = {
         "ref": "the ref of a smaller element inside it",
@@ -192,12 +197,15 @@ def downscale(
     image: bytes, fmt: str, quality: int, max_side: int | None
 ) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
     """Return (image, size, source size), shrinking so the longest side is at most `max_side`."""
+    source = image_size(image)
+    if source is None:
+        raise ToolFailure("internal_error", f"The browser's capture is not a {fmt.upper()} image.")
+    if max_side is None or max(source) <= max_side:
+        return image, source, source
+    require_pillow(source)
     from PIL import Image
 
     with Image.open(io.BytesIO(image)) as picture:
-        source = picture.size
-        if max_side is None or max(source) <= max_side:
-            return image, source, source
         ratio = max_side / max(source)
         size = (max(1, round(source[0] * ratio)), max(1, round(source[1] * ratio)))
         rgb = picture if picture.mode == "RGB" else picture.convert("RGB")
@@ -209,3 +217,16 @@ def downscale(
     else:
         resized.save(out, "PNG", optimize=False)
     return out.getvalue(), size, source
+
+
+def require_pillow(size: tuple[int, int]) -> None:
+    """Scaling down takes Pillow, which the notebook extra leaves out (the mcp extra brings it)."""
+    try:
+        importlib.import_module("PIL.Image")
+    except ImportError:
+        raise ToolFailure(
+            "unsupported_capability",
+            f"This screenshot is {size[0]} x {size[1]} px, and scaling it down to {MAX_SIDE} px takes Pillow, "
+            "which is not installed. Install it (pip install pillow), or pass original=true for the unscaled image.",
+            started=False,
+        ) from None
