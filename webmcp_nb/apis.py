@@ -11,7 +11,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .core.apis.calls import REVEAL, Api, ApiPolicy
-from .core.apis.spec import METHODS, ApiSpecError, Document, load_document, operations, sanitise, validate_document
+from .core.apis.spec import METHODS, ApiSpecError, Document, load_document, operations, sanitise
+from .core.apis.validation import validate_document
 from .core.call.util import utc_now
 from .core.tools.http_models import BinaryOptions, SseLimits
 

@@ -431,40 +431,29 @@ class Api:
 
     # schemas ------------------------------------------------------------------
     def check_operation(self, op: Operation) -> None:
-        """Check the schemas `op` uses against JSON Schema's meta-schema (per_operation validation)."""
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
+        """Validate `op` in the document before its first use (per-operation validation)."""
         pointers = [param.pointer for param in op.parameters if param.schema]
         pointers += [op.body["pointer"]] if op.body is not None and op.body["has_schema"] else []
         pointers += [pointer for by_media in op.responses.values() for pointer in by_media.values()]
-        resolver = self.document.registry.resolver(base_uri=BASE_URI)
-        for pointer in pointers:
-            try:
-                schema = resolver.lookup(f"#{pointer}").contents
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as exc:
-                where = "/".join(str(part) for part in exc.path)
-                raise ToolFailure(
-                    "invalid_params",
-                    f"{op.name} is invalid in the document at {pointer}{'/' + where if where else ''}: "
-                    f"{exc.message[:300]}. Nothing was sent.",
-                    started=False,
-                ) from None
-            except Exception as exc:  # noqa: BLE001 - an unresolvable $ref
-                raise ToolFailure(
-                    "invalid_params",
-                    f"{op.name} is invalid in the document at {pointer}: {exc}. Nothing was sent.",
-                    started=False,
-                ) from None
+        problem = self.document.checks.problem(op.path, op.method, pointers)
+        if problem is not None:
+            raise ToolFailure(
+                "invalid_params",
+                f"{op.name} is invalid in the document {problem[:400]}. Nothing was sent.",
+                started=False,
+            )
         self.checked.add(op.name)
 
     def validator(self, pointer: str) -> Any:
+        """The value check for the schema at `pointer`: OpenAPI's own dialect (3.0's `nullable`, 3.1's
+        JSON Schema 2020-12), with `format` an annotation."""
         found = self._validators.get(pointer)
         if found is None:
-            from jsonschema import Draft202012Validator
+            from openapi_schema_validator import OAS30Validator, OAS31Validator
 
-            found = Draft202012Validator({"$ref": f"{BASE_URI}#{pointer}"}, registry=self.document.registry)
+            version_30 = str(self.document.content.get("openapi", "")).startswith("3.0")
+            kind = OAS30Validator if version_30 else OAS31Validator
+            found = kind({"$ref": f"{BASE_URI}#{pointer}"}, registry=self.document.registry)
             self._validators[pointer] = found
         return found
 
