@@ -20,7 +20,7 @@ from ..evidence.recorder import redact_headers
 from ..guard.known_secrets import REDACTED
 from ..guard.secret_fields import secret_names
 from ..tools.http import request
-from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, SseLimits
+from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, StreamCollection
 from ..tools.http_sse import collect_sse
 from ..tools.models import Data, Params
 from .spec import BASE_URI, Document, Operation, Parameter
@@ -95,7 +95,7 @@ class ApiData(Data):
 class ApiPolicy:
     base_url: str
     auth: Any = None
-    stream_collection: SseLimits | None = None
+    stream_collection: StreamCollection | None = None
     binary: BinaryOptions | None = None
     max_result_bytes: int | None = None
     strict: bool = False
@@ -385,7 +385,7 @@ class Api:
         if op.streaming and self.policy.stream_collection is None:
             raise InvalidParams(
                 f"{op.name} answers text/event-stream, refused before the request was sent: load the API with "
-                "stream_collection={max_events, max_bytes, max_duration_ms}."
+                "stream_collection={max_events, max_bytes, max_duration_ms} (max_event_bytes optional)."
             )
         if op.binary and self.policy.binary is None:
             raise InvalidParams(
