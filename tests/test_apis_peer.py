@@ -162,7 +162,9 @@ def test_an_invalid_operation_is_reported_before_it_is_sent(s: Session, prism: P
     }
     broken = s.api(document, name="ghbroken", base_url=prism.url)
     try:
+        described = error(s.call("ghbroken_describe", operation="meta_get"), "invalid_params", "not_started")
         message = error(broken.call("meta_get"), "invalid_params", "not_started")
+        assert described == message
         assert message.startswith(
             "meta_get is invalid in the document at /paths/~1meta/get/responses/200/content/application~1json/schema"
         )

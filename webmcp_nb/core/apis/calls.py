@@ -165,6 +165,8 @@ class Api:
 
         async def describe(ctx: CallContext, p: DescribeParams) -> DescribeData:
             op = self.operation(p.operation)
+            if self.lazy and op.name not in self.checked:  # an invalid operation is reported before any call
+                self.check_operation(op)
             return DescribeData(operation=op.row(), input_schema=self.spec(op).input_schema)
 
         async def call(ctx: CallContext, p: CallParams) -> ApiData:
