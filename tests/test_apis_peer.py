@@ -157,6 +157,7 @@ def test_a_mutation_previewed_sent_and_refused(gh: ApiHandle, prism: Prism) -> N
 
 def test_an_invalid_operation_is_reported_before_it_is_sent(s: Session, prism: Prism) -> None:
     document = json.loads(GITHUB.read_text())
+    prism.wait_ready()  # (when this test runs alone)
     document["paths"]["/meta"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {
         "type": "nonsense"
     }
@@ -170,6 +171,7 @@ def test_an_invalid_operation_is_reported_before_it_is_sent(s: Session, prism: P
         )
         assert "Nothing was sent" in message and prism.received("get", "/meta") == 0
         assert ok(broken.call("meta_root"))["http"]["status"] == 200  # its neighbours still work
+        assert prism_accepted(prism, "get", "/") and prism.received("get", "/meta") == 0  # (logged in order)
     finally:
         broken.close()
 
@@ -216,16 +218,19 @@ def test_an_agent_searches_describes_and_calls(s: Session, gh: ApiHandle, prism:
     shown = refused.structured_content or {}
     assert (shown["error_type"], shown["operation"]["outcome"]) == ("invalid_params", "not_started")
     assert "'issue_number'" in shown["message"] and "'repo'" in shown["message"]
-    assert prism.received("get", "/repos/octocat/hello-world/issues/1") == 1
+    assert prism_accepted(prism, "get", "/repos/octocat/hello-world/issues/1")
 
 
 def prism_accepted(prism: Prism, method: str, path: str) -> bool:
-    """Prism received the request once and its own check of it passed."""
-    start = next(i for i, line in enumerate(prism.lines) if f"[HTTP SERVER] {method} {path} " in line)
-    following = prism.lines[start + 1 : start + 4]
-    return prism.received(method, path) == 1 and any(
-        "The request passed the validation rules" in line for line in following
-    )
+    """Prism received the request once and its own check of it passed (its log is read by a
+    thread, so the lines may come a moment after the response)."""
+
+    def passed() -> bool:
+        starts = [i for i, line in enumerate(prism.lines) if f"[HTTP SERVER] {method} {path} " in line]
+        following = prism.lines[starts[0] + 1 : starts[0] + 4] if starts else []
+        return len(starts) == 1 and any("The request passed the validation rules" in line for line in following)
+
+    return bool(wait_until(passed, timeout=30, message=lambda: "\n".join(prism.lines[-10:])))
 
 
 def data_of(result: types.CallToolResult) -> dict[str, Any]:
