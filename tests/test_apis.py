@@ -258,6 +258,16 @@ def test_per_operation_validation_reports_an_invalid_operation_before_calling_it
         lazy.close()
     with pytest.raises(ApiSpecError):  # the same document, validated in full at load
         s.api(spec, name="eager", base_url=demo.url, validation="full")
+    misplaced = document()
+    misplaced["paths"]["/api/items"]["get"]["parameters"][0]["in"] = "nowhere"  # the meta-schema's rule
+    lazy = s.api(misplaced, name="lazy", base_url=demo.url, validation="per_operation")
+    try:
+        assert error(lazy.call("listItems"), "invalid_params", "not_started") == (
+            "listItems is invalid in the document at /paths/~1api~1items/get/parameters/0/in: "
+            "'nowhere' is not one of ['query', 'header', 'path', 'cookie']. Nothing was sent."
+        )
+    finally:
+        lazy.close()
 
 
 def test_include_and_exclude_choose_the_operations(s: Session, demo: DemoServer) -> None:
