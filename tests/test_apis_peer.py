@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import resource
+import re
 import subprocess
 import threading
 import time
@@ -87,15 +87,23 @@ def s() -> Iterator[Session]:
 @pytest.fixture(scope="module")
 def loaded(s: Session, prism: Prism) -> tuple[ApiHandle, dict[str, float]]:
     """GitHub's document, loaded once for the module (while Prism starts), with what it cost."""
-    peak, wall, cpu = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic(), time.process_time()
+    Path("/proc/self/clear_refs").write_text("5")  # Linux: the peak RSS (VmHWM) starts again from now
+    before, wall, cpu = memory_kb("VmRSS"), time.monotonic(), time.process_time()
     gh = s.api(GITHUB, name="gh", base_url=prism.url)
     cost = {
         "wall_s": time.monotonic() - wall,
         "cpu_s": time.process_time() - cpu,
-        "peak_growth_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024,
+        "peak_growth_mb": (memory_kb("VmHWM") - before) / 1024,
     }
     prism.wait_ready()
     return gh, cost
+
+
+def memory_kb(field: str) -> int:
+    """This process's VmRSS (now) or VmHWM (the peak), in kB."""
+    match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.MULTILINE)
+    assert match is not None
+    return int(match.group(1))
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +125,7 @@ def test_githubs_document_loads_within_its_budget(loaded: tuple[ApiHandle, dict[
     assert rows["issues_create"]["consequential"] and rows["repos_delete"]["consequential"]
     assert gh._api.lazy and not gh._api.checked  # validated per operation, nothing checked yet
     # Loose bounds (the machine may be loaded): the budget is 3 s and 300 MB (numbers in notes).
-    assert cost["peak_growth_mb"] < 300, cost
+    assert 20 < cost["peak_growth_mb"] < 300, cost  # (the document alone is 13 MB of JSON)
     assert cost["cpu_s"] < 10, cost
 
 
