@@ -294,19 +294,19 @@ def uv() -> str:
 def npm_install(folder: Path, packages: tuple[str, ...]) -> Path:
     """`folder` with its npm dependencies installed from its lock file: once, under a lock, since
     test files run on several pytest-xdist workers at once and two `npm ci` in one folder break
-    each other. `packages` (under @modelcontextprotocol/) tell whether it was done already."""
+    each other. `packages` (npm names) tell whether it was done already."""
     node, npm = shutil.which("node"), shutil.which("npm")
     assert node and npm, "Node.js and npm are needed for the TypeScript tests"
     with open(folder / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not all((folder / "node_modules" / "@modelcontextprotocol" / name).exists() for name in packages):
+        if not all((folder / "node_modules" / name).exists() for name in packages):
             subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, timeout=300)
     return folder
 
 
 def install_ts_client() -> Path:
     """tests/ts_client with its npm dependencies installed."""
-    return npm_install(TS_CLIENT, ("client", "inspector"))
+    return npm_install(TS_CLIENT, ("@modelcontextprotocol/client", "@modelcontextprotocol/inspector"))
 
 
 def ts_report(script: str, *args: str, era: str | None = None, timeout: float = 300) -> dict[str, Any]:

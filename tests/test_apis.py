@@ -258,3 +258,101 @@ def test_per_operation_validation_reports_an_invalid_operation_before_calling_it
         lazy.close()
     with pytest.raises(ApiSpecError):  # the same document, validated in full at load
         s.api(spec, name="eager", base_url=demo.url, validation="full")
+    misplaced = document()
+    misplaced["paths"]["/api/items"]["get"]["parameters"][0]["in"] = "nowhere"  # the meta-schema's rule
+    lazy = s.api(misplaced, name="lazy", base_url=demo.url, validation="per_operation")
+    try:
+        assert error(lazy.call("listItems"), "invalid_params", "not_started") == (
+            "listItems is invalid in the document at /paths/~1api~1items/get/parameters/0/in: "
+            "'nowhere' is not one of ['query', 'header', 'path', 'cookie']. Nothing was sent."
+        )
+    finally:
+        lazy.close()
+
+
+def test_include_and_exclude_choose_the_operations(s: Session, demo: DemoServer) -> None:
+    some = s.api(document(), name="some", base_url=demo.url, include=["listItems", "getCounter", "createKey"])
+    rest = s.api(document(), name="rest", base_url=demo.url, exclude=["createKey", "bumpCounter"])
+    both = s.api(document(), name="both", base_url=demo.url, include=["listItems", "createKey"], exclude=["createKey"])
+    try:
+        assert [row["name"] for row in some.operations] == ["listItems", "getCounter", "createKey"]
+        assert sorted(spec.name for spec in some.tools) == ["some_createKey", "some_getCounter", "some_listItems"]
+        assert {"createKey", "bumpCounter"}.isdisjoint(row["name"] for row in rest.operations)
+        assert len(rest.operations) == len(operations_of(document())) - 2
+        assert "rest_createKey" not in {spec.name for spec in s.tools} and "rest_listItems" in {t.name for t in s.tools}
+        assert [row["name"] for row in both.operations] == ["listItems"]
+        with pytest.raises(AttributeError, match="has no operation 'createKey'"):
+            rest.call("createKey", body={"label": "x"})
+        assert ok(some.call("getCounter", key="include"))["value"] == {"key": "include", "count": 0}
+    finally:
+        for api in (some, rest, both):
+            api.close()
+    with pytest.raises(ValueError, match="no such operation in the document: nope, nada"):
+        s.api(document(), name="typo", base_url=demo.url, include=["listItems", "nope"], exclude=["nada"])
+    assert "typo" not in s.apis
+
+
+def operations_of(spec: dict[str, Any]) -> list[str]:
+    return [op["operationId"] for item in spec["paths"].values() for op in item.values()]
+
+
+def echo_document(origin: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAPI 3.0 document for the demo's echo, whose `origin` field is null here (httpx sends none)."""
+    schema = {"type": "object", "required": ["origin"], "properties": {"origin": origin}}
+    answer = {"description": "the request", "content": {"application/json": {"schema": schema}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "echo", "version": "1"},
+        "paths": {"/api/echo": {"get": {"operationId": "echo", "responses": {"200": answer}}}},
+    }
+
+
+def test_openapi_30_nullable_is_honoured(s: Session, demo: DemoServer) -> None:
+    nullable = s.api(echo_document({"type": "string", "nullable": True}), name="nullable", base_url=demo.url)
+    plain = s.api(echo_document({"type": "string"}), name="notnull", base_url=demo.url)
+    try:
+        data = ok(nullable.call("echo"))
+        assert data["value"]["origin"] is None and data["warnings"] == []
+        assert ok(plain.call("echo"))["warnings"] == [
+            "response schema: at $.origin: None for not nullable"
+        ]  # (openapi-schema-validator's words)
+    finally:
+        nullable.close()
+        plain.close()
+
+
+def test_a_defaults_format_is_an_annotation(s: Session, demo: DemoServer) -> None:
+    """GitHub's document has `default: ''` on a `format: uri` string: valid (docs/apis.md says why);
+    a default of the wrong type is still an invalid document."""
+    quirk = s.api(echo_document({"type": "string", "format": "uri", "default": ""}), name="quirk", base_url=demo.url)
+    quirk.close()
+    with pytest.raises(ApiSpecError, match="5 is not of type 'string'"):
+        s.api(echo_document({"type": "string", "default": 5}), name="wrong", base_url=demo.url, validation="full")
+
+
+def test_a_per_event_byte_bound(s: Session, demo: DemoServer) -> None:
+    # The demo's first tick is 57 bytes as sent: `id: 1`, `event: tick`, `data: {...}` and the blank line.
+    limits = {"max_events": 10, "max_bytes": 10_000, "max_duration_ms": 10_000}
+    fits = s.api(document(), name="fits", base_url=demo.url, stream_collection={**limits, "max_event_bytes": 57})
+    over = s.api(document(), name="over", base_url=demo.url, stream_collection={**limits, "max_event_bytes": 56})
+    try:
+        assert len(ok(fits.call("ticks", n=3))["value"]["events"]) == 3
+        failed = over.call("ticks", n=3)
+        message = error(failed, "result_too_large")
+        assert message.startswith("An event passed max_event_bytes (56 bytes) before it ended.")
+        assert failed.context["partial"] == []
+    finally:
+        fits.close()
+        over.close()
+    with pytest.raises(ValueError, match="max_event_bytes"):
+        s.api(document(), name="bad", base_url=demo.url, stream_collection={**limits, "max_event_bytes": 0})
+
+
+def test_the_event_bound_holds_before_an_event_ends() -> None:
+    from webmcp_nb.core.browsers.sse import EventStreamParser, EventTooLarge
+
+    parser = EventStreamParser(max_event_bytes=20)
+    assert [event.data for event in parser.feed(b"data: a\n\n" + b"data: b\n\n")] == ["a", "b"]  # 9 bytes each
+    with pytest.raises(EventTooLarge) as raised:
+        parser.feed(b"data: c\n\ndata: " + b"x" * 15)  # no line end yet: still bounded
+    assert [event.data for event in raised.value.events] == ["c"] and raised.value.limit == 20

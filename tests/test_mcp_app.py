@@ -136,7 +136,7 @@ class Served:
 @pytest.fixture(scope="module")
 def app_folder() -> Path:
     """app/ with its locked npm packages (the SDK and esbuild)."""
-    return npm_install(APP, ("ext-apps", "client"))
+    return npm_install(APP, ("@modelcontextprotocol/ext-apps", "@modelcontextprotocol/client"))
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .core.apis.calls import REVEAL, Api, ApiPolicy
-from .core.apis.spec import METHODS, ApiSpecError, Document, load_document, operations, sanitise, validate_document
+from .core.apis.spec import METHODS, ApiSpecError, Document, load_document, operations, sanitise
+from .core.apis.validation import validate_document
 from .core.call.util import utc_now
-from .core.tools.http_models import BinaryOptions, SseLimits
+from .core.tools.http_models import BinaryOptions, StreamCollection
 
 if TYPE_CHECKING:
     from .client import Session
@@ -97,7 +98,7 @@ def load_api(
         base_url=base_url,
         via=via,
         auth=auth,
-        stream_collection=SseLimits.model_validate(stream_collection) if stream_collection is not None else None,
+        stream_collection=StreamCollection.model_validate(stream_collection) if stream_collection is not None else None,
         binary=BinaryOptions.model_validate(binary) if binary is not None else None,
         max_result_bytes=max_result_bytes,
         strict=strict,

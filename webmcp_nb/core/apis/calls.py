@@ -20,7 +20,7 @@ from ..evidence.recorder import redact_headers
 from ..guard.known_secrets import REDACTED
 from ..guard.secret_fields import secret_names
 from ..tools.http import request
-from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, SseLimits
+from ..tools.http_models import RESERVED_BYTES, BinaryOptions, HttpCall, HttpParams, StreamCollection
 from ..tools.http_sse import collect_sse
 from ..tools.models import Data, FrameParams, ModalState, Params
 from .spec import BASE_URI, Document, Operation, Parameter
@@ -141,7 +141,7 @@ class ApiPolicy:
     base_url: str
     via: str = "kernel"  # or "page": the page's fetch sends the request (see transport)
     auth: Any = None
-    stream_collection: SseLimits | None = None
+    stream_collection: StreamCollection | None = None
     binary: BinaryOptions | None = None
     max_result_bytes: int | None = None
     strict: bool = False
@@ -223,6 +223,8 @@ class Api:
 
         async def describe(ctx: CallContext, p: DescribeParams) -> DescribeData:
             op = self.operation(p.operation)
+            if self.lazy and op.name not in self.checked:  # an invalid operation is reported before any call
+                self.check_operation(op)
             return DescribeData(operation=op.row(), input_schema=self.spec(op).input_schema)
 
         def resolve(p: CallParams) -> tuple[Operation, Any]:
@@ -478,7 +480,7 @@ class Api:
         if op.streaming and self.policy.stream_collection is None:
             raise InvalidParams(
                 f"{op.name} answers text/event-stream, refused before the request was sent: load the API with "
-                "stream_collection={max_events, max_bytes, max_duration_ms}."
+                "stream_collection={max_events, max_bytes, max_duration_ms} (max_event_bytes optional)."
             )
         if op.binary and self.policy.binary is None:
             raise InvalidParams(
@@ -531,40 +533,29 @@ class Api:
 
     # schemas ------------------------------------------------------------------
     def check_operation(self, op: Operation) -> None:
-        """Check the schemas `op` uses against JSON Schema's meta-schema (per_operation validation)."""
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
+        """Validate `op` in the document before its first use (per-operation validation)."""
         pointers = [param.pointer for param in op.parameters if param.schema]
         pointers += [op.body["pointer"]] if op.body is not None and op.body["has_schema"] else []
         pointers += [pointer for by_media in op.responses.values() for pointer in by_media.values()]
-        resolver = self.document.registry.resolver(base_uri=BASE_URI)
-        for pointer in pointers:
-            try:
-                schema = resolver.lookup(f"#{pointer}").contents
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as exc:
-                where = "/".join(str(part) for part in exc.path)
-                raise ToolFailure(
-                    "invalid_params",
-                    f"{op.name} is invalid in the document at {pointer}{'/' + where if where else ''}: "
-                    f"{exc.message[:300]}. Nothing was sent.",
-                    started=False,
-                ) from None
-            except Exception as exc:  # noqa: BLE001 - an unresolvable $ref
-                raise ToolFailure(
-                    "invalid_params",
-                    f"{op.name} is invalid in the document at {pointer}: {exc}. Nothing was sent.",
-                    started=False,
-                ) from None
+        problem = self.document.checks.problem(op.path, op.method, pointers)
+        if problem is not None:
+            raise ToolFailure(
+                "invalid_params",
+                f"{op.name} is invalid in the document {problem[:400]}. Nothing was sent.",
+                started=False,
+            )
         self.checked.add(op.name)
 
     def validator(self, pointer: str) -> Any:
+        """The value check for the schema at `pointer`: OpenAPI's own dialect (3.0's `nullable`, 3.1's
+        JSON Schema 2020-12), with `format` an annotation."""
         found = self._validators.get(pointer)
         if found is None:
-            from jsonschema import Draft202012Validator
+            from openapi_schema_validator import OAS30Validator, OAS31Validator
 
-            found = Draft202012Validator({"$ref": f"{BASE_URI}#{pointer}"}, registry=self.document.registry)
+            version_30 = str(self.document.content.get("openapi", "")).startswith("3.0")
+            kind = OAS30Validator if version_30 else OAS31Validator
+            found = kind({"$ref": f"{BASE_URI}#{pointer}"}, registry=self.document.registry)
             self._validators[pointer] = found
         return found
 

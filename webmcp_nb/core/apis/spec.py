@@ -1,24 +1,25 @@
-"""Loading an OpenAPI document into operations (validated once per content, dereferenced lazily)."""
+"""Loading an OpenAPI document into operations (dereferenced lazily; `validation` checks them)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from referencing.jsonschema import DRAFT4, DRAFT202012
 
 from ..tools.http_models import NDJSON_TYPES, SAFE_METHODS, STREAMING_TYPES, is_binary
+
+if TYPE_CHECKING:
+    from .validation import OperationChecks
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 BASE_URI = "urn:webmcp-nb:api"
 SECRET_FORMATS = frozenset({"password"})
-_VALIDATED: set[str] = set()  # hashes of the documents openapi-spec-validator passed
 
 
 class ApiSpecError(ValueError):
@@ -50,25 +51,6 @@ def load_document(spec: Any) -> dict[str, Any]:
     return document
 
 
-def validate_document(document: dict[str, Any]) -> None:
-    """Validate with openapi-spec-validator, once per document content (by its hash)."""
-    from openapi_spec_validator import validate
-    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
-
-    digest = hashlib.sha256(json.dumps(document, sort_keys=True, default=str).encode()).hexdigest()
-    if digest in _VALIDATED:
-        return
-    version = str(document.get("openapi", ""))
-    if not version.startswith(("3.0", "3.1")):
-        raise ApiSpecError(f"openapi: expected an OpenAPI 3.0 or 3.1 document, got {version or 'no version'!r}")
-    try:
-        validate(document)
-    except OpenAPIValidationError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path) or "(document)"
-        raise ApiSpecError(f"The OpenAPI document is invalid at {where}: {exc.message}") from None
-    _VALIDATED.add(digest)
-
-
 def escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1")
 
@@ -85,8 +67,15 @@ class Document:
     content: dict[str, Any]
 
     @cached_property
+    def checks(self) -> OperationChecks:
+        from .validation import OperationChecks
+
+        return OperationChecks(self.content)
+
+    @cached_property
     def registry(self) -> Registry[Any]:
-        resource: Resource[Any] = Resource.from_contents(self.content, default_specification=DRAFT202012)
+        draft = DRAFT4 if str(self.content.get("openapi", "")).startswith("3.0") else DRAFT202012
+        resource: Resource[Any] = Resource.from_contents(self.content, default_specification=draft)
         registry: Registry[Any] = Registry().with_resource(BASE_URI, resource)
         return registry
 

@@ -50,19 +50,31 @@ def _sized(event: dict[str, Any]) -> int:
         size = measured
 
 
+class EventTooLarge(ValueError):
+    """An event's lines passed `max_event_bytes` before it ended; `events` are those the same chunk completed first."""
+
+    def __init__(self, limit: int, events: list[ServerEvent]) -> None:
+        super().__init__(f"an event passed {limit:,} bytes")
+        self.limit, self.events = limit, events
+
+
 @dataclass
 class EventStreamParser:
     """Feed bytes in any split; get the events they complete. Remembers the last event id
-    and the server's `retry` advice across events (and reconnections)."""
+    and the server's `retry` advice across events (and reconnections). With `max_event_bytes`,
+    one event's lines (as received, line endings included) may not pass that many bytes: the
+    parser raises EventTooLarge as soon as they do, so an endless event is not held in memory."""
 
     last_event_id: str = ""
     retry_ms: int | None = None
+    max_event_bytes: int | None = None
     _decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
     _buffer: str = ""
     _data: list[str] = field(default_factory=list)
     _event: str = ""
     _retry: int | None = None
     _bom_checked: bool = False
+    _pending: int = 0  # bytes of the complete lines of the event being read
 
     def feed(self, chunk: bytes) -> list[ServerEvent]:
         text = self._decoder.decode(chunk)
@@ -70,25 +82,33 @@ class EventStreamParser:
             text = text.removeprefix("\ufeff")
             self._bom_checked = True
         self._buffer += text
-        events = []
+        events: list[ServerEvent] = []
         while True:
             line, ending, rest = _split_line(self._buffer)
             if ending is None:
                 break
             self._buffer = rest
+            self._pending += len(line.encode()) + len(ending)
+            self._bound(events)
             event = self._line(line)
             if event is not None:
                 events.append(event)
+        self._bound(events, len(self._buffer.encode()) if self.max_event_bytes is not None else 0)
         return events
+
+    def _bound(self, events: list[ServerEvent], unfinished: int = 0) -> None:
+        if self.max_event_bytes is not None and self._pending + unfinished > self.max_event_bytes:
+            raise EventTooLarge(self.max_event_bytes, events)
 
     def reset_connection(self) -> None:
         """A new connection: an incomplete event of the old one is dropped (as EventSource does)."""
         self._decoder.reset()
         self._buffer, self._data, self._event, self._retry = "", [], "", None
-        self._bom_checked = False
+        self._bom_checked, self._pending = False, 0
 
     def _line(self, line: str) -> ServerEvent | None:
         if line == "":
+            self._pending = 0
             return self._dispatch()
         if line.startswith(":"):
             return None

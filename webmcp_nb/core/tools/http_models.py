@@ -52,6 +52,14 @@ class SseLimits(Params):
     )
 
 
+class StreamCollection(SseLimits):
+    """An API's `stream_collection`: browser_http's limits and a bound on each event."""
+
+    max_event_bytes: PositiveSafe | None = Field(
+        None, description="Fail once one event's lines, as received, pass this many bytes."
+    )
+
+
 class BinaryOptions(Params):
     mode: Literal["base64", "download"] = Field(
         "base64",

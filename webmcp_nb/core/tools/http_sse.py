@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..browsers.page_fetch import FetchFailed, Head
-from ..browsers.sse import EventStreamParser
+from ..browsers.sse import EventStreamParser, EventTooLarge
 from ..call.errors import ToolFailure
-from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, describe
+from .http_models import CHUNK_BYTES, DEFAULT_RETRY_MS, HttpCall, HttpData, StreamCollection, describe
 
 if TYPE_CHECKING:
     from ..call.envelope import ErrorType
@@ -46,7 +46,7 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
     duration_s = min(limits.max_duration_ms / 1000, timeout_s)
     byte_cap = min(limits.max_bytes, call.budget)
     deadline = time.monotonic() + duration_s
-    parser = EventStreamParser()
+    parser = EventStreamParser(max_event_bytes=limits.max_event_bytes if isinstance(limits, StreamCollection) else None)
     got = Collection()
     sent_headers, body = p.request_parts()
     headers = {"Accept": "text/event-stream", **sent_headers}
@@ -110,7 +110,16 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
                 while True:
                     chunk = await fetch.read(CHUNK_BYTES, eager=True)
                     got.received += len(chunk.data)
-                    for event in parser.feed(chunk.data):
+                    try:
+                        events = parser.feed(chunk.data)
+                    except EventTooLarge as exc:
+                        for event in exc.events:
+                            add(event)
+                        raise fail(
+                            "result_too_large",
+                            f"An event passed max_event_bytes ({exc.limit:,} bytes) before it ended.",
+                        ) from None
+                    for event in events:
                         add(event)
                     if chunk.done:
                         finished = True
