@@ -45,7 +45,7 @@ PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
     "tools/input.py": ("actions",),
     "tools/navigation.py": ("pages",),
     "tools/recorded.py": ("evidence",),
-    "tools/storage.py": ("storage_state",),  # storage_state(), add_cookies
+    "tools/storage.py": ("storage_state",),  # storage_state(indexed_db=), set_storage_state
     "tools/tabs.py": ("pages",),
     "tools/wait.py": ("observe",),
     "webmcp/native.py": ("webmcp",),  # CDP sessions, the WebMCP domain

@@ -64,7 +64,6 @@ class Instance:
     file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
-    seeding: bool = False  # a storage state's hidden tab is opening (not a tab of the instance)
     url_policy: UrlPolicy | None = None  # the latest caller's, judging every request (see url_policy)
     policy_routed: bool = False  # whether the URL policy's route is installed
     blocked_navigation: str | None = None  # why the policy last refused a navigation (its error names the rule)
@@ -90,8 +89,7 @@ class Instance:
 
     def adopt(self, page: Page) -> None:
         """Track a page the browser opened (a popup, a new tab)."""
-        if not self.seeding:
-            self.track(page)
+        self.track(page)
 
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""
