@@ -159,8 +159,11 @@ def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent,
 
     agent.call("browser_evaluate", expression="document.getElementById('pop').click()")
     tabs = wait_until(lambda: len(tabs_now := agent.call("browser_tabs")["data"]["tabs"]) == 2 and tabs_now, timeout=30)
-    # The popup's first request comes before its tab is followed, so only its error page shows it.
     assert tabs[1]["url"] == "chrome-error://chromewebdata/", tabs
+    # Its first request is refused before Playwright reports the tab; it is recorded as the tab's.
+    (popup,) = wait_until(lambda: blocked_entries(agent, "/popup"), timeout=30)
+    assert (popup["page_id"], popup["resource_type"]) == (tabs[1]["page_id"], "document"), popup
+    assert rule(servers) in popup["failure"]
     assert servers["target"].hits == []
 
 
@@ -169,6 +172,13 @@ def test_the_mcp_port_is_unreachable_by_default(agent: Agent, servers: dict[str,
     result = agent.call("browser_navigate", url=mcp)
     assert result["error_type"] == "invalid_params" and "SSRF guard" in result["message"], result
     assert "--allow-own-servers" in result["message"]
+    # The page's own requests too, however the loopback address is spelled (the browser writes
+    # an IPv4-mapped one as [::ffff:7f00:1]).
+    mapped = mcp.replace("127.0.0.1", "[::ffff:127.0.0.1]")
+    fetched = agent.call("browser_evaluate", expression=f"fetch({mapped!r}).then(() => 'reached', () => 'refused')")
+    assert ok_data(fetched)["result"] == "refused", fetched
+    (entry,) = blocked_entries(agent, "[::ffff:7f00:1]")
+    assert "SSRF guard" in entry["failure"], entry
     localhost = mcp.replace("127.0.0.1", "localhost")
     result = agent.call("browser_navigate", url=f"{servers['url']}/redirect?to={localhost}")
     assert result["error_type"] == "navigation_failed" and "SSRF guard" in result["message"], result

@@ -88,8 +88,9 @@ class Instance:
         return self.state == "live" and self.browser is not None and not self.browser.is_connected()
 
     def adopt(self, page: Page) -> None:
-        """Track a page the browser opened (a popup, a new tab)."""
-        self.track(page)
+        """Track a page the browser opened (a popup, a new tab), with the requests refused before
+        it was reported (its first navigation's, see `Evidence.refused_early`)."""
+        self.evidence.claim(self.track(page).page_id)
 
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""

@@ -18,12 +18,14 @@ refused unless the operator lifts the guard (``--allow-own-servers``).
 documents of tabs, popups and frames, subresources, the page's fetches, WebSockets) passes
 through one route. A navigation's redirects are followed here, hop by hop, each judged before the
 browser is let go on (Playwright's routes do not see redirect hops); a subresource's redirect
-hops are not judged. Refused requests are aborted and recorded: `blocked_rule` names the rule.
+hops are not judged. Refused requests are aborted and recorded: `blocked_rule` names the rule
+(a popup's first request, refused before its page exists, is recorded as the popup's).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -41,9 +43,6 @@ if TYPE_CHECKING:
 
 JUDGED_SCHEMES = ("http", "https", "ws", "wss")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-LOOPBACK = re.compile(
-    r"^(localhost|.*\.localhost|127(\.\d{1,3}){3}|\[::1\]|\[::\]|0\.0\.0\.0|\[::ffff:127(\.\d{1,3}){3}\])$"
-)
 MAX_REDIRECTS = 20
 _BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
 
@@ -51,6 +50,20 @@ _BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
 def blocked_rule(request: Request) -> str | None:
     """Why the policy refused `request` (the network evidence's failure), or None."""
     return _BLOCKED.get(request)
+
+
+def is_local(host: str) -> bool:
+    """Whether `host` (bracketed if IPv6) names this machine: localhost names, loopback and
+    unspecified addresses, IPv4 ones mapped into IPv6 (browsers write ``[::ffff:7f00:1]``)."""
+    host = host.strip("[]").rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return any(a is not None and (a.is_loopback or a.is_unspecified) for a in (address, mapped))
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
@@ -95,7 +108,7 @@ class UrlPolicy:
         host = (parts.hostname or "").lower()
         host = f"[{host}]" if ":" in host else host
         for own_host, own_port in self.own:
-            if port == own_port and (LOOPBACK.match(host) or host == own_host.lower()):
+            if port == own_port and (is_local(host) or host == own_host.lower()):
                 return (
                     f"{url[:120]} is one of this session's own servers (port {own_port}), which the SSRF guard "
                     "keeps agents from; the operator can lift it with --allow-own-servers."
@@ -158,6 +171,8 @@ async def enforce(instance: Instance) -> None:
                 _BLOCKED[request] = f"blocked by the URL policy: {refusal}"
                 if request.is_navigation_request():
                     instance.blocked_navigation = _BLOCKED[request]
+                    if not _has_frame(request):  # a popup's first request: no page has heard of it
+                        instance.evidence.refused_early(request)
                 await route.abort("blockedbyclient")
 
     async def judge_socket(socket: WebSocketRoute) -> None:
@@ -169,6 +184,16 @@ async def enforce(instance: Instance) -> None:
 
     await context.route("**/*", judge)
     await context.route_web_socket("**/*", judge_socket)
+
+
+def _has_frame(request: Request) -> bool:
+    from playwright.async_api import Error
+
+    try:
+        request.frame  # noqa: B018 - raises for a navigation issued before its frame exists
+    except Error:
+        return False
+    return True
 
 
 async def _redirect_refusal(route: Route, response: APIResponse, policy: UrlPolicy) -> str | None:
