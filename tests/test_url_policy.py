@@ -11,6 +11,8 @@ notebook's own calls are not judged unless it asks (`Session(url_policy=...)`).
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import html
 import threading
 from collections.abc import Iterator
@@ -36,13 +38,17 @@ AGENT = types.Implementation(name="policy-agent", version="1.0")
 
 
 class Pages(BaseHTTPRequestHandler):
-    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup), else a
-    small page; every path is counted per server."""
+    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup), `/ws` (a
+    WebSocket answering its first message with ``echo MESSAGE``), else a small page; every path
+    is counted per server."""
 
     def do_GET(self) -> None:
         self.server.hits.append(self.path)  # type: ignore[attr-defined]
         parts = urlsplit(self.path)
         query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        if parts.path == "/ws":
+            self.echo_once()
+            return
         if parts.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", query["to"])
@@ -56,6 +62,23 @@ class Pages(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def echo_once(self) -> None:
+        """A WebSocket handshake (RFC 6455), then one short masked text frame read and echoed."""
+        key = self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+        self.protocol_version = "HTTP/1.1"
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", base64.b64encode(hashlib.sha1(key.encode()).digest()).decode())
+        self.end_headers()
+        length = self.rfile.read(2)[1] & 127
+        mask = self.rfile.read(4)
+        message = bytes(byte ^ mask[i % 4] for i, byte in enumerate(self.rfile.read(length)))
+        reply = b"echo " + message
+        self.wfile.write(bytes([0x81, len(reply)]) + reply)
+        self.wfile.flush()
+        self.close_connection = True
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -164,6 +187,26 @@ def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent,
     (popup,) = wait_until(lambda: blocked_entries(agent, "/popup"), timeout=30)
     assert (popup["page_id"], popup["resource_type"]) == (tabs[1]["page_id"], "document"), popup
     assert rule(servers) in popup["failure"]
+    assert servers["target"].hits == []
+
+
+SOCKET = """new Promise((resolve) => {
+  const socket = new WebSocket(%r);
+  socket.onopen = () => socket.send('hi');
+  socket.onmessage = (event) => resolve('got ' + event.data);
+  socket.onclose = (event) => resolve('closed ' + event.code);
+})"""
+
+
+def test_websockets_to_blocked_urls_are_refused(agent: Agent, servers: dict[str, Any]) -> None:
+    ok_data(agent.call("browser_navigate", url=servers["url"] + "/sockets"))
+    allowed = servers["url"].replace("http:", "ws:") + "/ws"
+    blocked = servers["target_url"].replace("http:", "ws:") + "/ws"
+    # The page was fulfilled from Python (its redirects judged); served from this machine, it may
+    # still open sockets to it (Chromium's Local Network Access would refuse a public page's).
+    assert ok_data(agent.call("browser_evaluate", expression=SOCKET % allowed))["result"] == "got echo hi"
+    assert "/ws" in servers["allowed"].hits
+    assert ok_data(agent.call("browser_evaluate", expression=SOCKET % blocked))["result"] == "closed 1008"
     assert servers["target"].hits == []
 
 

@@ -24,6 +24,7 @@ hops are not judged. Refused requests are aborted and recorded: `blocked_rule` n
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import json
@@ -163,6 +164,7 @@ async def enforce(instance: Instance) -> None:
                 response = await route.fetch(max_redirects=0)
                 refusal = await _redirect_refusal(route, response, policy)
                 if refusal is None:
+                    await _keep_address_space(instance, route.request.url)
                     await route.fulfill(response=response)
                     return
             if refusal is None:
@@ -184,6 +186,34 @@ async def enforce(instance: Instance) -> None:
 
     await context.route("**/*", judge)
     await context.route_web_socket("**/*", judge_socket)
+
+
+async def _keep_address_space(instance: Instance, url: str) -> None:
+    """A document fulfilled from Python has no server address, so Chromium counts it as public and
+    refuses its connections to local ones (Local Network Access: a local app's WebSockets). One
+    served from this machine or a private network keeps that right: its origin is granted
+    ``local-network-access``, once."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}".lower()
+    if origin in instance.local_origins or instance.context is None or not instance.options.is_chromium:
+        return
+    host = parts.hostname or ""
+    if not is_local(host):
+        try:
+            addresses = [ipaddress.ip_address(host)]
+        except ValueError:
+            try:
+                infos = await asyncio.get_running_loop().getaddrinfo(host, None)
+            except OSError:
+                return
+            addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+        if not any(address.is_private for address in addresses):
+            return
+    from playwright.async_api import Error
+
+    instance.local_origins.add(origin)
+    with contextlib.suppress(Error):  # a Chromium without the permission has no such checks either
+        await instance.context.grant_permissions(["local-network-access"], origin=origin)
 
 
 def _has_frame(request: Request) -> bool:
