@@ -35,6 +35,7 @@ PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
     "guard/closed_shadow.py": ("secrets",),
     "guard/file_guard.py": ("security",),  # routing of file: loads
     "guard/known_secrets.py": ("secret_echo",),
+    "guard/redirect_hops.py": ("url_policy",),  # CDP Network.setBlockedURLs on each tab
     "guard/redaction.py": ("secrets", "snapshot_secrets"),  # masks, snapshot redaction
     "guard/url_policy.py": ("url_policy",),  # routing of every request, redirects fetched by hand
     "tools/dialogs.py": ("actions",),

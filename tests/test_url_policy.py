@@ -26,6 +26,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from webmcp_nb.core.guard.redirect_hops import hop_patterns
 from webmcp_nb.core.guard.url_policy import UrlPolicy
 from webmcp_nb.serve_options import ServeOptions
 
@@ -158,6 +159,37 @@ def ok_data(result: dict[str, Any]) -> dict[str, Any]:
     return result["data"]  # type: ignore[no-any-return]
 
 
+def exactly(entries: list[dict[str, Any]], url: str) -> list[dict[str, Any]]:
+    return [entry for entry in entries if entry["url"] == url]
+
+
+def test_subresource_redirects_to_blocked_urls(agent: Agent, servers: dict[str, Any]) -> None:
+    target, hop = servers["target_url"], f"{servers['url']}/redirect?to={servers['target_url']}"
+    markup = f'<img src="{hop}/hop-image.png">'
+    ok_data(agent.call("browser_navigate", url=f"{servers['url']}/page?html={httpx2.QueryParams({'x': markup})['x']}"))
+    fetched = agent.call(
+        "browser_evaluate", expression=f"fetch({hop + '/hop-fetch'!r}).then(() => 'reached', () => 'refused')"
+    )
+    assert ok_data(fetched)["result"] == "refused", fetched
+    for path in ("/hop-image.png", "/hop-fetch"):
+        (entry,) = wait_until(
+            lambda path=path: exactly(blocked_entries(agent, target + path), target + path), timeout=30
+        )
+        assert rule(servers) in entry["failure"], entry
+    (first,) = exactly(blocked_entries(agent, hop + "/hop-fetch"), hop + "/hop-fetch")
+    assert "redirected to a URL the policy refuses" in first["failure"], first
+    assert servers["target"].hits == []
+    # The SSRF guard too: a hop to the MCP port.
+    mcp = agent.handle.url.replace("127.0.0.1", "localhost")
+    fetched = agent.call(
+        "browser_evaluate",
+        expression=f"fetch({servers['url'] + '/redirect?to=' + mcp!r}).then(() => 'reached', () => 'refused')",
+    )
+    assert ok_data(fetched)["result"] == "refused", fetched
+    (entry,) = wait_until(lambda: exactly(blocked_entries(agent, mcp), mcp), timeout=30)
+    assert "SSRF guard" in entry["failure"], entry
+
+
 def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent, servers: dict[str, Any]) -> None:
     target = servers["target_url"]
     markup = (
@@ -243,6 +275,10 @@ def test_the_serve_flags_are_one_declaration() -> None:
     assert blocked.refusal("data:text/html,x") is None  # schemes are the grant's
     ports = UrlPolicy(block=("127.0.0.1:*",))
     assert ports.refusal("http://127.0.0.1/") and ports.refusal("ws://127.0.0.1:9/") and not ports.refusal("http://h/")
+    # What Chromium itself refuses redirect hops to: the SSRF guard and the host patterns.
+    hops = hop_patterns(UrlPolicy(block=("*.Example.com", "https://x.test/*", "10.0.0.1:8080", "a(b"), own=(("h", 9),)))
+    assert {"*://*.example.com:*/*", "*://10.0.0.1:8080/*", "*://[\\:\\:1]:9/*", "*://h:9/*"} <= set(hops), hops
+    assert not [pattern for pattern in hops if "x.test" in pattern or "a(b" in pattern], hops
     with pytest.raises(ValueError, match="--block-url"):
         UrlPolicy.build(block=["a b"])
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..call.envelope import ErrorType
     from ..config import Limits
     from ..guard.grants import Grant
+    from ..guard.redirect_hops import HopGuard
 
 InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 """Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
@@ -67,6 +68,7 @@ class Instance:
     url_policy: UrlPolicy | None = None  # the latest caller's, judging every request (see url_policy)
     policy_routed: bool = False  # whether the URL policy's route is installed
     local_origins: set[str] = field(default_factory=set)  # granted local network access (see url_policy)
+    hop_guard: HopGuard | None = None  # Chromium's blocking of redirect hops (see redirect_hops)
     blocked_navigation: str | None = None  # why the policy last refused a navigation (its error names the rule)
     # The session's known secrets (typed into secret fields, cookie values; see known_secrets),
     # scrubbed from its evidence and traces.

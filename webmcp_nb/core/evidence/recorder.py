@@ -373,6 +373,12 @@ class Evidence:
         record.settled("failed")
         self._unclaimed.append(record)
 
+    def refresh(self, request: Request) -> None:
+        """Read `request`'s record again next time (its failure is now known to be the policy's)."""
+        record = self._record(request)
+        if record is not None:
+            record.settled(record.state)
+
     def claim(self, page_id: str) -> None:
         """Record the requests refused early (`refused_early`) as the new page `page_id`'s."""
         for record in self._unclaimed:

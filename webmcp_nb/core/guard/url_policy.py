@@ -17,8 +17,8 @@ refused unless the operator lifts the guard (``--allow-own-servers``).
 `enforce` installs the policy on an instance's browser context: every request of its pages (the
 documents of tabs, popups and frames, subresources, the page's fetches, WebSockets) passes
 through one route. A navigation's redirects are followed here, hop by hop, each judged before the
-browser is let go on (Playwright's routes do not see redirect hops); a subresource's redirect
-hops are not judged. Refused requests are aborted and recorded: `blocked_rule` names the rule
+browser is let go on (Playwright's routes do not see redirect hops); a subresource's hops are
+judged by Chromium itself where the rule allows (`redirect_hops`). Refused requests are aborted and recorded: `blocked_rule` names the rule
 (a popup's first request, refused before its page exists, is recorded as the popup's).
 """
 
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
-    from playwright.async_api import APIResponse, Request, Route, WebSocketRoute
+    from playwright.async_api import APIResponse, BrowserContext, Request, Route, WebSocketRoute
 
     from ..browsers.instances import Instance
 
@@ -65,6 +65,12 @@ def is_local(host: str) -> bool:
         return False
     mapped = getattr(address, "ipv4_mapped", None)
     return any(a is not None and (a.is_loopback or a.is_unspecified) for a in (address, mapped))
+
+
+def mark_blocked(instance: Instance, request: Request, refusal: str) -> None:
+    """Record that the policy refused `request` (its network record names `refusal`)."""
+    _BLOCKED[request] = f"blocked by the URL policy: {refusal}"
+    instance.evidence.refresh(request)
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
@@ -149,9 +155,23 @@ def own_servers(mcp: tuple[str, int] | None = None) -> list[tuple[str, int]]:
 async def enforce(instance: Instance) -> None:
     """Judge every request of `instance` by its driver's policy (`Instance.url_policy`) from now on."""
     context = instance.context
-    if context is None or instance.policy_routed:
+    if context is None:
         return
-    instance.policy_routed = True
+    if not instance.policy_routed:
+        instance.policy_routed = True
+        await _route(instance, context)
+    if instance.hop_guard is not None:
+        await instance.hop_guard.update()
+
+
+async def _route(instance: Instance, context: BrowserContext) -> None:
+    if instance.options.is_chromium:
+        from .redirect_hops import HopGuard
+
+        guard = instance.hop_guard = HopGuard(instance)
+        context.on("page", guard.watch_soon)
+        for page in context.pages:
+            await guard.watch(page)
 
     async def judge(route: Route) -> None:
         from playwright.async_api import Error
@@ -170,7 +190,7 @@ async def enforce(instance: Instance) -> None:
             if refusal is None:
                 await route.fallback()
             else:
-                _BLOCKED[request] = f"blocked by the URL policy: {refusal}"
+                mark_blocked(instance, request, refusal)
                 if request.is_navigation_request():
                     instance.blocked_navigation = _BLOCKED[request]
                     if not _has_frame(request):  # a popup's first request: no page has heard of it
