@@ -176,6 +176,10 @@ def test_subresource_redirects_to_blocked_urls(agent: Agent, servers: dict[str, 
             lambda path=path: exactly(blocked_entries(agent, target + path), target + path), timeout=30
         )
         assert rule(servers) in entry["failure"], entry
+    # browser_http's fetch runs in the page: its hop is refused the same way.
+    http = agent.call("browser_http", url=hop + "/hop-http")
+    assert http["error_type"] == "navigation_failed" and "Failed to fetch" in http["message"], http
+    wait_until(lambda: exactly(blocked_entries(agent, target + "/hop-http"), target + "/hop-http"), timeout=30)
     (first,) = exactly(blocked_entries(agent, hop + "/hop-fetch"), hop + "/hop-fetch")
     assert "redirected to a URL the policy refuses" in first["failure"], first
     assert servers["target"].hits == []
