@@ -31,17 +31,22 @@ def hop_patterns(policy: UrlPolicy | None) -> list[str]:
     """The URL patterns (URL Pattern syntax) Chromium refuses hops to for `policy`."""
     if policy is None:
         return []
-    pairs = [(host, str(port)) for own_host, port in policy.own for host in (*LOOPBACK_NAMES, own_host.lower())]
+    pairs = [(_bracketed(host), str(port)) for own, port in policy.own for host in (*LOOPBACK_NAMES, own.lower())]
     for pattern in policy.block:
         if "://" in pattern:
             continue
         host, port = pattern.lower(), "*"
         if re.search(r":(\d+|\*)$", host):
             host, _, port = host.rpartition(":")
-        if PLAIN_HOST.fullmatch(host):
-            pairs.append((host, port))
-    patterns = [f"*://{host.replace(':', chr(92) + ':')}:{port}/*" for host, port in pairs]
-    return list(dict.fromkeys(patterns))
+        pairs.append((host, port))
+    patterns = [
+        f"*://{host.replace(':', chr(92) + ':')}:{port}/*" for host, port in pairs if PLAIN_HOST.fullmatch(host)
+    ]
+    return list(dict.fromkeys(patterns))  # one malformed pattern would void them all: none gets in
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 class HopGuard:
