@@ -67,7 +67,7 @@ class Instance:
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
     url_policy: UrlPolicy | None = None  # the latest caller's, judging every request (see url_policy)
     policy_routed: bool = False  # whether the URL policy's route is installed
-    local_origins: set[str] = field(default_factory=set)  # granted local network access (see url_policy)
+    judged_origins: set[str] = field(default_factory=set)  # looked at for local network access (url_policy)
     hop_guard: HopGuard | None = None  # Chromium's blocking of redirect hops (see redirect_hops)
     blocked_navigation: str | None = None  # why the policy last refused a navigation (its error names the rule)
     # The session's known secrets (typed into secret fields, cookie values; see known_secrets),

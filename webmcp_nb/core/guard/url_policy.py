@@ -18,8 +18,9 @@ refused unless the operator lifts the guard (``--allow-own-servers``).
 documents of tabs, popups and frames, subresources, the page's fetches, WebSockets) passes
 through one route. A navigation's redirects are followed here, hop by hop, each judged before the
 browser is let go on (Playwright's routes do not see redirect hops); a subresource's hops are
-judged by Chromium itself where the rule allows (`redirect_hops`). Refused requests are aborted and recorded: `blocked_rule` names the rule
-(a popup's first request, refused before its page exists, is recorded as the popup's).
+judged by Chromium itself where the rule allows (`redirect_hops`). Refused requests are aborted
+and recorded: `blocked_rule` names the rule (a popup's first request, refused before its page
+exists, is recorded as the popup's).
 """
 
 from __future__ import annotations
@@ -212,11 +213,12 @@ async def _keep_address_space(instance: Instance, url: str) -> None:
     """A document fulfilled from Python has no server address, so Chromium counts it as public and
     refuses its connections to local ones (Local Network Access: a local app's WebSockets). One
     served from this machine or a private network keeps that right: its origin is granted
-    ``local-network-access``, once."""
+    ``local-network-access`` (each origin is looked at once)."""
     parts = urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}".lower()
-    if origin in instance.local_origins or instance.context is None or not instance.options.is_chromium:
+    if origin in instance.judged_origins or instance.context is None or not instance.options.is_chromium:
         return
+    instance.judged_origins.add(origin)
     host = parts.hostname or ""
     if not is_local(host):
         try:
@@ -231,7 +233,6 @@ async def _keep_address_space(instance: Instance, url: str) -> None:
             return
     from playwright.async_api import Error
 
-    instance.local_origins.add(origin)
     with contextlib.suppress(Error):  # a Chromium without the permission has no such checks either
         await instance.context.grant_permissions(["local-network-access"], origin=origin)
 
