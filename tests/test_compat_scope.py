@@ -38,6 +38,7 @@ PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
     "guard/closed_shadow.py": ("secrets",),
     "guard/file_guard.py": ("security",),  # routing of file: loads
     "guard/known_secrets.py": ("secret_echo",),
+    "guard/redirect_hops.py": ("url_policy",),  # CDP Network.setBlockedURLs on each tab
     "guard/redaction.py": ("secrets", "snapshot_secrets"),  # masks, snapshot redaction
     "guard/url_policy.py": ("url_policy",),  # routing of every request, redirects fetched by hand
     "tools/dialogs.py": ("actions",),
@@ -48,7 +49,7 @@ PLAYWRIGHT_MODULES: dict[str, tuple[str, ...]] = {
     "tools/input.py": ("actions",),
     "tools/navigation.py": ("pages",),
     "tools/recorded.py": ("evidence",),
-    "tools/storage.py": ("storage_state",),  # storage_state(), add_cookies
+    "tools/storage.py": ("storage_state",),  # storage_state(indexed_db=), set_storage_state
     "tools/tabs.py": ("pages",),
     "tools/wait.py": ("observe",),
     "webmcp/native.py": ("webmcp",),  # CDP sessions, the WebMCP domain

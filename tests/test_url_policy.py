@@ -11,6 +11,8 @@ notebook's own calls are not judged unless it asks (`Session(url_policy=...)`).
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import html
 import threading
 from collections.abc import Iterator
@@ -24,6 +26,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from webmcp_nb.core.guard.redirect_hops import hop_patterns
 from webmcp_nb.core.guard.url_policy import UrlPolicy
 from webmcp_nb.serve_options import ServeOptions
 
@@ -36,13 +39,17 @@ AGENT = types.Implementation(name="policy-agent", version="1.0")
 
 
 class Pages(BaseHTTPRequestHandler):
-    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup), else a
-    small page; every path is counted per server."""
+    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup), `/ws` (a
+    WebSocket answering its first message with ``echo MESSAGE``), else a small page; every path
+    is counted per server."""
 
     def do_GET(self) -> None:
         self.server.hits.append(self.path)  # type: ignore[attr-defined]
         parts = urlsplit(self.path)
         query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        if parts.path == "/ws":
+            self.echo_once()
+            return
         if parts.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", query["to"])
@@ -56,6 +63,23 @@ class Pages(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def echo_once(self) -> None:
+        """A WebSocket handshake (RFC 6455), then one short masked text frame read and echoed."""
+        key = self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+        self.protocol_version = "HTTP/1.1"
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", base64.b64encode(hashlib.sha1(key.encode()).digest()).decode())
+        self.end_headers()
+        length = self.rfile.read(2)[1] & 127
+        mask = self.rfile.read(4)
+        message = bytes(byte ^ mask[i % 4] for i, byte in enumerate(self.rfile.read(length)))
+        reply = b"echo " + message
+        self.wfile.write(bytes([0x81, len(reply)]) + reply)
+        self.wfile.flush()
+        self.close_connection = True
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -135,6 +159,41 @@ def ok_data(result: dict[str, Any]) -> dict[str, Any]:
     return result["data"]  # type: ignore[no-any-return]
 
 
+def exactly(entries: list[dict[str, Any]], url: str) -> list[dict[str, Any]]:
+    return [entry for entry in entries if entry["url"] == url]
+
+
+def test_subresource_redirects_to_blocked_urls(agent: Agent, servers: dict[str, Any]) -> None:
+    target, hop = servers["target_url"], f"{servers['url']}/redirect?to={servers['target_url']}"
+    markup = f'<img src="{hop}/hop-image.png">'
+    ok_data(agent.call("browser_navigate", url=f"{servers['url']}/page?html={httpx2.QueryParams({'x': markup})['x']}"))
+    fetched = agent.call(
+        "browser_evaluate", expression=f"fetch({hop + '/hop-fetch'!r}).then(() => 'reached', () => 'refused')"
+    )
+    assert ok_data(fetched)["result"] == "refused", fetched
+    for path in ("/hop-image.png", "/hop-fetch"):
+        (entry,) = wait_until(
+            lambda path=path: exactly(blocked_entries(agent, target + path), target + path), timeout=30
+        )
+        assert rule(servers) in entry["failure"], entry
+    # browser_http's fetch runs in the page: its hop is refused the same way.
+    http = agent.call("browser_http", url=hop + "/hop-http")
+    assert http["error_type"] == "navigation_failed" and "Failed to fetch" in http["message"], http
+    wait_until(lambda: exactly(blocked_entries(agent, target + "/hop-http"), target + "/hop-http"), timeout=30)
+    (first,) = exactly(blocked_entries(agent, hop + "/hop-fetch"), hop + "/hop-fetch")
+    assert "redirected to a URL the policy refuses" in first["failure"], first
+    assert servers["target"].hits == []
+    # The SSRF guard too: a hop to the MCP port.
+    mcp = agent.handle.url.replace("127.0.0.1", "localhost")
+    fetched = agent.call(
+        "browser_evaluate",
+        expression=f"fetch({servers['url'] + '/redirect?to=' + mcp!r}).then(() => 'reached', () => 'refused')",
+    )
+    assert ok_data(fetched)["result"] == "refused", fetched
+    (entry,) = wait_until(lambda: exactly(blocked_entries(agent, mcp), mcp), timeout=30)
+    assert "SSRF guard" in entry["failure"], entry
+
+
 def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent, servers: dict[str, Any]) -> None:
     target = servers["target_url"]
     markup = (
@@ -159,8 +218,31 @@ def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent,
 
     agent.call("browser_evaluate", expression="document.getElementById('pop').click()")
     tabs = wait_until(lambda: len(tabs_now := agent.call("browser_tabs")["data"]["tabs"]) == 2 and tabs_now, timeout=30)
-    # The popup's first request comes before its tab is followed, so only its error page shows it.
     assert tabs[1]["url"] == "chrome-error://chromewebdata/", tabs
+    # Its first request is refused before Playwright reports the tab; it is recorded as the tab's.
+    (popup,) = wait_until(lambda: blocked_entries(agent, "/popup"), timeout=30)
+    assert (popup["page_id"], popup["resource_type"]) == (tabs[1]["page_id"], "document"), popup
+    assert rule(servers) in popup["failure"]
+    assert servers["target"].hits == []
+
+
+SOCKET = """new Promise((resolve) => {
+  const socket = new WebSocket(%r);
+  socket.onopen = () => socket.send('hi');
+  socket.onmessage = (event) => resolve('got ' + event.data);
+  socket.onclose = (event) => resolve('closed ' + event.code);
+})"""
+
+
+def test_websockets_to_blocked_urls_are_refused(agent: Agent, servers: dict[str, Any]) -> None:
+    ok_data(agent.call("browser_navigate", url=servers["url"] + "/sockets"))
+    allowed = servers["url"].replace("http:", "ws:") + "/ws"
+    blocked = servers["target_url"].replace("http:", "ws:") + "/ws"
+    # The page was fulfilled from Python (its redirects judged); served from this machine, it may
+    # still open sockets to it (Chromium's Local Network Access would refuse a public page's).
+    assert ok_data(agent.call("browser_evaluate", expression=SOCKET % allowed))["result"] == "got echo hi"
+    assert "/ws" in servers["allowed"].hits
+    assert ok_data(agent.call("browser_evaluate", expression=SOCKET % blocked))["result"] == "closed 1008"
     assert servers["target"].hits == []
 
 
@@ -169,6 +251,13 @@ def test_the_mcp_port_is_unreachable_by_default(agent: Agent, servers: dict[str,
     result = agent.call("browser_navigate", url=mcp)
     assert result["error_type"] == "invalid_params" and "SSRF guard" in result["message"], result
     assert "--allow-own-servers" in result["message"]
+    # The page's own requests too, however the loopback address is spelled (the browser writes
+    # an IPv4-mapped one as [::ffff:7f00:1]).
+    mapped = mcp.replace("127.0.0.1", "[::ffff:127.0.0.1]")
+    fetched = agent.call("browser_evaluate", expression=f"fetch({mapped!r}).then(() => 'reached', () => 'refused')")
+    assert ok_data(fetched)["result"] == "refused", fetched
+    (entry,) = blocked_entries(agent, "[::ffff:7f00:1]")
+    assert "SSRF guard" in entry["failure"], entry
     localhost = mcp.replace("127.0.0.1", "localhost")
     result = agent.call("browser_navigate", url=f"{servers['url']}/redirect?to={localhost}")
     assert result["error_type"] == "navigation_failed" and "SSRF guard" in result["message"], result
@@ -190,6 +279,12 @@ def test_the_serve_flags_are_one_declaration() -> None:
     assert blocked.refusal("data:text/html,x") is None  # schemes are the grant's
     ports = UrlPolicy(block=("127.0.0.1:*",))
     assert ports.refusal("http://127.0.0.1/") and ports.refusal("ws://127.0.0.1:9/") and not ports.refusal("http://h/")
+    # What Chromium itself refuses redirect hops to: the SSRF guard and the host patterns.
+    own = (("h", 9), ("::", 8))  # a Jupyter server may name its host ::
+    hops = hop_patterns(UrlPolicy(block=("*.Example.com", "https://x.test/*", "10.0.0.1:8080", "a(b"), own=own))
+    expected = {"*://*.example.com:*/*", "*://10.0.0.1:8080/*", "*://[\\:\\:1]:9/*", "*://h:9/*", "*://[\\:\\:]:8/*"}
+    assert expected <= set(hops), hops
+    assert not [pattern for pattern in hops if "x.test" in pattern or "a(b" in pattern], hops
     with pytest.raises(ValueError, match="--block-url"):
         UrlPolicy.build(block=["a b"])
 

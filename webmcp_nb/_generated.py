@@ -1137,7 +1137,7 @@ class ToolMethods:
         name: str | None = default(None),
         instance: str | None = default(None),
     ) -> Envelope:
-        """Save, load, list, delete named cookie+localStorage states.
+        """Save, load, list, delete named cookie+storage states.
 
         Calls the ``browser_storage_state`` tool and returns its `Envelope`; the awaitable twin is
         ``astorage_state``.

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..call.envelope import ErrorType
     from ..config import Limits
     from ..guard.grants import Grant
+    from ..guard.redirect_hops import HopGuard
 
 InstanceState = Literal["launching", "live", "closing", "crashed", "closed"]
 """Where an instance is in its life: launching, then live, then closing and closed (or crashed)."""
@@ -64,9 +65,10 @@ class Instance:
     file_seen: bool = False  # whether a file: document was ever loaded (then a file: page may link to more)
     evidence: Evidence = field(init=False)
     tracing: bool = False  # a Playwright trace is recording (browser_trace)
-    seeding: bool = False  # a storage state's hidden tab is opening (not a tab of the instance)
     url_policy: UrlPolicy | None = None  # the latest caller's, judging every request (see url_policy)
     policy_routed: bool = False  # whether the URL policy's route is installed
+    judged_origins: set[str] = field(default_factory=set)  # looked at for local network access (url_policy)
+    hop_guard: HopGuard | None = None  # Chromium's blocking of redirect hops (see redirect_hops)
     blocked_navigation: str | None = None  # why the policy last refused a navigation (its error names the rule)
     # The session's known secrets (typed into secret fields, cookie values; see known_secrets),
     # scrubbed from its evidence and traces.
@@ -89,9 +91,9 @@ class Instance:
         return self.state == "live" and self.browser is not None and not self.browser.is_connected()
 
     def adopt(self, page: Page) -> None:
-        """Track a page the browser opened (a popup, a new tab)."""
-        if not self.seeding:
-            self.track(page)
+        """Track a page the browser opened (a popup, a new tab), with the requests refused before
+        it was reported (its first navigation's, see `Evidence.refused_early`)."""
+        self.evidence.claim(self.track(page).page_id)
 
     def track(self, page: Page) -> PageState:
         """The state of `page`, tracking it (and making it current) if it is new."""

@@ -406,7 +406,7 @@ class Engine:
         """From now on, `instance`'s requests are judged by its latest caller's URL policy (an
         agent's: its server's, with the SSRF guard; the notebook's: `url_policy`, default none)."""
         instance.url_policy = grant.url_policy if grant is not None else self.url_policy
-        if instance.url_policy is not None:
+        if instance.url_policy is not None or instance.policy_routed:
             await enforce(instance)
 
     async def _await_approval(self, ctx: CallContext, params: Any, instance: Instance | None) -> None:

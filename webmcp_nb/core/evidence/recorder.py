@@ -293,6 +293,7 @@ class Evidence:
         self.network: Stream[NetworkRecord] = Stream("network", instance_id, capacity, secrets)
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
+        self._unclaimed: list[NetworkRecord] = []
         self.listeners: Listeners[[StreamName, Record]] = Listeners()
 
     def stream(self, name: StreamName) -> Stream[Record] | Stream[NetworkRecord]:
@@ -364,6 +365,26 @@ class Evidence:
         redirected_from = self._request_ids.get(previous) if previous is not None else None
         record = NetworkRecord(self.request_id(request), request, redirected_from, state.page_id, frame_id)
         self.listeners.emit("network", self.network.append(record))
+
+    def refused_early(self, request: Request) -> None:
+        """Note a request refused before any page could see it (a popup's first navigation: no
+        page event reports it); the page the instance tracks next is its page (`claim`)."""
+        record = NetworkRecord(self.request_id(request), request, None, "", None)
+        record.settled("failed")
+        self._unclaimed.append(record)
+
+    def refresh(self, request: Request) -> None:
+        """Read `request`'s record again next time (its failure is now known to be the policy's)."""
+        record = self._record(request)
+        if record is not None:
+            record.settled(record.state)
+
+    def claim(self, page_id: str) -> None:
+        """Record the requests refused early (`refused_early`) as the new page `page_id`'s."""
+        for record in self._unclaimed:
+            record.page_id = page_id
+            self.listeners.emit("network", self.network.append(record))
+        self._unclaimed.clear()
 
     def _record(self, request: Request) -> NetworkRecord | None:
         request_id = self._request_ids.get(request)

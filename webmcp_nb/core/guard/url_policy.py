@@ -17,13 +17,17 @@ refused unless the operator lifts the guard (``--allow-own-servers``).
 `enforce` installs the policy on an instance's browser context: every request of its pages (the
 documents of tabs, popups and frames, subresources, the page's fetches, WebSockets) passes
 through one route. A navigation's redirects are followed here, hop by hop, each judged before the
-browser is let go on (Playwright's routes do not see redirect hops); a subresource's redirect
-hops are not judged. Refused requests are aborted and recorded: `blocked_rule` names the rule.
+browser is let go on (Playwright's routes do not see redirect hops); a subresource's hops are
+judged by Chromium itself where the rule allows (`redirect_hops`). Refused requests are aborted
+and recorded: `blocked_rule` names the rule (a popup's first request, refused before its page
+exists, is recorded as the popup's).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -35,15 +39,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
-    from playwright.async_api import APIResponse, Request, Route, WebSocketRoute
+    from playwright.async_api import APIResponse, BrowserContext, Request, Route, WebSocketRoute
 
     from ..browsers.instances import Instance
 
 JUDGED_SCHEMES = ("http", "https", "ws", "wss")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-LOOPBACK = re.compile(
-    r"^(localhost|.*\.localhost|127(\.\d{1,3}){3}|\[::1\]|\[::\]|0\.0\.0\.0|\[::ffff:127(\.\d{1,3}){3}\])$"
-)
 MAX_REDIRECTS = 20
 _BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
 
@@ -51,6 +52,26 @@ _BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
 def blocked_rule(request: Request) -> str | None:
     """Why the policy refused `request` (the network evidence's failure), or None."""
     return _BLOCKED.get(request)
+
+
+def is_local(host: str) -> bool:
+    """Whether `host` (bracketed if IPv6) names this machine: localhost names, loopback and
+    unspecified addresses, IPv4 ones mapped into IPv6 (browsers write ``[::ffff:7f00:1]``)."""
+    host = host.strip("[]").rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return any(a is not None and (a.is_loopback or a.is_unspecified) for a in (address, mapped))
+
+
+def mark_blocked(instance: Instance, request: Request, refusal: str) -> None:
+    """Record that the policy refused `request` (its network record names `refusal`)."""
+    _BLOCKED[request] = f"blocked by the URL policy: {refusal}"
+    instance.evidence.refresh(request)
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
@@ -95,7 +116,7 @@ class UrlPolicy:
         host = (parts.hostname or "").lower()
         host = f"[{host}]" if ":" in host else host
         for own_host, own_port in self.own:
-            if port == own_port and (LOOPBACK.match(host) or host == own_host.lower()):
+            if port == own_port and (is_local(host) or host == own_host.lower()):
                 return (
                     f"{url[:120]} is one of this session's own servers (port {own_port}), which the SSRF guard "
                     "keeps agents from; the operator can lift it with --allow-own-servers."
@@ -135,9 +156,23 @@ def own_servers(mcp: tuple[str, int] | None = None) -> list[tuple[str, int]]:
 async def enforce(instance: Instance) -> None:
     """Judge every request of `instance` by its driver's policy (`Instance.url_policy`) from now on."""
     context = instance.context
-    if context is None or instance.policy_routed:
+    if context is None:
         return
-    instance.policy_routed = True
+    if not instance.policy_routed:
+        instance.policy_routed = True
+        await _route(instance, context)
+    if instance.hop_guard is not None:
+        await instance.hop_guard.update()
+
+
+async def _route(instance: Instance, context: BrowserContext) -> None:
+    if instance.options.is_chromium:
+        from .redirect_hops import HopGuard
+
+        guard = instance.hop_guard = HopGuard(instance)
+        context.on("page", guard.watch_soon)
+        for page in context.pages:
+            await guard.watch(page)
 
     async def judge(route: Route) -> None:
         from playwright.async_api import Error
@@ -150,14 +185,17 @@ async def enforce(instance: Instance) -> None:
                 response = await route.fetch(max_redirects=0)
                 refusal = await _redirect_refusal(route, response, policy)
                 if refusal is None:
+                    await _keep_address_space(instance, route.request.url)
                     await route.fulfill(response=response)
                     return
             if refusal is None:
                 await route.fallback()
             else:
-                _BLOCKED[request] = f"blocked by the URL policy: {refusal}"
+                mark_blocked(instance, request, refusal)
                 if request.is_navigation_request():
                     instance.blocked_navigation = _BLOCKED[request]
+                    if not _has_frame(request):  # a popup's first request: no page has heard of it
+                        instance.evidence.refused_early(request)
                 await route.abort("blockedbyclient")
 
     async def judge_socket(socket: WebSocketRoute) -> None:
@@ -169,6 +207,44 @@ async def enforce(instance: Instance) -> None:
 
     await context.route("**/*", judge)
     await context.route_web_socket("**/*", judge_socket)
+
+
+async def _keep_address_space(instance: Instance, url: str) -> None:
+    """A document fulfilled from Python has no server address, so Chromium counts it as public and
+    refuses its connections to local ones (Local Network Access: a local app's WebSockets). One
+    served from this machine or a private network keeps that right: its origin is granted
+    ``local-network-access`` (each origin is looked at once)."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}".lower()
+    if origin in instance.judged_origins or instance.context is None or not instance.options.is_chromium:
+        return
+    instance.judged_origins.add(origin)
+    host = parts.hostname or ""
+    if not is_local(host):
+        try:
+            addresses = [ipaddress.ip_address(host)]
+        except ValueError:
+            try:
+                infos = await asyncio.get_running_loop().getaddrinfo(host, None)
+            except OSError:
+                return
+            addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+        if not any(address.is_private for address in addresses):
+            return
+    from playwright.async_api import Error
+
+    with contextlib.suppress(Error):  # a Chromium without the permission has no such checks either
+        await instance.context.grant_permissions(["local-network-access"], origin=origin)
+
+
+def _has_frame(request: Request) -> bool:
+    from playwright.async_api import Error
+
+    try:
+        request.frame  # noqa: B018 - raises for a navigation issued before its frame exists
+    except Error:
+        return False
+    return True
 
 
 async def _redirect_refusal(route: Route, response: APIResponse, policy: UrlPolicy) -> str | None:

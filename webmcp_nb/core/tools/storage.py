@@ -1,9 +1,11 @@
-"""Named storage states: an instance's cookies and local storage, saved and loaded by name.
+"""Named storage states: an instance's cookies, local storage and IndexedDB, saved and loaded by name.
 
 A state is a JSON file (mode 600) in the session's states directory (`states_dir`); callers
 name it, never give a path. Saving and loading need the `storage` group; showing a state's
-contents needs `secrets` too. The cookie and local-storage values of a state become known
-secrets of every instance they reach (`webmcp_nb.core.guard.known_secrets`), so they are
+contents needs `secrets` too. Loading replaces the instance's cookies and storage by the state's
+(Playwright's `set_storage_state`; every supported Playwright, 1.62 on, saves and restores
+IndexedDB). The cookie, local-storage and IndexedDB values of a state become known secrets of
+every instance they reach (`webmcp_nb.core.guard.known_secrets`), so they are
 redacted by value wherever the secret rules apply.
 """
 
@@ -13,7 +15,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field
 
@@ -24,7 +26,7 @@ from ..guard.known_secrets import COOKIE_MIN_LENGTH
 from .models import Data, InstanceName, Params
 
 if TYPE_CHECKING:
-    from playwright.async_api import Route
+    from playwright.async_api import StorageState
 
     from ..browsers.instances import Instance
     from ..call.context import CallContext
@@ -68,11 +70,26 @@ def read_state(artifacts_dir: Path, name: str) -> dict[str, Any]:
 
 
 def state_secrets(state: dict[str, Any]) -> list[str]:
-    """The values of a state that are secrets: its cookies' and its local storage's (as long as
-    a cookie's must be to count: shorter ones are flags and words)."""
+    """The values of a state that are secrets: its cookies', its local storage's and the strings
+    of its IndexedDB records (as long as a cookie's must be to count: shorter ones are flags and words)."""
     values = [str(cookie.get("value") or "") for cookie in state.get("cookies", [])]
-    values += [str(item.get("value") or "") for origin in state.get("origins", []) for item in origin["localStorage"]]
+    for origin in state.get("origins", []):
+        values += [str(item.get("value") or "") for item in origin.get("localStorage", [])]
+        for database in origin.get("indexedDB", []):
+            for store in database.get("stores", []):
+                for record in store.get("records", []):
+                    values += _strings(record.get("value"))
     return [value for value in values if len(value) >= COOKIE_MIN_LENGTH]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
 
 
 def _check(ctx: CallContext, p: StorageParams) -> None:
@@ -88,7 +105,7 @@ def _check(ctx: CallContext, p: StorageParams) -> None:
 @tool(
     name="browser_storage_state",
     title="Storage state",
-    description="Save, load, list, delete named cookie+localStorage states.",
+    description="Save, load, list, delete named cookie+storage states.",
     params=StorageParams,
     data=StorageData,
     target="server",
@@ -122,9 +139,9 @@ async def storage_state(ctx: CallContext, p: StorageParams) -> StorageData:
 
 
 async def save_state(instance: Instance, path: Path) -> dict[str, Any]:
-    """Write `instance`'s cookies and local storage to `path` (mode 600), and return them."""
+    """Write `instance`'s cookies, local storage and IndexedDB to `path` (mode 600), and return them."""
     assert instance.context is not None
-    state: dict[str, Any] = dict(await instance.context.storage_state())
+    state: dict[str, Any] = dict(await instance.context.storage_state(indexed_db=True))
     text = json.dumps(state, indent=1)
 
     def write() -> None:
@@ -139,32 +156,7 @@ async def save_state(instance: Instance, path: Path) -> dict[str, Any]:
 
 
 async def load_state(instance: Instance, state: dict[str, Any]) -> None:
-    """Add `state`'s cookies to `instance`'s context and its local storage to each origin's,
-    through a hidden tab whose requests never reach the network (each origin answers an empty
-    page), closed at the end."""
-    context = instance.context
-    assert context is not None
-    if state.get("cookies"):
-        await context.add_cookies(state["cookies"])
-    origins = [origin for origin in state.get("origins", []) if origin.get("localStorage")]
-    if not origins:
-        return
-    instance.seeding = True
-    try:
-        page = await context.new_page()
-    finally:
-        instance.seeding = False
-    try:
-
-        async def blank(route: Route) -> None:
-            await route.fulfill(status=200, content_type="text/html", body="<!doctype html><title></title>")
-
-        await page.route("**/*", blank)
-        for origin in origins:
-            await page.goto(origin["origin"])
-            items = {item["name"]: item["value"] for item in origin["localStorage"]}
-            await page.evaluate(
-                "(items) => { for (const [k, v] of Object.entries(items)) localStorage.setItem(k, v) }", items
-            )
-    finally:
-        await page.close()
+    """Replace `instance`'s cookies and storage by `state`'s (Playwright writes each origin's
+    storage in a page of its own that never reaches the network and is no tab of the instance)."""
+    assert instance.context is not None
+    await instance.context.set_storage_state(cast("StorageState", state))
