@@ -356,3 +356,20 @@ def test_the_event_bound_holds_before_an_event_ends() -> None:
     with pytest.raises(EventTooLarge) as raised:
         parser.feed(b"data: c\n\ndata: " + b"x" * 15)  # no line end yet: still bounded
     assert [event.data for event in raised.value.events] == ["c"] and raised.value.limit == 20
+
+
+def test_an_unreachable_server_is_told_as_the_kernels_request(s: Session) -> None:
+    """A via="kernel" call that cannot connect names the kernel's request and httpx's reason, not
+    the page's fetch (whose wording about CORS does not apply)."""
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    api = s.api(document(), name="gone", base_url=f"http://127.0.0.1:{port}")
+    try:
+        message = error(checked(api.call("listItems")), "navigation_failed")
+    finally:
+        api.close()
+    assert message.startswith(f"The kernel's request of http://127.0.0.1:{port}/api/items failed: "), message
+    assert "ConnectError" in message and "CORS" not in message and "no browser involved" in message, message

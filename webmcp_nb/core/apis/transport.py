@@ -31,6 +31,9 @@ class KernelFetch:
     """One request through `client`; the body bytes read are also kept in `capture` (bounded by
     the reader's own limits), for the show-once values the notebook's Python may ask for."""
 
+    sender = "The kernel's request"
+    failure_note = "httpx's reason; sent from the kernel, no browser involved"
+
     def __init__(self, client: httpx.AsyncClient, capture: bytearray | None = None) -> None:
         self._client = client
         self._response: httpx.Response | None = None
@@ -97,6 +100,8 @@ class WireParts:
 class PageApiFetch:
     """`PageFetch` in `frame`, with `wire` applied to its one request as it leaves the browser, and
     the body bytes read kept in `capture` (as `KernelFetch` does)."""
+
+    sender, failure_note = PageFetch.sender, PageFetch.failure_note
 
     def __init__(self, frame: Frame, wire: WireParts | None, capture: bytearray | None = None) -> None:
         # Playwright carries a route's header changes over to redirects: with credentials added, a

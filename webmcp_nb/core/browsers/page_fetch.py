@@ -139,7 +139,11 @@ class Chunk:
 
 
 class Fetch(Protocol):
-    """What browser_http's reader needs of a request: `PageFetch`, or an API's kernel client."""
+    """What browser_http's reader needs of a request: `PageFetch`, or an API's kernel client.
+    `sender` and `failure_note` word its failures ("{sender} of URL failed: REASON (NOTE)")."""
+
+    sender: str
+    failure_note: str
 
     async def start(self, url: str, method: str, headers: dict[str, str], body: str | None) -> Head: ...
 
@@ -150,6 +154,9 @@ class Fetch(Protocol):
 
 class PageFetch:
     """One request made by the page's `fetch` in `frame` (see the module docstring)."""
+
+    sender = "The page's fetch"
+    failure_note = "the browser's reason; CORS refusals and network errors look alike to the page"
 
     def __init__(self, frame: Frame, *, follow_redirects: bool = True) -> None:
         self.frame = frame

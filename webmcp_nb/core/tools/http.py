@@ -156,15 +156,11 @@ async def start(call: HttpCall, fetch: Fetch) -> Head:
     try:
         return await fetch.start(call.p.url, call.p.method, headers, body)
     except FetchFailed as exc:
-        raise network_failure(call, exc.reason) from None
+        raise network_failure(call, fetch, exc.reason) from None
 
 
-def network_failure(call: HttpCall, reason: str) -> ToolFailure:
-    return call.failure(
-        "navigation_failed",
-        f"The page's fetch of {call.p.url} failed: {reason} (the browser's "
-        "reason; CORS refusals and network errors look alike to the page).",
-    )
+def network_failure(call: HttpCall, fetch: Fetch, reason: str) -> ToolFailure:
+    return call.failure("navigation_failed", f"{fetch.sender} of {call.p.url} failed: {reason} ({fetch.failure_note}).")
 
 
 async def read_body(
@@ -186,7 +182,7 @@ async def read_body(
         if inspect.isawaitable(result):
             await result
         if chunk.error is not None:
-            raise network_failure(call, f"{chunk.error}, after {received:,} bytes of the body")
+            raise network_failure(call, fetch, f"{chunk.error}, after {received:,} bytes of the body")
         if chunk.done:
             return received
 

@@ -85,7 +85,7 @@ async def collect_sse(call: HttpCall, timeout_s: float) -> HttpData:
                 try:
                     head = await fetch.start(p.url, p.method, headers, body)
                 except FetchFailed as exc:
-                    raise fail("navigation_failed", f"The page's fetch of {p.url} failed: {exc.reason}.") from None
+                    raise fail("navigation_failed", f"{fetch.sender} of {p.url} failed: {exc.reason}.") from None
                 if got.reconnects and head.status == 204:
                     finished = True
                     break  # the server's way to say: no more
