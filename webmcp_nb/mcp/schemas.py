@@ -257,15 +257,22 @@ def tool_list_bytes(tools: Iterable[Mapping[str, Any]], instructions: str | None
     """The size of a `tools/list` answer's `tools` array (wire JSON, camelCase, no nulls, as compact
     JSON): ``whole``; ``read``, what a model reads: the array without output schemas, and the
     server's `instructions` (the initialize answer's: text moved there is still read); their
-    parts: ``read_tools`` (the array without output schemas), ``instructions``, ``input`` and
-    ``output`` (the schemas alone)."""
+    parts: ``read_tools`` (the array without output schemas, and without what a host that renders
+    MCP Apps keeps from its model: ``_meta``, and the tools only apps see), ``instructions``,
+    ``input`` and ``output`` (the schemas alone)."""
     tools = list(tools)
 
     def size(value: Any) -> int:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
+    def app_only(tool: Mapping[str, Any]) -> bool:
+        return bool((tool.get("_meta") or {}).get("ui", {}).get("visibility") == ["app"])
+
     told = len((instructions or "").encode())
-    read_tools = size([{k: v for k, v in tool.items() if k != "outputSchema"} for tool in tools])
+    read = [
+        {k: v for k, v in tool.items() if k not in ("outputSchema", "_meta")} for tool in tools if not app_only(tool)
+    ]
+    read_tools = size(read)
     return {
         "tools": len(tools),
         "whole": size(tools),
