@@ -17,9 +17,9 @@ it carries is what a model or a validating client uses, once:
   the cap);
 - output schemas hold the envelope loosely (the tool's `data` typed; the rest of the envelope
   is described once, in the instructions) and the data as an outline without prose (each
-  field's type, not what an object or a list holds), an optional field without a ``null``
-  branch (a null one is left out of the result, `agent_data`): clients validate structured
-  content (successes only), they do not read it.
+  field's type, not what an object or a list holds), no field with a ``null`` branch (a null
+  one is left out of the result, `agent_data`): clients validate structured content (successes
+  only), they do not read it.
 
 Every object keeps ``additionalProperties: false`` wherever the model declared it.
 The full schemas stay with the core (`ToolSpec.input_schema`: the Python API, the
@@ -86,26 +86,27 @@ def agent_input_schema(schema: Mapping[str, Any], withheld: Iterable[str] = ()) 
 
 def agent_data_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A tool's data schema for validating clients: its fields strictly (names, types, which are
-    required, nullable where a required value may be null), what they hold by type alone (an
-    object or a list is not spelled out), without prose or defaults. An optional field has no
-    ``null`` branch: it is left out when null (`agent_data`)."""
+    always there), what they hold by type alone (an object or a list is not spelled out), without
+    prose or defaults. No field has a ``null`` branch: a null one is left out (`agent_data`), so a
+    field that may be null is not required."""
     lean = _lean(schema, _defs(schema), keep_prose=True, optional_null=False, depth=0)
     root = {k: v for k, v in lean.items() if k not in ("description", "default")}
-    required = set(lean.get("required", ()))
-    return {
-        **root,
-        "properties": {
-            name: _outline(sub if name in required else _without_null(sub))
-            for name, sub in lean.get("properties", {}).items()
-        },
-    }
+    properties = lean.get("properties", {})
+    required = [name for name in lean.get("required", ()) if _NULL not in properties[name].get("anyOf", ())]
+    data = {**root, "properties": {name: _outline(_without_null(sub)) for name, sub in properties.items()}}
+    data.pop("required", None)
+    return {**data, "required": required} if required else data
 
 
 def agent_data(data: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`data` as agents are sent it under its `agent_data_schema`: the optional fields that are
-    null left out (that schema gives them no ``null`` branch)."""
-    required = set(schema.get("required", ()))
-    return {name: value for name, value in data.items() if value is not None or name in required}
+    """`data` as agents are sent it under its `agent_data_schema`: its null fields left out (that
+    schema gives them no ``null`` branch), but for those of any value (null is one)."""
+    properties = schema.get("properties", {})
+    return {name: value for name, value in data.items() if value is not None or _any_value(properties.get(name))}
+
+
+def _any_value(prop: Any) -> bool:
+    return isinstance(prop, dict) and "type" not in prop and "anyOf" not in prop
 
 
 def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
@@ -204,15 +205,17 @@ _SHARED_WORDINGS = frozenset(SHARED_FIELDS.values())
 
 def tool_annotations(
     *, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
-) -> types.ToolAnnotations:
+) -> types.ToolAnnotations | None:
     """The hints that differ from MCP's defaults (readOnly false, destructive true, idempotent
-    false, openWorld true); destructive and idempotent only where they mean something (not read-only)."""
-    return types.ToolAnnotations(
+    false, openWorld true); destructive and idempotent only where they mean something (not read-only).
+    None if every hint is the default."""
+    hints = types.ToolAnnotations(
         read_only_hint=True if read_only else None,
         destructive_hint=False if not read_only and not destructive else None,
         idempotent_hint=True if idempotent and not read_only else None,
         open_world_hint=False if not open_world else None,
     )
+    return hints if hints.model_dump(exclude_none=True) else None
 
 
 def shared_fields_note() -> str:
