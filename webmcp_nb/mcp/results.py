@@ -21,9 +21,9 @@ A tool without structured output (`ToolSpec.structured_output`: browser_execute,
 whose data has no fixed shape) declares no output schema either; its failures are
 text only, and its successes carry structured content unless they hold an image.
 
-Every schema here is portable: no type arrays (a required field that may be null is an
-``anyOf`` of single types; an optional one that is null is left out of structured content)
-and every enumeration says its type.
+Every schema here is portable: no type arrays (a data field that is null is left out of
+structured content: its schema needs no ``null``; a page tool's own nullable types are ``anyOf``
+of single types) and every enumeration says its type.
 """
 
 from __future__ import annotations
