@@ -24,7 +24,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ..core.call.approval import Approval, ApprovalRequest, approval_summary
 from ..core.call.registry import validate_arguments
@@ -112,7 +112,7 @@ class AppTool:
         schema = agent_input_schema(self.params.model_json_schema())
         return types.Tool(name=self.name, description=self.description, input_schema=schema, meta=APP_ONLY)
 
-    def validate(self, arguments: Any) -> Any:
+    def validate(self, arguments: Any) -> BaseModel:
         """The parsed arguments, or `InvalidParams` in the words every tool's bad input gets."""
         return validate_arguments(self.name, self.params, arguments)
 
