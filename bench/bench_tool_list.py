@@ -5,7 +5,9 @@ the size is that of the `tools` array's wire JSON (`webmcp_nb.mcp.schemas.tool_l
 compact, camelCase, no nulls), whole, and without output schemas plus the server's instructions
 (what a model reads; the peers send no instructions).
 
-- webmcp_nb: `webmcp-nb serve --transport stdio`, default grants and every grant (`--caps` all);
+- webmcp_nb: `webmcp-nb serve --transport stdio`, default grants and every grant (`--caps` all),
+  each also as a host that renders MCP Apps gets it (its client advertises the UI extension: the
+  app-only tools and `_meta`, which `read` leaves out as such a host keeps them from its model);
 - `@playwright/mcp` 0.0.83 (npm, `bench/peers`): default options, and every cap;
 - `chrome-devtools-mcp` 1.11.0 (npm, `bench/peers`) on the same Chromium, default options.
 
@@ -27,8 +29,10 @@ from typing import Any
 from bench_mcp import CHROME_DEVTOOLS_MCP, CHROMIUM, PLAYWRIGHT_MCP, ensure_peers
 from benchmarks_md import bench_parser, publish
 from mcp import Client, StdioServerParameters
+from mcp.client.extension import advertise
 
 from webmcp_nb.core.guard.grants import CAPS
+from webmcp_nb.mcp.app import APP_MIME_TYPE, UI_EXTENSION
 from webmcp_nb.mcp.schemas import PEER_TOOL_LIST_BYTES, TOOL_LIST_BUDGET, TOOL_LIST_TARGET, tool_list_bytes
 
 BEGIN, END = "<!-- bench_tool_list:begin -->", "<!-- bench_tool_list:end -->"
@@ -60,6 +64,8 @@ def chrome_devtools_mcp() -> StdioServerParameters:
 SERVERS: dict[str, tuple[str, StdioServerParameters]] = {
     "ours_default": ("webmcp_nb, default grants", ours([])),
     "ours_every_grant": (f"webmcp_nb, every grant (`--caps {' '.join(CAPS)}`)", ours(list(CAPS))),
+    "ours_default_app": ("webmcp_nb, default grants, a host rendering the MCP App", ours([])),
+    "ours_every_grant_app": ("webmcp_nb, every grant, a host rendering the MCP App", ours(list(CAPS))),
     "playwright_default": ("`@playwright/mcp` 0.0.83, default", playwright_mcp()),
     "playwright_every_cap": (
         f"`@playwright/mcp` 0.0.83, `--caps {PLAYWRIGHT_CAPS}`",
@@ -69,15 +75,20 @@ SERVERS: dict[str, tuple[str, StdioServerParameters]] = {
 }
 
 
-async def measure(params: StdioServerParameters) -> dict[str, int]:
-    async with Client(params) as client:
+APP_HOSTS = {"ours_default_app", "ours_every_grant_app"}
+"""The listings of a client that advertises the MCP Apps UI extension."""
+
+
+async def measure(params: StdioServerParameters, app: bool = False) -> dict[str, int]:
+    extensions = [advertise(UI_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})] if app else None
+    async with Client(params, extensions=extensions) as client:
         tools, instructions = (await client.list_tools()).tools, client.instructions
     wire = (tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools)
     return tool_list_bytes(wire, instructions)
 
 
 async def run() -> dict[str, dict[str, int]]:
-    return {key: await measure(params) for key, (_, params) in SERVERS.items()}
+    return {key: await measure(params, key in APP_HOSTS) for key, (_, params) in SERVERS.items()}
 
 
 def report(sizes: dict[str, dict[str, int]]) -> str:
@@ -91,11 +102,13 @@ def report(sizes: dict[str, dict[str, int]]) -> str:
         )
     checks = []
     for (grant, part), target in TOOL_LIST_TARGET.items():
-        mine = sizes[f"ours_{grant}"][part]
-        ratio = mine / peer[grant][part]
-        held = TOOL_LIST_BUDGET[(grant, part)]
-        verdict = "met" if ratio <= target else "not met"
-        checks.append(f"| {grant.replace('_', ' ')}, {part} | {ratio:.2f} | <= {target:g} ({verdict}) | {held:g} |")
+        for host in ("", "_app"):
+            mine = sizes[f"ours_{grant}{host}"][part]
+            ratio = mine / peer[grant][part]
+            held = TOOL_LIST_BUDGET[(grant, part)]
+            verdict = "met" if ratio <= target else "not met"
+            label = f"{grant.replace('_', ' ')}, {part}{', app host' if host else ''}"
+            checks.append(f"| {label} | {ratio:.2f} | <= {target:g} ({verdict}) | {held:g} |")
     recorded = ", ".join(f"{grant}: {value:,}" for grant, value in PEER_TOOL_LIST_BYTES.items())
     told = "; ".join(
         f"{grant.replace('_', ' ')} {sizes[f'ours_{grant}']['whole'] + sizes[f'ours_{grant}']['instructions']:,} "

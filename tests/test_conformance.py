@@ -131,8 +131,9 @@ def test_an_agent_gets_a_tool_error_for_a_result_that_misses_the_output_schema(s
     assert structured["properties"]["unit"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}  # portable
     assert "structured" in success["properties"]["data"]["required"]
     assert "title" not in json.dumps(structured)
-    plain = success_branch(tools["webmcp_quote"].output_schema)["properties"]["data"]["properties"]["structured"]
-    assert plain["anyOf"][1] == {"type": "null"}  # no schema declared: the generic one
+    plain = success_branch(tools["webmcp_quote"].output_schema)["properties"]["data"]
+    assert plain["properties"]["structured"] == {"type": "object"}  # no schema declared: the generic one,
+    assert "structured" not in plain["required"]  # optional: left out when null
     assert good.is_error is False and good.structured_content["data"]["structured"] == {"n": 3, "unit": "items"}
     for result in (mirrored, direct):
         envelope = result.structured_content
@@ -193,7 +194,7 @@ def test_an_agent_reads_the_same_results(session, demo, served, mode):
     asked, doc, quoted = asyncio.run(scenario())
     assert asked.is_error is True and "multi-round result (input_required)" in asked.structured_content["message"]
     assert doc.is_error is False and [block.type for block in doc.content] == ["text"]
-    assert doc.structured_content["data"]["structured"] == DOC and doc.structured_content["data"]["content"] is None
+    assert doc.structured_content["data"]["structured"] == DOC and "content" not in doc.structured_content["data"]
     assert quoted.structured_content["data"]["text"] == '"quoted"'
     assert quoted.content[0].text.endswith('\ntext: "quoted"')  # as the page produced it, quotes kept
 

@@ -237,6 +237,48 @@ def test_a_click_on_the_view_needs_the_grant_a_click_needs(served: Served) -> No
         plain.stop()
 
 
+BAD_APP_INPUT: list[tuple[str, dict[str, Any], str]] = [
+    (STATE_TOOL, {"after": "3"}, "parameter 'after': Input should be a valid integer"),
+    (STATE_TOOL, {"frame": -1}, "parameter 'frame': Input should be greater than or equal to 0"),
+    (STATE_TOOL, {"since": 1}, "unknown parameter 'since' (allowed: after, frame)"),
+    (CLICK_TOOL, {"x": 10}, "missing required parameter 'y'"),
+    (CLICK_TOOL, {"x": "10", "y": 5}, "parameter 'x': Input should be a valid number"),
+    (DECIDE_TOOL, {"id": "one", "approve": True}, "parameter 'id': Input should be a valid integer"),
+    (DECIDE_TOOL, {"id": 1, "approve": "yes"}, "parameter 'approve': Input should be a valid boolean"),
+    (DECIDE_TOOL, {"id": 0, "approve": True}, "parameter 'id': Input should be greater than or equal to 1"),
+    (DECIDE_TOOL, {"id": 10_000, "approve": True}, "No pending approval 10000: it was answered already"),
+]
+"""Bad input to each app-only tool, and the words its refusal must hold."""
+
+
+def test_the_app_tools_refuse_bad_input_as_every_tool_does(served: Served) -> None:
+    async def scenario() -> tuple[types.CallToolResult, list[types.CallToolResult]]:
+        tool = await served.host.call_tool("browser_snapshot", {"depth": "3"})  # a registry tool's bad input
+        return tool, [await served.host.call_tool(name, args) for name, args, _ in BAD_APP_INPUT]
+
+    before = len(served.session.history)
+    tool, refused = served.run(scenario())
+    baseline = tool.structured_content or {}
+    assert tool.is_error and baseline["error_type"] == "invalid_params", baseline
+    for (name, args, words), result in zip(BAD_APP_INPUT, refused, strict=True):
+        envelope = result.structured_content or {}
+        assert result.is_error is True and set(envelope) == set(baseline), (name, args, envelope)
+        assert (envelope["status"], envelope["error_type"]) == ("error", "invalid_params"), envelope
+        operation = envelope["operation"]
+        assert (operation["tool"], operation["outcome"], operation["retry"]) == (
+            name,
+            "not_started",
+            "after_correction",
+        )
+        assert set(operation) == set(baseline["operation"]), operation
+        assert words in envelope["message"] and envelope["message"].startswith(
+            f"Invalid arguments for {name}: " if not words.startswith("No pending") else "No pending"
+        ), envelope["message"]
+        assert isinstance(result.content[-1], types.TextContent) and words in result.content[-1].text
+    # Refused before anything ran: no click, no decision (only the registry tool's call is logged).
+    assert [record.tool for record in list(served.session.history)[before:]] == ["browser_snapshot"]
+
+
 def frame_state(served: Served) -> dict[str, Any]:
     """What the app shows: its frame's seq and source, its URL line, log rows and approval rows."""
     return served.run(

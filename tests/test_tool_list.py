@@ -20,10 +20,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.extension import advertise
 
 from webmcp_nb.client import tool_registry
 from webmcp_nb.core.guard.grants import CAPS, GATED_PARAMS, Grant
 from webmcp_nb.demo import DemoServer
+from webmcp_nb.mcp.app import APP_MIME_TYPE, APP_TOOLS, UI_EXTENSION
 from webmcp_nb.mcp.schemas import SHARED_FIELDS, TOOL_LIST_BUDGET, budget_bytes, tool_list_bytes
 from webmcp_nb.mcp.server import describe_tool
 
@@ -32,6 +34,7 @@ from .helpers import ref_for
 AGENT = types.Implementation(name="tool-list-agent", version="1.0")
 GRANTS = {"default": [], "every_grant": list(CAPS)}
 ERAS = ("auto", "legacy")
+APP = "app"
 
 
 def serve(caps: list[str]) -> StdioServerParameters:
@@ -48,8 +51,11 @@ def wire(tools: list[types.Tool]) -> list[dict[str, Any]]:
 
 
 async def listing(caps: list[str], mode: str) -> tuple[list[dict[str, Any]], str | None]:
-    """The tool list and the server's instructions, as a client in protocol era `mode` gets them."""
-    async with Client(serve(caps), mode=mode, client_info=AGENT) as client:
+    """The tool list and the server's instructions, as a client in protocol era `mode` gets them
+    (``app``: a 2026-07-28 client that renders MCP Apps, as it advertises)."""
+    extensions = [advertise(UI_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})] if mode == APP else None
+    era = "auto" if mode == APP else mode
+    async with Client(serve(caps), mode=era, client_info=AGENT, extensions=extensions) as client:
         return wire((await client.list_tools()).tools), client.instructions
 
 
@@ -58,16 +64,18 @@ Listed = dict[tuple[str, str], tuple[list[dict[str, Any]], str | None]]
 
 @pytest.fixture(scope="module")
 def listed() -> Listed:
-    """Each grant's tool list and instructions, in each protocol era (2026-07-28, and 2025-11-25)."""
-    return {(grant, mode): asyncio.run(listing(caps, mode)) for grant, caps in GRANTS.items() for mode in ERAS}
+    """Each grant's tool list and instructions, in each protocol era (2026-07-28, and 2025-11-25),
+    and as a host that renders apps gets them."""
+    return {(grant, mode): asyncio.run(listing(caps, mode)) for grant, caps in GRANTS.items() for mode in (*ERAS, APP)}
 
 
 def test_the_tool_list_stays_within_its_budget(listed: Listed) -> None:
     for grant in GRANTS:
         assert listed[(grant, "auto")] == listed[(grant, "legacy")], grant  # one list for both eras
     for grant, part in TOOL_LIST_BUDGET:
-        sizes = tool_list_bytes(*listed[(grant, "auto")])
-        assert sizes[part] <= budget_bytes(grant, part), (grant, part, sizes)
+        for mode in ("auto", APP):  # a host that renders apps is held to the same ceilings
+            sizes = tool_list_bytes(*listed[(grant, mode)])
+            assert sizes[part] <= budget_bytes(grant, part), (grant, mode, part, sizes)
     default = tool_list_bytes(*listed[("default", "auto")])
     assert default["tools"] == len([spec for spec in tool_registry() if spec.group == "core"])
     # What moved into the instructions is counted in what a model reads.
@@ -111,11 +119,16 @@ def _nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
                 yield from _nodes(sub, f"{path}/{key}/{index}")
 
 
-def test_published_input_schemas_are_lean_and_strict(listed: Listed) -> None:
-    tools = {tool["name"]: tool for tool in listed[("every_grant", "auto")][0]}
-    assert set(tools) == {spec.name for spec in tool_registry() if spec.group != "notebook"}
+def test_published_schemas_are_lean_and_strict(listed: Listed) -> None:
+    tools = {tool["name"]: tool for tool in listed[("every_grant", APP)][0]}  # the app-only tools too
+    assert set(tools) == {spec.name for spec in tool_registry() if spec.group != "notebook"} | set(APP_TOOLS)
     shared = set(SHARED_FIELDS.values())
     for name, tool in tools.items():
+        data = (tool.get("outputSchema") or {}).get("properties", {}).get("data")
+        if data is not None:  # strict; an optional field is left out when null, so it has no null branch
+            assert data["type"] == "object" and data["additionalProperties"] is False, name
+            optional = set(data["properties"]) - set(data.get("required", []))
+            assert not [f for f in optional if {"type": "null"} in data["properties"][f].get("anyOf", [])], name
         schema = tool["inputSchema"]
         assert schema["type"] == "object" and "description" not in schema, name
         for path, node in _nodes(schema):
@@ -136,7 +149,7 @@ def test_annotations_say_what_the_registry_says_under_mcp_defaults(listed: Liste
     for spec in tool_registry():
         if spec.name not in tools:
             continue
-        hints = tools[spec.name]["annotations"]
+        hints = tools[spec.name].get("annotations", {})  # none at all when every hint is MCP's default
         assert hints.get("readOnlyHint", False) is spec.read_only, spec.name
         assert hints.get("openWorldHint", True) is spec.open_world, spec.name
         if not spec.read_only:

@@ -24,8 +24,12 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from pydantic import BaseModel, Field
 
 from ..core.call.approval import Approval, ApprovalRequest, approval_summary
+from ..core.call.registry import validate_arguments
+from ..core.tools.models import Params
+from .schemas import agent_input_schema
 
 if TYPE_CHECKING:
     from ..client import Session
@@ -81,19 +85,50 @@ def app_contents() -> types.ReadResourceResult:
     )
 
 
-def app_tools() -> list[types.Tool]:
-    def tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> types.Tool:
-        schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-        return types.Tool(name=name, description=description, input_schema=schema, meta=APP_ONLY)
+class StateParams(Params):
+    after: int | None = Field(None, ge=0)  # the version the app shows: answer once there is a newer one
+    frame: int | None = Field(None, ge=0)  # the frame it shows: not sent again
 
-    return [
-        tool(STATE_TOOL, "The newest frame of the current tab, the call log and pending approvals.",
-             {"after": {"type": "integer", "minimum": 0}, "frame": {"type": "integer", "minimum": 0}}, []),
-        tool(CLICK_TOOL, "Click at a point of the view (CSS pixels of the page).",
-             {"x": {"type": "number", "minimum": 0}, "y": {"type": "number", "minimum": 0}}, ["x", "y"]),
-        tool(DECIDE_TOOL, "Approve or deny a pending call.",
-             {"id": {"type": "integer", "minimum": 1}, "approve": {"type": "boolean"}}, ["id", "approve"]),
-    ]  # fmt: skip
+
+class ClickParams(Params):
+    x: float  # bounded as browser_mouse_click_xy bounds them (the call it becomes)
+    y: float
+
+
+class DecideParams(Params):
+    id: int = Field(ge=1)
+    approve: bool
+
+
+@dataclass(frozen=True)
+class AppTool:
+    """An app-only tool: declared by its params model, described and validated as every tool is."""
+
+    name: str
+    description: str
+    params: type[Params]
+
+    def describe(self) -> types.Tool:
+        schema = agent_input_schema(self.params.model_json_schema())
+        return types.Tool(name=self.name, description=self.description, input_schema=schema, meta=APP_ONLY)
+
+    def validate(self, arguments: Any) -> BaseModel:
+        """The parsed arguments, or `InvalidParams` in the words every tool's bad input gets."""
+        return validate_arguments(self.name, self.params, arguments)
+
+
+APP_TOOLS = {
+    tool.name: tool
+    for tool in (
+        AppTool(STATE_TOOL, "The current tab's newest frame, the call log, pending approvals.", StateParams),
+        AppTool(CLICK_TOOL, "Click at a point of the view (CSS pixels of the page).", ClickParams),
+        AppTool(DECIDE_TOOL, "Approve or deny a pending call.", DecideParams),
+    )
+}
+
+
+def app_tools() -> list[types.Tool]:
+    return [tool.describe() for tool in APP_TOOLS.values()]
 
 
 @dataclass

@@ -21,7 +21,8 @@ A tool without structured output (`ToolSpec.structured_output`: browser_execute,
 whose data has no fixed shape) declares no output schema either; its failures are
 text only, and its successes carry structured content unless they hold an image.
 
-Every schema here is portable: no type arrays (nullable fields are ``anyOf``
+Every schema here is portable: no type arrays (a data field that is null is left out of
+structured content: its schema needs no ``null``; a page tool's own nullable types are ``anyOf``
 of single types) and every enumeration says its type.
 """
 
@@ -40,7 +41,7 @@ import mcp_types as types
 from ..core.call.envelope import Envelope, enforce_size_limit
 from ..core.call.registry import ToolSpec
 from ..core.render.renderer import render_text
-from .schemas import agent_data_schema
+from .schemas import agent_data, agent_data_schema
 
 ARTIFACT_URI = "webmcp-nb://artifacts/"
 """Files a call wrote are offered to agents as resource links under this URI."""
@@ -226,6 +227,9 @@ def call_result(
         structured = json.loads(json.dumps(_without_bytes(envelope.to_dict()), default=list))
     else:
         structured = json.loads(envelope.to_json_bytes())
+    schema = output_schema(spec) if spec is not None else None
+    if schema is not None and isinstance(structured.get("data"), dict):
+        structured["data"] = agent_data(structured["data"], schema["properties"]["data"])
     text = render_text(envelope)
     content: list[Any] = [*images, types.TextContent(type="text", text=text), *artifact_links(envelope)]
     if spec is not None and not spec.structured_output and not envelope.ok:

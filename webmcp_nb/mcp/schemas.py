@@ -16,8 +16,10 @@ it carries is what a model or a validating client uses, once:
   (`webmcp_nb.core.guard.grants.GATED_PARAMS`) are left out (sent anyway, the tool refuses them naming
   the cap);
 - output schemas hold the envelope loosely (the tool's `data` typed; the rest of the envelope
-  is described once, in the instructions) and the data as an outline
-  without prose: clients validate structured content (successes only), they do not read it.
+  is described once, in the instructions) and the data as an outline without prose (each
+  field's type, not what an object or a list holds), no field with a ``null`` branch (a null
+  one is left out of the result, `agent_data`): clients validate structured content (successes
+  only), they do not read it.
 
 Every object keeps ``additionalProperties: false`` wherever the model declared it.
 The full schemas stay with the core (`ToolSpec.input_schema`: the Python API, the
@@ -84,27 +86,54 @@ def agent_input_schema(schema: Mapping[str, Any], withheld: Iterable[str] = ()) 
 
 def agent_data_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A tool's data schema for validating clients: its fields strictly (names, types, which are
-    required, nullable where values may be null), what they hold by type alone (an object or a
-    list of them is not spelled out), without prose or defaults."""
+    always there), what they hold by type alone (an object or a list is not spelled out), without
+    prose or defaults. No field has a ``null`` branch: a null one is left out (`agent_data`), so a
+    field that may be null is not required."""
     lean = _lean(schema, _defs(schema), keep_prose=True, optional_null=False, depth=0)
     root = {k: v for k, v in lean.items() if k not in ("description", "default")}
-    return {**root, "properties": {name: _outline(sub) for name, sub in lean.get("properties", {}).items()}}
+    properties = lean.get("properties", {})
+    required = [name for name in lean.get("required", ()) if _NULL not in properties[name].get("anyOf", ())]
+    data = {**root, "properties": {name: _outline(_without_null(sub)) for name, sub in properties.items()}}
+    data.pop("required", None)
+    return {**data, "required": required} if required else data
+
+
+def agent_data(data: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`data` as agents are sent it under its `agent_data_schema`: its null fields left out (that
+    schema gives them no ``null`` branch), but for those of any value (null is one)."""
+    properties = schema.get("properties", {})
+    return {name: value for name, value in data.items() if value is not None or _any_value(properties.get(name))}
+
+
+def _any_value(prop: Any) -> bool:
+    return isinstance(prop, dict) and "type" not in prop and "anyOf" not in prop
+
+
+def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
+    options = prop.get("anyOf")
+    if not isinstance(options, list) or _NULL not in options:
+        return prop
+    kept = [option for option in options if option != _NULL]
+    rest = {k: v for k, v in prop.items() if k != "anyOf"}
+    return {**kept[0], **rest} if len(kept) == 1 else {"anyOf": kept, **rest}
 
 
 def _outline(node: dict[str, Any]) -> dict[str, Any]:
-    """`node` by its type alone: objects lose their properties, arrays keep their items' type."""
+    """`node` by its type alone: objects lose their properties, arrays their items."""
     if isinstance(node.get("anyOf"), list):
         options = [_outline(option) for option in node["anyOf"]]
         return {"anyOf": [o for i, o in enumerate(options) if o not in options[:i]]}
     kind = node.get("type")
     if kind == "array":
-        items = node.get("items")
-        return {"type": "array", "items": _outline(items)} if isinstance(items, dict) and items else {"type": "array"}
+        return {"type": "array"}
     if kind == "object" or (kind is None and "properties" in node):
         return {"type": "object"}
     typed = {k: v for k, v in node.items() if k in ("type", "enum", "const")}
-    # Any value: its description stands in for a type (an empty schema is not portable).
-    return typed or {"description": node.get("description") or "Any JSON value."}
+    # Any value: a description stands in for a type (an empty schema is not portable).
+    return typed or {"description": ANY_VALUE}
+
+
+ANY_VALUE = "Any JSON value."
 
 
 def _defs(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,13 +176,10 @@ def _lean(
 def _optional(prop: dict[str, Any]) -> dict[str, Any]:
     """An optional property without what goes without saying: its ``null`` branch with its
     ``default: null`` (left out and null mean the same to the tool), and a flag's ``default: false``."""
-    options = prop.get("anyOf")
-    if prop.get("default", ...) is None and isinstance(options, list) and _NULL in options:
-        kept = [option for option in options if option != _NULL]
-        rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
-        prop = {**kept[0], **rest} if len(kept) == 1 else {"anyOf": kept, **rest}
-    if prop.get("default", ...) is None or (prop.get("type") == "boolean" and prop.get("default") is False):
-        prop = {k: v for k, v in prop.items() if k != "default"}
+    if prop.get("default", ...) is None:
+        return {k: v for k, v in _without_null(prop).items() if k != "default"}
+    if prop.get("type") == "boolean" and prop.get("default") is False:
+        return {k: v for k, v in prop.items() if k != "default"}
     return prop
 
 
@@ -179,15 +205,17 @@ _SHARED_WORDINGS = frozenset(SHARED_FIELDS.values())
 
 def tool_annotations(
     *, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
-) -> types.ToolAnnotations:
+) -> types.ToolAnnotations | None:
     """The hints that differ from MCP's defaults (readOnly false, destructive true, idempotent
-    false, openWorld true); destructive and idempotent only where they mean something (not read-only)."""
-    return types.ToolAnnotations(
+    false, openWorld true); destructive and idempotent only where they mean something (not read-only).
+    None if every hint is the default."""
+    hints = types.ToolAnnotations(
         read_only_hint=True if read_only else None,
         destructive_hint=False if not read_only and not destructive else None,
         idempotent_hint=True if idempotent and not read_only else None,
         open_world_hint=False if not open_world else None,
     )
+    return hints if hints.model_dump(exclude_none=True) else None
 
 
 def shared_fields_note() -> str:
@@ -232,15 +260,22 @@ def tool_list_bytes(tools: Iterable[Mapping[str, Any]], instructions: str | None
     """The size of a `tools/list` answer's `tools` array (wire JSON, camelCase, no nulls, as compact
     JSON): ``whole``; ``read``, what a model reads: the array without output schemas, and the
     server's `instructions` (the initialize answer's: text moved there is still read); their
-    parts: ``read_tools`` (the array without output schemas), ``instructions``, ``input`` and
-    ``output`` (the schemas alone)."""
+    parts: ``read_tools`` (the array without output schemas, and without what a host that renders
+    MCP Apps keeps from its model: ``_meta``, and the tools only apps see), ``instructions``,
+    ``input`` and ``output`` (the schemas alone)."""
     tools = list(tools)
 
     def size(value: Any) -> int:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
+    def app_only(tool: Mapping[str, Any]) -> bool:
+        return bool((tool.get("_meta") or {}).get("ui", {}).get("visibility") == ["app"])
+
     told = len((instructions or "").encode())
-    read_tools = size([{k: v for k, v in tool.items() if k != "outputSchema"} for tool in tools])
+    read = [
+        {k: v for k, v in tool.items() if k not in ("outputSchema", "_meta")} for tool in tools if not app_only(tool)
+    ]
+    read_tools = size(read)
     return {
         "tools": len(tools),
         "whole": size(tools),

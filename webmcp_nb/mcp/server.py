@@ -37,6 +37,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..core.call.approval import Approval
+from ..core.call.envelope import refusal
+from ..core.call.errors import InvalidParams
 from ..core.call.hub import Caller
 from ..core.call.registry import ToolSpec
 from ..core.call.util import spawn
@@ -46,11 +48,12 @@ from ..published import Kind
 from ..serve_options import ServeOptions
 from .app import (
     APP_META,
+    APP_TOOLS,
     APP_URI,
-    CLICK_TOOL,
-    DECIDE_TOOL,
-    STATE_TOOL,
     AppHub,
+    ClickParams,
+    DecideParams,
+    StateParams,
     app_contents,
     app_resource,
     app_tools,
@@ -110,15 +113,6 @@ def shows_the_page(spec: ToolSpec) -> bool:
 def with_app(tool: types.Tool, spec: ToolSpec) -> types.Tool:
     """`tool` as a host that renders apps is sent it: naming the live view if it changes or shows the page."""
     return tool.model_copy(update={"meta": APP_META}) if shows_the_page(spec) else tool
-
-
-def count(value: Any) -> int | None:
-    """`value` if it is an integer (not a bool), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def app_error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
 LIST_CHANGED: dict[Kind, type[ToolsListChanged] | type[ResourcesListChanged] | type[PromptsListChanged]] = {
@@ -284,22 +278,24 @@ class AgentServer:
 
     async def _call_app_tool(self, ctx: ServerRequestContext[Any], name: str, arguments: Any) -> types.CallToolResult:
         """An app-only tool: the view's state, a click on it (a `browser_mouse_click_xy` call, with
-        this client's grant and approval), or an answer to a pending approval."""
+        this client's grant and approval), or an answer to a pending approval. Bad input is refused
+        as any tool's is: an ``invalid_params`` envelope, ``not_started``."""
         assert self.app is not None
-        args = arguments if isinstance(arguments, dict) else {}
-        if name == STATE_TOOL:
-            after, seen = (count(args.get(key)) for key in ("after", "frame"))
-            return await self.app.state(after, seen)
-        if name == CLICK_TOOL:
-            arguments = {"x": args.get("x"), "y": args.get("y")}
-            click = "browser_mouse_click_xy"
-            return await self._call(ctx, click, click, arguments, via_app=True)
-        id, approve = count(args.get("id")), args.get("approve")
-        if id is None or not isinstance(approve, bool):
-            return app_error("webmcp_nb_app_decide takes id (an integer) and approve (true or false)")
-        if not self.app.answer(id, approve):
-            return app_error(f"No pending approval {id}: it was answered already, or never asked")
-        return types.CallToolResult(content=[types.TextContent(type="text", text="approved" if approve else "denied")])
+        try:
+            params = APP_TOOLS[name].validate(arguments)
+            if isinstance(params, StateParams):
+                return await self.app.state(params.after, params.frame)
+            if isinstance(params, ClickParams):
+                click = "browser_mouse_click_xy"
+                return await self._call(ctx, click, click, {"x": params.x, "y": params.y}, via_app=True)
+            assert isinstance(params, DecideParams)
+            if not self.app.answer(params.id, params.approve):
+                raise InvalidParams(f"No pending approval {params.id}: it was answered already, or never asked.")
+        except InvalidParams as failure:
+            return call_result(refusal(name, failure.message), None, self.session.limits.max_result_bytes)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="approved" if params.approve else "denied")]
+        )
 
     def caller(self, ctx: ServerRequestContext[Any]) -> str:
         named = (ctx.meta or {}).get(CALLER_META_KEY)
@@ -314,7 +310,7 @@ class AgentServer:
     ) -> types.CallToolResult:
         self.notifier.seen(ctx)
         name, arguments = as_sent(params)
-        if name in (STATE_TOOL, CLICK_TOOL, DECIDE_TOOL) and self._renders_app(ctx):
+        if isinstance(name, str) and name in APP_TOOLS and self._renders_app(ctx):
             return await self._call_app_tool(ctx, name, arguments)
         return await self._call(ctx, params.name, name, arguments)
 

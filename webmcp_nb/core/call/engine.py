@@ -159,8 +159,6 @@ class Engine:
                     f"granted (the notebook user can grant it, for example `%browser serve --caps {ungranted.group}`).",
                     started=False,
                 )
-            if not isinstance(args, dict):
-                raise ToolFailure("invalid_params", "Arguments must be an object of named parameters.", started=False)
             params = spec.validate(args)
             budget, source = self.limits.operation_timeout_s, self.limits.source("operation_timeout_s")
             if timeout_s is not None:

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any, Literal, get_args
 
 from ..config import Limits
-from .util import escape_surrogates
+from .util import escape_surrogates, random_uuid, utc_now
 
 Status = Literal["success", "error"]
 Outcome = Literal["completed", "not_started", "unknown"]
@@ -243,6 +243,14 @@ def _json_default(value: Any) -> Any:
 
 _ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
 """The envelope's JSON (one encoder for every envelope: `json.dumps` with options builds one per call)."""
+
+
+def refusal(tool: str, message: str, error_type: ErrorType = "invalid_params") -> Envelope:
+    """The envelope of a call refused before anything ran, by a front end's own tool (that runs
+    outside the engine): outcome ``not_started``, retry ``after_correction``, as the engine's."""
+    now = utc_now()
+    operation = Operation(random_uuid(), tool, None, None, None, now, now, 0.0, "not_started", "after_correction")
+    return Envelope("error", None, operation, error_type=error_type, message=message)
 
 
 def enforce_size_limit(

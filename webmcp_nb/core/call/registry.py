@@ -122,28 +122,36 @@ class ToolSpec:
             "open_world": self.open_world,
         }
 
-    def validate(self, args: dict[str, Any]) -> BaseModel:
+    def validate(self, args: Any) -> BaseModel:
         """Parse `args`, or raise `InvalidParams` naming the offending field."""
-        try:
-            return self.params.model_validate(args)
-        except ValidationError as exc:
-            raise InvalidParams(describe_validation_error(self, exc)) from None
+        return validate_arguments(self.name, self.params, args)
 
 
-def describe_validation_error(spec: ToolSpec, exc: ValidationError) -> str:
+def validate_arguments(tool: str, params: type[BaseModel], args: Any) -> BaseModel:
+    """`args` parsed as tool `tool`'s `params`, or `InvalidParams` naming the offending field (every
+    tool's input, a front end's own tools too, is refused in these words)."""
+    if not isinstance(args, dict):
+        raise InvalidParams("Arguments must be an object of named parameters.")
+    try:
+        return params.model_validate(args)
+    except ValidationError as exc:
+        raise InvalidParams(describe_validation_error(tool, params, exc)) from None
+
+
+def describe_validation_error(tool: str, params: type[BaseModel], exc: ValidationError) -> str:
     problems = []
     for error in exc.errors(include_url=False):
         where = _clip(".".join(str(part) for part in error["loc"]) or "(arguments)")
         kind = error["type"]
         if kind == "extra_forbidden":
-            allowed = _fields_at(spec.params, error["loc"][:-1])
+            allowed = _fields_at(params, error["loc"][:-1])
             hint = f" (allowed: {', '.join(allowed) or 'none'})" if allowed is not None else ""
             problems.append(f"unknown parameter '{where}'{hint}")
         elif kind == "missing":
             problems.append(f"missing required parameter '{where}'")
         else:
             problems.append(f"parameter '{where}': {error['msg']} (got {_clip(repr(error.get('input')))})")
-    return f"Invalid arguments for {spec.name}: " + "; ".join(problems)
+    return f"Invalid arguments for {tool}: " + "; ".join(problems)
 
 
 def _clip(text: str, limit: int = 80) -> str:
