@@ -417,8 +417,11 @@ def test_page_mode_uses_the_pages_string_input_polyfill_without_running_twice(se
         )
         assert page_text(session, "runs", instance="webmcp-page") == "Tool runs: 3"  # only broken_note ran
 
-        # webmcp.html brings no polyfill: in page mode it has no tools.
+        # webmcp.html brings no polyfill: in page mode it has no tools. The old document's tools are
+        # gone as the tab commits the new one (before navigate returns, with no read of the page).
         ok(session.navigate(demo.url_for("webmcp.html"), instance="webmcp-page"))
+        page_id = ok(session.tabs(instance="webmcp-page"))["current_page_id"]
+        assert session.engine.page_tools("webmcp-page", page_id)[1] == []  # type: ignore[index]
         assert page_text(session, "webmcp-status", instance="webmcp-page") == "WebMCP not available"
         assert ok(session.webmcp_list(instance="webmcp-page"))["tools"] == []
     finally:

@@ -89,6 +89,9 @@ class PageState:
         # The main frame's navigation request in flight: while it is, DevTools holds back
         # commands for the renderer, so a probe's silence means nothing.
         self._navigation: Request | None = None
+        # Whether the main frame's latest navigation was preceded by a request of its own: a new
+        # document, whose load follows (same-document and cached history navigations have none).
+        self.loads_document = False
         page.on("crash", self._on_crash)
         # Listeners called for every request are plain functions (Playwright reads a listener's
         # signature at every event; a bound method's costs half as much again).
@@ -196,6 +199,12 @@ class PageState:
         """The document title. On Chromium it is read from the browser process, which answers
         at once, instead of from a renderer that is still busy right after a load; the read
         starts when the document is parsed, so a navigation's load wait hides it."""
+        shown = await self.shown_title()
+        return shown if shown is not None else await self.page.title()
+
+    async def shown_title(self) -> str | None:
+        """The title as the browser process shows it, or None where that is not the document's own
+        (the browser shows the URL when a page has no title; not Chromium): `title()` asks the page."""
         known = self.known_title()
         if known is not None:
             return known
@@ -204,10 +213,7 @@ class PageState:
             title = await prefetched[1]
         else:
             title = await self.browser_title()
-        if not self._shows_title(title):
-            return await self.page.title()  # the browser shows the URL when a page has no title
-        assert title is not None
-        return title
+        return title if self._shows_title(title) else None
 
     def known_title(self) -> str | None:
         """The title without waiting, when the read started at DOMContentLoaded has answered for the
@@ -255,6 +261,7 @@ class PageState:
     def _on_frame_navigated(self, frame: Frame) -> None:
         if frame.parent_frame is None:
             self._navigations += 1
+            self.loads_document = self._navigation is not None
             self._on_request_done(None)
 
     @property

@@ -63,6 +63,9 @@ class CallContext:
     element_failed: bool = False
     # Set by a tool that only described what it would do (an API operation's preview=True): outcome not_started.
     previewed: bool = False
+    # The cookie read every finished call ends with (`guard.secret_echo.refresh`), when the tool sent it
+    # with its last read (`last_read`); the engine drops it when it reads the page after the tool.
+    cookie_read: asyncio.Future[None] | None = None
 
     def report_progress(self, stage: str, message: str) -> None:
         """Tell the front end where a long step stands (`stage` "launching", then "ready" or
@@ -173,6 +176,15 @@ class CallContext:
             raise ToolFailure(
                 "operation_timeout", f"Timed out after {timeout_ms / 1000:g} s waiting for {what}.{said}"
             ) from None
+
+    async def last_read(self, read: Awaitable[T]) -> T:
+        """Await the tool's last read of the page (what its result ends with), with the call's
+        closing cookie read sent right behind it instead of after it: one round trip less."""
+        from ..guard.secret_echo import read_cookies
+
+        answer = asyncio.ensure_future(read)  # runs (and sends) first: tasks start in order
+        self.cookie_read = asyncio.ensure_future(read_cookies(self.engine.manager.secrets, self))
+        return await answer
 
     async def settle(self) -> None:
         """Return once a navigation the action started has its document parsed."""

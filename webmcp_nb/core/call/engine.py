@@ -214,6 +214,8 @@ class Engine:
             self._record_cancelled(tool, args, caller, spec, ctx, submitted, started_at)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+            if ctx is not None:
+                ctx.cookie_read = None  # the failure context reads the page again: cookies are read after it
             failure = exc if isinstance(exc, ToolFailure) else self._translate(exc, ctx)
             self._suspect_page(ctx, failure)
             outcome, retry = classify(spec, failure.started, failure.read_only)
@@ -394,6 +396,7 @@ class Engine:
             observer = Observer(ctx, observing)
             try:
                 data = await self._run_watching_modals(spec, params, ctx, page_state)
+                ctx.cookie_read = None  # the observation ends the call: cookies are read after it
                 if data.modal_state is not None:
                     return data  # the page waits for the modal: nothing more can happen until then
                 return data.model_copy(update={"observation": await observer.result()})
@@ -451,6 +454,7 @@ class Engine:
         modal = page_state.modal
         if finished and (modal is None or spec.read_only):
             return work.result()
+        ctx.cookie_read = None  # the result describes the modal, seen after the tool's last read
         if spec.read_only:
             failure = page_state.blocked_error(spec.name)
             failure.started = True

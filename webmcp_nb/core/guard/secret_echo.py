@@ -51,7 +51,16 @@ def scrub_record(
 
 
 async def refresh(known: KnownSecrets, ctx: CallContext | None) -> None:
-    """Read the call's live instance's cookie values again, before a finished call is recorded."""
+    """Read the call's live instance's cookie values again, before a finished call is recorded
+    (the read its tool sent with its last read of the page, if it did: `CallContext.last_read`)."""
+    if ctx is not None and ctx.cookie_read is not None:
+        await ctx.cookie_read
+    else:
+        await read_cookies(known, ctx)
+
+
+async def read_cookies(known: KnownSecrets, ctx: CallContext | None) -> None:
+    """Read the cookie values of the call's instance, if it is live."""
     instance = ctx.instance if ctx is not None else None
     if instance is not None and instance.state == "live":
         await known.refresh(instance.instance_id, instance.context)

@@ -50,12 +50,12 @@ def check_url(ctx: CallContext, url: str | None) -> None:
 
 
 async def _page_data(ctx: CallContext, response: Response | None, moved: bool | None = None) -> PageData:
-    return PageData(
-        url=ctx.page.url,
-        title=await ctx.page_state.title(),  # type: ignore[union-attr]
-        status=response.status if response is not None else None,
-        moved=moved,
-    )
+    url, state = ctx.page.url, ctx.require_page()
+    title = await ctx.last_read(state.shown_title())
+    if title is None:  # asked of the page after the cookie read went out: the engine reads them again
+        ctx.cookie_read = None
+        title = await ctx.page.title()
+    return PageData(url=url, title=title, status=response.status if response is not None else None, moved=moved)
 
 
 async def _navigation(

@@ -2,7 +2,8 @@
 
 Used in the ``page`` and ``polyfill`` modes (and by browsers without the DevTools WebMCP
 domain). The tool list is read with ``getTools()`` in every frame: on each list and call,
-and after each page load or navigation. A frame whose document changed (its
+after each page load, and after each navigation but the main frame's to a new document (whose
+tools go at once; its load reads the new ones). A frame whose document changed (its
 ``performance.timeOrigin``) has its old tools cleared first.
 
 Calling conventions differ: the native API takes an input *object*, some polyfills a JSON
@@ -111,8 +112,20 @@ class ScriptTools(PageTools):
         self.mode = mode
         self._documents: dict[str, float | None] = {}  # frame id -> performance.timeOrigin of the document read
         self._lock = asyncio.Lock()
+        self._documents_loaded = 0  # new main-frame documents seen: a read begun before one is dropped
         state.page.on("load", lambda _page: self._refresh_soon())
-        state.page.on("framenavigated", lambda _frame: self._refresh_soon())
+        state.page.on("framenavigated", self._navigated)  # after the PageState's own listener
+
+    def _navigated(self, frame: Frame) -> None:
+        """A frame navigated. When the main frame has a new document, the old one's tools are gone
+        and the new one's are read at its load (one read per page load instead of two)."""
+        if frame is not self.state.page.main_frame or not self.state.loads_document:
+            self._refresh_soon()
+            return
+        self._documents_loaded += 1
+        key = self.state.frame_id(frame)
+        self._documents.pop(key, None)
+        self._clear({key}, "navigation")
 
     def _refresh_soon(self) -> None:
         if not self.closed:
@@ -131,10 +144,13 @@ class ScriptTools(PageTools):
 
     async def _read(self, frame: Frame) -> None:
         key = self.state.frame_id(frame)
+        documents = self._documents_loaded
         try:
             found = await asyncio.wait_for(frame.evaluate(LIST_JS), LIST_TIMEOUT_S)
         except Exception:  # noqa: BLE001 - navigating, detached or busy: read again later
             return
+        if documents != self._documents_loaded:
+            return  # it may have read the document the tab has left; the new one's load reads again
         document = found["document"] if found else None
         if key in self._documents and self._documents[key] != document:
             self._clear({key}, "navigation")
