@@ -72,8 +72,8 @@ test-fast: install
 
 test-compat: chromium
 	@$(STEP) "Creating the environment in $(COMPAT_VENV)" $(LOGS)/compat-venv.log $(PYTHON) -m venv $(COMPAT_VENV)
-	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT) and the camoufox and dask extras (collecting every test module imports distributed)" $(LOGS)/compat-install.log \
-		$(INSTALL) $(COMPAT_VENV)/bin/python -e '.[test,demo,camoufox,dask]' 'playwright==$(COMPAT_PLAYWRIGHT)'
+	@$(STEP) "Installing webmcp_nb with Playwright $(COMPAT_PLAYWRIGHT) and the camoufox, dask and apis extras (every test module is collected; the API page transport is Playwright-sensitive)" $(LOGS)/compat-install.log \
+		$(INSTALL) $(COMPAT_VENV)/bin/python -e '.[test,demo,camoufox,dask,apis]' 'playwright==$(COMPAT_PLAYWRIGHT)'
 	@WEBMCP_NB_REQUIRE_CAMOUFOX=1 $(call run_pytest,$(COMPAT_VENV)/bin/python,-m "playwright_sensitive or camoufox")
 
 # ruff (rules in pyproject.toml), the formatter's check, and mypy (strict) on the whole package.

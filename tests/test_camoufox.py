@@ -303,7 +303,9 @@ def test_missing_model_with_standin_binary(tmp_path: Path, standin_binary: Path)
     assert envelope["error_type"] == "binary_not_found"
     assert "fpgen's fingerprint model model-2/2026 is not installed" in envelope["message"]
     assert camoufox_backend.INSTALL_COMMAND in envelope["message"]
-    assert envelope["operation"]["duration_ms"] < 2000
+    # No download was tried (attempts), so it fails at once; the bound only allows a loaded machine
+    # (3.5 s seen on 4 workers), far below a download's wait.
+    assert envelope["operation"]["duration_ms"] < 20_000
     assert result["attempts"] == [] and result["imported"] is False
 
 
