@@ -419,6 +419,7 @@ def test_a_notebook_interrupt_cancels_the_request_and_logs_its_outcome(s: Checke
     def interrupt_when(ready: Any) -> threading.Thread:  # as Jupyter's "Interrupt kernel", once `ready()`
         def run() -> None:
             wait_until(ready, 20)
+            time.sleep(1)  # ~20 events sent: on a loaded machine the reader had none yet when the stream opened
             os.kill(os.getpid(), signal.SIGINT)
 
         thread = threading.Thread(target=run)

@@ -539,8 +539,13 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         before = found["cart"]
         dismiss_popups(page)
         show_in(panel_cell, live)  # a new cell scrolled it away
-        box = live.bounding_box()
-        assert box and box["width"] > 100, f"the live view is not displayed: {box}"
+        # The notebook may re-measure and move it again (no box while it is offscreen): ask until it has one.
+        box = wait_until(
+            lambda: show_in(panel_cell, live) or ((b := live.bounding_box()) and b["width"] > 100 and b),
+            timeout=UI_MS / 1000,
+            interval=0.2,
+            message=lambda: f"the live view is not displayed: {live.bounding_box()}",
+        )
         position = {
             "x": found["x"] * box["width"] / PAGE_VIEWPORT[0],
             "y": found["y"] * box["height"] / PAGE_VIEWPORT[1],
