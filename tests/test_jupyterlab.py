@@ -471,39 +471,6 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         expect(frame_id).to_have_text(re.compile(r"^[0-9a-f]{8}…$"))
         expect(frame_id).to_have_attribute("title", re.compile(r"^[0-9a-f-]{36}$"))
 
-    with step(page, "%browser completes subcommands, flags and values; the completed line runs", lab):
-        cells = page.locator(".jp-Notebook .jp-Cell")
-        count = cells.count()
-        cells.nth(count - 1).locator(".jp-InputPrompt").click()
-        page.keyboard.press("Escape")
-        page.keyboard.press("b")
-        expect(cells).to_have_count(count + 1)
-        cell = cells.nth(count)
-        editor = cell.locator(".cm-content")
-        editor.click()
-        # The kernel's matches come first: they outrank JupyterLab's context provider, whose words of
-        # the cell may follow. One match each (not IPython's own %clear, not a builtin), then two.
-        for typed, matches in (
-            ("%browser cl", ["click"]),
-            ("%browser screenshot --fo", ["--format"]),
-            ("%browser screenshot --format ", ["jpeg", "png"]),
-        ):
-            offered = tab_complete(page, editor, typed)
-            if len(matches) == 1 and not offered:  # inserted in place
-                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
-                continue
-            assert sorted(offered[: len(matches)]) == matches, offered
-            assert all(word in typed for word in offered[len(matches) :]), offered
-            if len(matches) == 1:
-                page.keyboard.press("Enter")
-                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
-        # Picking a value completes the line, which then runs.
-        page.locator(".jp-Completer .jp-Completer-item", has_text="jpeg").filter(visible=True).click()
-        expect(editor).to_have_text("%browser screenshot --format jpeg")
-        page.keyboard.press("Control+Enter")
-        wait_executed(cell, CELL_MS)
-        expect(cell.locator(".jp-OutputArea-output img[src^='data:image/jpeg']")).to_have_count(1)
-
     with step(page, "live view streams frames", lab):
         panel_cell = cell_with_source(page, "nb.navigate(demo.url)\nnb.panel()")
         live = panel_cell.locator(".webmcp-nb-live img")
@@ -592,6 +559,39 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
             DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(SCREENSHOT, DOCS_IMAGE)
             print(f"[jupyterlab] updated {DOCS_IMAGE}")
+
+    with step(page, "%browser completes subcommands, flags and values; the completed line runs", lab):
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        count = cells.count()
+        cells.nth(count - 1).locator(".jp-InputPrompt").click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("b")
+        expect(cells).to_have_count(count + 1)
+        cell = cells.nth(count)
+        editor = cell.locator(".cm-content")
+        editor.click()
+        # The kernel's matches come first: they outrank JupyterLab's context provider, whose words of
+        # the cell may follow. One match each (not IPython's own %clear, not a builtin), then two.
+        for typed, matches in (
+            ("%browser cl", ["click"]),
+            ("%browser screenshot --fo", ["--format"]),
+            ("%browser screenshot --format ", ["jpeg", "png"]),
+        ):
+            offered = tab_complete(page, editor, typed)
+            if len(matches) == 1 and not offered:  # inserted in place
+                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
+                continue
+            assert sorted(offered[: len(matches)]) == matches, offered
+            assert all(word in typed for word in offered[len(matches) :]), offered
+            if len(matches) == 1:
+                page.keyboard.press("Enter")
+                expect(editor).to_have_text(typed.rsplit(" ", 1)[0] + " " + matches[0])
+        # Picking a value completes the line, which then runs.
+        page.locator(".jp-Completer .jp-Completer-item", has_text="jpeg").filter(visible=True).click()
+        expect(editor).to_have_text("%browser screenshot --format jpeg")
+        page.keyboard.press("Control+Enter")
+        wait_executed(cell, CELL_MS)
+        expect(cell.locator(".jp-OutputArea-output img[src^='data:image/jpeg']")).to_have_count(1)
 
     with step(page, "closing from a cell, as the last cell says: the panel and the log say Closed", lab):
         pids = kernel_result(
