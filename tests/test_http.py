@@ -116,15 +116,17 @@ def test_secret_fields_and_headers_are_blocked(s: CheckedSession) -> None:
 
 def test_the_recorded_bodies_of_the_pages_requests_are_blocked_too(s: CheckedSession) -> None:
     """browser_http's request is in the page's network record: its body tool blocks the same fields."""
+
+    def answered(url: str) -> list[str]:  # the answered requests to `url` the record holds, oldest first
+        entries = ok(s.call("browser_network", url=url, limit=500))["entries"]
+        return [e["request_id"] for e in entries if e.get("status") == 200]
+
+    earlier = {url: set(answered(url)) for url in ("api/secrets", "api/counter?key=login")}
     ok(s.http("/api/secrets"))
     ok(s.http("/api/counter?key=login", method="POST", json_body={"login": "ada", "password": "p-sent"}))
 
-    def recorded(url: str) -> str:  # the latest answered request to `url`
-        def latest() -> str | None:
-            found = [e for e in ok(s.call("browser_network", url=url, limit=500))["entries"] if e.get("status") == 200]
-            return found[-1]["request_id"] if found else None
-
-        return wait_until(latest)
+    def recorded(url: str) -> str:  # this test's request to `url` (earlier tests' bodies may be gone with their page)
+        return wait_until(lambda: next((r for r in reversed(answered(url)) if r not in earlier[url]), None))
 
     response = ok(s.call("browser_network_body", request_id=recorded("api/secrets")))
     assert json.loads(response["body"])["password"] == "[blocked]" and "hunter2" not in response["body"]

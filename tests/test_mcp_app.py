@@ -297,6 +297,11 @@ def frame_state(served: Served) -> dict[str, Any]:
     )
 
 
+def app_calls(session: CheckedSession) -> list[Any]:
+    """The envelopes of the calls the app made (the host's client, as the app), oldest first."""
+    return [record.envelope for record in session.history if record.caller == "agent:test-host/app"]
+
+
 def test_the_app_follows_the_agent_and_acts_on_the_page(served: Served) -> None:
     agent, session = served.agent, served.session
     served.run(agent.call_tool("browser_navigate", {"url": served.demo.url_for("/index.html")}))
@@ -314,11 +319,20 @@ def test_the_app_follows_the_agent_and_acts_on_the_page(served: Served) -> None:
                               " return [r.x + r.width / 2, r.y + r.height / 2, innerWidth]; })()"))["result"]  # fmt: skip
     view = served.page.frame_locator("#app").locator("#view")
     scale = served.run(view.evaluate("img => img.getBoundingClientRect().width")) / box[2]
+    earlier = len(app_calls(session))
     served.run(view.click(position={"x": box[0] * scale, "y": box[1] * scale}))
     wait_until(lambda: "Apple" in ok(session.evaluate("document.querySelector('#cart').textContent"))["result"],
                timeout=30)  # fmt: skip
-    clicked = wait_until(lambda: [r for r in frame_state(served)["calls"] if r[0] == "agent:test-host/app"], timeout=30)
-    assert clicked[0] == ["agent:test-host/app", "browser_mouse_click_xy", "success"]
+    # The call ended in success, and the log shows it, newest first (an earlier test's refused click by
+    # the app may be below it).
+    by_app = wait_until(lambda: len(found := app_calls(session)) > earlier and found)
+    assert by_app[-1].ok and by_app[-1].operation.tool == "browser_mouse_click_xy", by_app[-1].to_json()
+    success = ["agent:test-host/app", "browser_mouse_click_xy", "success"]
+    wait_until(
+        lambda: [r for r in frame_state(served)["calls"] if r[0] == success[0]][:1] == [success],
+        timeout=30,
+        message=lambda: f"the app's log shows {frame_state(served)['calls']}",
+    )
 
 
 def held_call(served: Served, expression: str) -> asyncio.Future[types.CallToolResult]:
