@@ -145,9 +145,10 @@ def live_default_instance(s) -> None:
 
 
 def test_operation_timeout_while_running_is_unknown(fresh_session, demo) -> None:
-    s = fresh_session(operation_timeout_s=1)
+    s = fresh_session()
     live_default_instance(s)
-    ok(s.navigate(demo.url))
+    ok(s.navigate(demo.url))  # set up under the default budget: a loaded machine can take 1 s to navigate
+    s.reconfigure(operation_timeout_s=1)
     envelope = s.evaluate("() => new Promise(resolve => setTimeout(resolve, 30000))")
     message = error(envelope, "operation_timeout", "unknown", "inspect_state")
     assert "1 s" in message
@@ -155,9 +156,10 @@ def test_operation_timeout_while_running_is_unknown(fresh_session, demo) -> None
 
 
 def test_operation_timeout_includes_queue_wait(fresh_session, demo) -> None:
-    s = fresh_session(operation_timeout_s=1)
+    s = fresh_session()
     live_default_instance(s)
-    ok(s.navigate(demo.url))
+    ok(s.navigate(demo.url))  # set up under the default budget: a loaded machine can take 1 s to navigate
+    s.reconfigure(operation_timeout_s=1)
     engine = s._engine
     instance = engine.manager.instances["default"]
     held = threading.Event()
