@@ -282,7 +282,9 @@ def test_binary_not_found_fast_with_network_blocked(tmp_path: Path) -> None:
     envelope = result["envelope"]
     assert (envelope["status"], envelope["error_type"]) == ("error", "binary_not_found")
     assert (envelope["operation"]["outcome"], envelope["operation"]["retry"]) == ("not_started", "after_correction")
-    assert envelope["operation"]["duration_ms"] < 2000
+    # No download is tried (`attempts` below records every connection): the bound is for a hang,
+    # not a speed (a fresh interpreter starting the driver took 4 s on 4 busy workers).
+    assert envelope["operation"]["duration_ms"] < 20_000
     browsers = tmp_path / "cache" / "camoufox" / "browsers"
     message = envelope["message"]
     assert f"camoufox install ({browsers})" in message and "$CAMOUFOX_EXECUTABLE_PATH: not set" in message
