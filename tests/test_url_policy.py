@@ -234,8 +234,13 @@ SOCKET = """new Promise((resolve) => {
 })"""
 
 
-def test_websockets_to_blocked_urls_are_refused(agent: Agent, servers: dict[str, Any]) -> None:
-    ok_data(agent.call("browser_navigate", url=servers["url"] + "/sockets"))
+def sockets(agent: Agent, url: str) -> list[dict[str, Any]]:
+    entries = agent.call("browser_network", url=url, resource_type="websocket")["data"]["entries"]
+    return exactly(entries, url)
+
+
+def test_websockets_to_blocked_urls_are_refused_and_recorded(agent: Agent, servers: dict[str, Any]) -> None:
+    page_id = agent.call("browser_navigate", url=servers["url"] + "/sockets")["operation"]["page_id"]
     allowed = servers["url"].replace("http:", "ws:") + "/ws"
     blocked = servers["target_url"].replace("http:", "ws:") + "/ws"
     # The page was fulfilled from Python (its redirects judged); served from this machine, it may
@@ -243,6 +248,33 @@ def test_websockets_to_blocked_urls_are_refused(agent: Agent, servers: dict[str,
     assert ok_data(agent.call("browser_evaluate", expression=SOCKET % allowed))["result"] == "got echo hi"
     assert "/ws" in servers["allowed"].hits
     assert ok_data(agent.call("browser_evaluate", expression=SOCKET % blocked))["result"] == "closed 1008"
+    assert servers["target"].hits == []
+    # Both are in the network evidence, as the page's: the allowed one finished when its server
+    # closed it, the refused one failed naming the rule.
+    (opened,) = wait_until(lambda: [e for e in sockets(agent, allowed) if e["state"] == "finished"], timeout=30)
+    assert (opened["page_id"], opened["method"], opened["failure"]) == (page_id, "GET", None), opened
+    (refused,) = sockets(agent, blocked)
+    assert (refused["page_id"], refused["state"]) == (page_id, "failed"), refused
+    assert refused["failure"] == f"blocked by the URL policy: {blocked} is blocked by the rule {rule(servers)}.", (
+        refused
+    )
+    assert refused["request_headers"] == {} and refused["timing"] is None
+    body = agent.call("browser_network_body", request_id=refused["request_id"])
+    assert (body["error_type"], body["message"]) == (
+        "invalid_params",
+        f"{refused['request_id']} is a WebSocket, which has no body.",
+    )
+    # A popup's socket opened by its opener before the popup's own route is installed is judged by
+    # the context's route, and still recorded as the popup's.
+    early = blocked + "?early"
+    ok_data(agent.call("browser_evaluate", expression=f"window.open('about:blank').eval(`new WebSocket({early!r})`)"))
+    (popup,) = wait_until(lambda: sockets(agent, early), timeout=30)
+    tabs = agent.call("browser_tabs")["data"]["tabs"]
+    assert popup["page_id"] == tabs[-1]["page_id"] != page_id and "blocked by the URL policy" in popup["failure"], (
+        popup,
+        tabs,
+    )
+    agent.call("browser_tabs", action="close", page_id=tabs[-1]["page_id"])
     assert servers["target"].hits == []
 
 
@@ -293,6 +325,26 @@ def test_the_notebook_is_not_judged_unless_it_asks(session: CheckedSession, serv
     target = servers["target_url"] + "/notebook"
     ok(session.navigate(target))
     assert "/notebook" in servers["target"].hits
+    socket = servers["target_url"].replace("http:", "ws:") + "/ws?notebook"
+    assert ok(session.evaluate(SOCKET % socket))["result"] == "got echo hi"
+
+    # Its sockets are recorded all the same, with no policy installed.
+    def finished() -> list[dict[str, Any]]:
+        entries = ok(session.network(url=socket, resource_type="websocket"))["entries"]
+        return [entry for entry in entries if entry["state"] == "finished"]
+
+    assert wait_until(finished, timeout=30)[0]["url"] == socket
+    # A socket left open (its server waits for a message) is `pending`, and no traffic in flight.
+    held = socket.replace("?notebook", "?held")
+    ok(
+        session.evaluate(
+            f"new Promise(resolve => {{ window.held = new WebSocket({held!r}); window.held.onopen = resolve; }})"
+        )
+    )
+    ok(session.wait_for(network_idle=True, time_s=10))
+    (entry,) = ok(session.network(url=held, resource_type="websocket"))["entries"]
+    assert entry["state"] == "pending", entry
+    ok(session.evaluate("window.held.close()"))
     session.url_policy = UrlPolicy.build(block=[servers["target_url"].removeprefix("http://")])
     session.engine.url_policy = session.url_policy
     try:

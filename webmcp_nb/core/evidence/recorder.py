@@ -33,7 +33,7 @@ from ..guard.known_secrets import REDACTED, KnownSecrets
 from ..guard.url_policy import blocked_rule
 
 if TYPE_CHECKING:
-    from playwright.async_api import ConsoleMessage, Error, Request, Response
+    from playwright.async_api import ConsoleMessage, Error, Request, Response, WebSocket
 
     from ..browsers.pages import PageState
 
@@ -151,6 +151,47 @@ class NetworkRecord(Record):
             "frame_id": self.frame_id,
         }
 
+
+class SocketRecord(Record):
+    """One WebSocket of a page, in the network stream beside its requests (Playwright reports
+    sockets apart from requests): opened and later closed, or refused by the URL policy before
+    it reached its server. It has no headers, timing or body."""
+
+    def __init__(self, request_id: str, url: str, page_id: str, failure: str | None = None) -> None:
+        super().__init__(
+            {
+                "request_id": request_id,
+                "at": utc_now(),
+                "method": "GET",
+                "url": url,
+                "resource_type": "websocket",
+                "state": "failed" if failure is not None else "pending",
+                "status": None,
+                "status_text": None,
+                "failure": failure,
+                "redirected_from": None,
+                "redirect_chain": [],
+                "request_headers": {},
+                "response_headers": None,
+                "mime_type": None,
+                "timing": None,
+                "encoded_size": None,
+                "page_id": page_id,
+                "frame_id": None,
+            }
+        )
+        self.key = request_id
+        self.page_id = page_id
+
+    @property
+    def state(self) -> NetworkState:
+        return cast(NetworkState, self._fields["state"])
+
+    def settled(self, state: NetworkState, failure: str | None = None) -> None:
+        self._fields = {**self._fields, "state": state, "failure": failure}
+
+
+NetworkEntry = NetworkRecord | SocketRecord
 
 R = TypeVar("R", bound=Record)
 
@@ -290,13 +331,13 @@ class Evidence:
 
     def __init__(self, instance_id: str, capacity: int, secrets: KnownSecrets | None = None) -> None:
         self.console: Stream[Record] = Stream("console", instance_id, capacity, secrets)
-        self.network: Stream[NetworkRecord] = Stream("network", instance_id, capacity, secrets)
+        self.network: Stream[NetworkEntry] = Stream("network", instance_id, capacity, secrets)
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
         self._unclaimed: list[NetworkRecord] = []
         self.listeners: Listeners[[StreamName, Record]] = Listeners()
 
-    def stream(self, name: StreamName) -> Stream[Record] | Stream[NetworkRecord]:
+    def stream(self, name: StreamName) -> Stream[Record] | Stream[NetworkEntry]:
         return self.console if name == "console" else self.network
 
     def watch(self, state: PageState) -> None:
@@ -310,6 +351,7 @@ class Evidence:
         page.on("response", lambda response: self._response(response))
         page.on("requestfinished", lambda request: self._settle(request, "finished"))
         page.on("requestfailed", lambda request: self._settle(request, "failed"))
+        page.on("websocket", lambda socket: self._socket(state, socket))
 
     # console ----------------------------------------------------------------
     def _console(self, state: PageState, message: ConsoleMessage) -> None:
@@ -366,6 +408,25 @@ class Evidence:
         record = NetworkRecord(self.request_id(request), request, redirected_from, state.page_id, frame_id)
         self.listeners.emit("network", self.network.append(record))
 
+    def _socket(self, state: PageState, socket: WebSocket) -> None:
+        self._next_request += 1
+        record = SocketRecord(f"r{self._next_request}", socket.url, state.page_id)
+        self.listeners.emit("network", self.network.append(record))
+
+        def settle(failure: str | None) -> None:
+            if record.state == "pending":
+                record.settled("failed" if failure is not None else "finished", failure)
+                self.listeners.emit("network", record)
+
+        socket.on("close", lambda _socket: settle(None))
+        socket.on("socketerror", lambda error: settle(f"socket error: {error}"))
+
+    def socket_refused(self, url: str, page_id: str, refusal: str) -> None:
+        """Record a WebSocket the URL policy closed before it reached its server."""
+        self._next_request += 1
+        record = SocketRecord(f"r{self._next_request}", url, page_id, f"blocked by the URL policy: {refusal}")
+        self.listeners.emit("network", self.network.append(record))
+
     def refused_early(self, request: Request) -> None:
         """Note a request refused before any page could see it (a popup's first navigation: no
         page event reports it); the page the instance tracks next is its page (`claim`)."""
@@ -388,7 +449,8 @@ class Evidence:
 
     def _record(self, request: Request) -> NetworkRecord | None:
         request_id = self._request_ids.get(request)
-        return self.network.get(request_id) if request_id is not None else None
+        record = self.network.get(request_id) if request_id is not None else None
+        return record if isinstance(record, NetworkRecord) else None
 
     def _response(self, response: Response) -> None:
         record = self._record(response.request)

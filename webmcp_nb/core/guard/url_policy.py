@@ -20,7 +20,8 @@ through one route. A navigation's redirects are followed here, hop by hop, each 
 browser is let go on (Playwright's routes do not see redirect hops); a subresource's hops are
 judged by Chromium itself where the rule allows (`redirect_hops`). Refused requests are aborted
 and recorded: `blocked_rule` names the rule (a popup's first request, refused before its page
-exists, is recorded as the popup's).
+exists, is recorded as the popup's); a refused WebSocket is closed (1008) and recorded as its
+page's.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
+from ..call.util import spawn
+
 if TYPE_CHECKING:
-    from playwright.async_api import APIResponse, BrowserContext, Request, Route, WebSocketRoute
+    from playwright.async_api import APIResponse, BrowserContext, Page, Request, Route, WebSocketRoute
 
     from ..browsers.instances import Instance
 
@@ -198,15 +201,46 @@ async def _route(instance: Instance, context: BrowserContext) -> None:
                         instance.evidence.refused_early(request)
                 await route.abort("blockedbyclient")
 
-    async def judge_socket(socket: WebSocketRoute) -> None:
-        policy = instance.url_policy
-        if policy is not None and policy.refusal(socket.url) is not None:
-            await socket.close(code=1008, reason="blocked by the URL policy")
-        else:
-            socket.connect_to_server()
-
     await context.route("**/*", judge)
-    await context.route_web_socket("**/*", judge_socket)
+    await _route_sockets(instance, context)
+
+
+async def _route_sockets(instance: Instance, context: BrowserContext) -> None:
+    """Judge the WebSockets of `instance`'s pages. Each page has a route of its own, so a refused
+    socket is recorded as its page's; the context's route judges a new page's sockets until its own
+    is installed (recorded as that page's when it is the only one waiting, else with no page)."""
+    from playwright.async_api import Error
+
+    waiting: set[Page] = set()  # new pages whose own route is being installed
+
+    async def judge(socket: WebSocketRoute, page: Page | None) -> None:
+        policy = instance.url_policy
+        refusal = policy.refusal(socket.url) if policy is not None else None
+        if refusal is None:
+            socket.connect_to_server()
+            return
+        with contextlib.suppress(Error):  # the page may be gone already
+            await socket.close(code=1008, reason="blocked by the URL policy")
+        if page is None and len(waiting) == 1:
+            (page,) = waiting
+        page_id = next((state.page_id for state in instance.pages.values() if state.page is page), "")
+        instance.evidence.socket_refused(socket.url, page_id, refusal)
+
+    async def route_page(page: Page) -> None:
+        try:
+            with contextlib.suppress(Error):  # closed meanwhile
+                await page.route_web_socket("**/*", lambda socket: judge(socket, page))
+        finally:
+            waiting.discard(page)
+
+    def opened(page: Page) -> None:
+        waiting.add(page)
+        spawn(route_page(page))
+
+    await context.route_web_socket("**/*", lambda socket: judge(socket, None))
+    context.on("page", opened)
+    for page in context.pages:
+        await route_page(page)
 
 
 async def _keep_address_space(instance: Instance, url: str) -> None:

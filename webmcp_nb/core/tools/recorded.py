@@ -13,7 +13,7 @@ from ..call.errors import ToolFailure
 from ..call.registry import tool
 from ..call.util import first_lines
 from ..evidence.har import har_log
-from ..evidence.recorder import Record, StreamName, Window
+from ..evidence.recorder import NetworkRecord, Record, StreamName, Window
 from ..evidence.trace_scrub import scrub_trace
 from ..guard.grants import SECRETS_CAP
 from ..guard.secret_fields import block_in_json_bytes, block_in_json_text
@@ -249,6 +249,8 @@ async def network_body(ctx: CallContext, p: BodyParams) -> BodyData:
             f"No retained request {p.request_id!r} in this instance; list them with browser_network.",
             started=False,
         )
+    if not isinstance(record, NetworkRecord):
+        raise ToolFailure("invalid_params", f"{p.request_id} is a WebSocket, which has no body.", started=False)
     request = record.request
     mime_type = record.fields["mime_type"]
     try:

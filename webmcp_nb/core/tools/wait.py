@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints, model_validator
 from ..browsers.observe import url_matches
 from ..call.errors import ToolFailure
 from ..call.registry import tool
+from ..evidence.recorder import NetworkRecord
 from .models import Data, PageParams, Ref
 
 if TYPE_CHECKING:
@@ -135,8 +136,8 @@ async def _network_idle(ctx: CallContext, limit: float) -> str:
         pending = [
             record
             for record in instance.evidence.network.records
-            if record.page_id == page_state.page_id and record.state == "pending"
-        ]
+            if isinstance(record, NetworkRecord) and record.page_id == page_state.page_id and record.state == "pending"
+        ]  # an open WebSocket is not traffic in flight (nor is it for Playwright's networkidle)
         now = loop.time()
         if pending:
             quiet_since = now
@@ -162,6 +163,6 @@ def _pending(ctx: CallContext, p: WaitForParams) -> str:
     urls = [
         r.request.url
         for r in instance.evidence.network.records
-        if r.page_id == page_state.page_id and r.state == "pending"
+        if isinstance(r, NetworkRecord) and r.page_id == page_state.page_id and r.state == "pending"
     ]
     return f"{len(urls)} requests are still in flight ({', '.join(urls[:3])})"
