@@ -14,6 +14,8 @@ import asyncio
 import base64
 import hashlib
 import html
+import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +29,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from webmcp_nb.core.guard.redirect_hops import hop_patterns
+from webmcp_nb.core.guard.url_patterns import parse_glob
 from webmcp_nb.core.guard.url_policy import UrlPolicy
 from webmcp_nb.serve_options import ServeOptions
 
@@ -194,6 +197,34 @@ def test_subresource_redirects_to_blocked_urls(agent: Agent, servers: dict[str, 
     assert "SSRF guard" in entry["failure"], entry
 
 
+def test_subresource_redirects_under_an_allow_list_of_url_patterns(
+    session: CheckedSession, servers: dict[str, Any]
+) -> None:
+    """Hops an allow list rules out (here a full-URL pattern, as Chromium judges hops too) are refused."""
+    allowed = Agent(session, caps=["js"], allow_urls=[servers["url"] + "/*"])
+    try:
+        target, hop = servers["target_url"], f"{servers['url']}/redirect?to={servers['target_url']}"
+        markup = f'<img src="{hop}/allow-image.png">'
+        page = f"{servers['url']}/page?html={httpx2.QueryParams({'x': markup})['x']}"
+        ok_data(allowed.call("browser_navigate", url=page))
+        fetch = "fetch(%r).then(() => 'reached', () => 'refused')"
+        assert (
+            ok_data(allowed.call("browser_evaluate", expression=fetch % (hop + "/allow-fetch")))["result"] == "refused"
+        )
+        for path in ("/allow-image.png", "/allow-fetch"):
+            (entry,) = wait_until(
+                lambda path=path: exactly(blocked_entries(allowed, target + path), target + path), timeout=30
+            )
+            assert f"matches no --allow-url rule ({servers['url']}/*)" in entry["failure"], entry
+        # A chain that stays inside the list arrives.
+        inside = f"{servers['url']}/redirect?to=/allow-landed"
+        assert ok_data(allowed.call("browser_evaluate", expression=fetch % inside))["result"] == "reached"
+        assert "/allow-landed" in servers["allowed"].hits
+    finally:
+        allowed.handle.stop()
+    assert servers["target"].hits == []
+
+
 def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent, servers: dict[str, Any]) -> None:
     target = servers["target_url"]
     markup = (
@@ -311,14 +342,85 @@ def test_the_serve_flags_are_one_declaration() -> None:
     assert blocked.refusal("data:text/html,x") is None  # schemes are the grant's
     ports = UrlPolicy(block=("127.0.0.1:*",))
     assert ports.refusal("http://127.0.0.1/") and ports.refusal("ws://127.0.0.1:9/") and not ports.refusal("http://h/")
-    # What Chromium itself refuses redirect hops to: the SSRF guard and the host patterns.
-    own = (("h", 9), ("::", 8))  # a Jupyter server may name its host ::
-    hops = hop_patterns(UrlPolicy(block=("*.Example.com", "https://x.test/*", "10.0.0.1:8080", "a(b"), own=own))
-    expected = {"*://*.example.com:*/*", "*://10.0.0.1:8080/*", "*://[\\:\\:1]:9/*", "*://h:9/*", "*://[\\:\\:]:8/*"}
-    assert expected <= set(hops), hops
-    assert not [pattern for pattern in hops if "x.test" in pattern or "a(b" in pattern], hops
-    with pytest.raises(ValueError, match="--block-url"):
-        UrlPolicy.build(block=["a b"])
+    for bad, why in (
+        ("a b", "without spaces"),
+        ("a(b", "not a host glob"),
+        ("https://x.test/?q=1", "no query"),
+        ("x.test/admin", "has no path"),
+        ("https://me@x.test/", "no userinfo"),
+        ("https://x.test/a b", "without spaces"),
+        ("https://x.test/%zz", "not a path glob"),
+        ("ht_tp://x.test/", "not a scheme glob"),
+        ("127.1", "short form"),
+    ):
+        with pytest.raises(ValueError, match=f"--block-url {re.escape(bad)}: .*{why}"):
+            UrlPolicy.build(block=[bad])
+
+
+def test_a_glob_matches_inside_each_part_of_the_url() -> None:
+    shop = UrlPolicy(allow=("https://*.example.com/*",))
+    assert shop.refusal("https://a.b.example.com/x?y=1") is None
+    # A host glob never reaches into the path, nor is userinfo the host.
+    for way_around in (
+        "https://evil.test/?.example.com/",
+        "https://evil.test/.example.com/",
+        "https://shop.example.com@evil.test/",
+    ):
+        assert "matches no --allow-url rule" in (shop.refusal(way_around) or ""), way_around
+    # No port: the scheme's default; no path: any path; the query never counts; the path's case does.
+    origin = UrlPolicy(block=("https://shop.example", "http://api.test:8080/v1/*", "*://a.test:443/Admin"))
+    assert origin.refusal("https://shop.example/any/path?q") and not origin.refusal("https://shop.example:8443/")
+    assert origin.refusal("http://api.test:8080/v1/x?y") and not origin.refusal("http://api.test/v1/x")
+    assert origin.refusal("https://a.test/Admin?x") and origin.refusal("http://a.test:443/Admin")
+    assert not origin.refusal("https://a.test/admin") and not origin.refusal("https://A.test/Admin/")
+
+
+POLICIES = [
+    UrlPolicy(block=("*.Example.com", "https://x.test/a*/b", "10.0.0.1:80", "[::1]:*", "*://y.test:443/")),
+    UrlPolicy(allow=("https://*.ok.test/*", "ok.test:8080", "http://plain.test"), block=("https://bad.ok.test/*",)),
+    UrlPolicy(allow=("ws*://sock.test/live*",), own=(("h", 9),)),
+    UrlPolicy(own=(("h", 9), ("::", 8), ("0.0.0.0", 80))),  # the SSRF guard alone
+]
+URLS = [
+    *(f"{scheme}://{host}{port}{path}" for scheme in ("http", "https", "ws", "wss")
+      for host in ("shop.example.com", "example.com", "x.test", "10.0.0.1", "[::1]", "y.test", "bad.ok.test",
+                   "a.ok.test", "ok.test", "plain.test", "sock.test", "h", "127.0.0.1", "[::ffff:7f00:1]", "localhost", "a.localhost.")
+      for port in ("", ":80", ":443", ":8080", ":9", ":8")
+      for path in ("/", "/a1/b", "/ab/b?q", "/live/x", "/A1/b")),
+]  # fmt: skip
+
+
+def test_every_glob_has_an_exact_url_pattern_twin_for_chromium(session: CheckedSession) -> None:
+    """What Chromium refuses redirect hops by (ordered URL Patterns, the first match deciding) refuses
+    exactly what the policy refuses, judged by Chromium's own URLPattern; and Chromium's URL
+    blocking takes every rule (one malformed pattern would void them all)."""
+    ok(session.navigate("about:blank"))
+    for policy in POLICIES:
+        rules = hop_patterns(policy)
+        judged = f"""(([rules, urls]) => urls.map((url) => {{
+          const rule = rules.find(([pattern]) => new URLPattern(pattern).test(url));
+          return rule !== undefined && rule[1] ? "1" : "0";
+        }}).join(""))({json.dumps([rules, URLS])})"""
+        verdicts = list(zip(URLS, [flag == "1" for flag in ok(session.evaluate(judged))["result"]], strict=True))
+        wrong = [(url, blocked) for url, blocked in verdicts if blocked != (policy.refusal(url) is not None)]
+        assert not wrong, (policy, rules, wrong[:10])
+        assert any(blocked for _, blocked in verdicts) and not all(blocked for _, blocked in verdicts)
+
+        async def accepted(rules: list[tuple[str, bool]] = rules) -> None:
+            instance = session._engine.manager.instances["default"]
+            cdp = await instance.context.new_cdp_session(instance.context.pages[0])
+            patterns = [{"urlPattern": pattern, "block": block} for pattern, block in rules]
+            await cdp.send("Network.setBlockedURLs", {"urlPatterns": patterns})  # raises for a malformed one
+            await cdp.detach()
+
+        session._runtime.submit(accepted()).result(30)
+    # Where Chromium's URL Pattern cannot say what a glob says (it reads `10.0.` as an address), it
+    # has no twin: its hops are refused when it allows (a catch-all follows) and followed when it blocks.
+    assert parse_glob("10.0.*").url_patterns() is None and parse_glob("*.10.0.0.1").url_patterns() is None
+    assert hop_patterns(UrlPolicy(allow=("10.0.*",)))[-4:] == [
+        (f"{s}://*:*/*", True) for s in ("http", "https", "ws", "wss")
+    ]
+    assert hop_patterns(UrlPolicy(block=("10.0.*",))) == []
 
 
 def test_the_notebook_is_not_judged_unless_it_asks(session: CheckedSession, servers: dict[str, Any]) -> None:

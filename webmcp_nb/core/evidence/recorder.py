@@ -181,7 +181,14 @@ class SocketRecord(Record):
             }
         )
         self.key = request_id
-        self.page_id = page_id
+
+    @property
+    def page_id(self) -> str:
+        return cast(str, self._fields["page_id"])
+
+    @page_id.setter
+    def page_id(self, page_id: str) -> None:
+        self._fields = {**self._fields, "page_id": page_id}
 
     @property
     def state(self) -> NetworkState:
@@ -334,7 +341,7 @@ class Evidence:
         self.network: Stream[NetworkEntry] = Stream("network", instance_id, capacity, secrets)
         self._request_ids: dict[Request, str] = {}
         self._next_request = 0
-        self._unclaimed: list[NetworkRecord] = []
+        self._unclaimed: list[NetworkEntry] = []
         self.listeners: Listeners[[StreamName, Record]] = Listeners()
 
     def stream(self, name: StreamName) -> Stream[Record] | Stream[NetworkEntry]:
@@ -421,11 +428,15 @@ class Evidence:
         socket.on("close", lambda _socket: settle(None))
         socket.on("socketerror", lambda error: settle(f"socket error: {error}"))
 
-    def socket_refused(self, url: str, page_id: str, refusal: str) -> None:
-        """Record a WebSocket the URL policy closed before it reached its server."""
+    def socket_refused(self, url: str, page_id: str | None, refusal: str) -> None:
+        """Record a WebSocket the URL policy closed before it reached its server (`page_id` None: of
+        a page not reported yet, like a request `refused_early`)."""
         self._next_request += 1
-        record = SocketRecord(f"r{self._next_request}", url, page_id, f"blocked by the URL policy: {refusal}")
-        self.listeners.emit("network", self.network.append(record))
+        record = SocketRecord(f"r{self._next_request}", url, page_id or "", f"blocked by the URL policy: {refusal}")
+        if page_id is None:
+            self._unclaimed.append(record)
+        else:
+            self.listeners.emit("network", self.network.append(record))
 
     def refused_early(self, request: Request) -> None:
         """Note a request refused before any page could see it (a popup's first navigation: no
@@ -441,7 +452,8 @@ class Evidence:
             record.settled(record.state)
 
     def claim(self, page_id: str) -> None:
-        """Record the requests refused early (`refused_early`) as the new page `page_id`'s."""
+        """Record the requests and sockets refused early (`refused_early`, `socket_refused`) as the
+        new page `page_id`'s."""
         for record in self._unclaimed:
             record.page_id = page_id
             self.listeners.emit("network", self.network.append(record))

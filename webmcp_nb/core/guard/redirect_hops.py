@@ -1,21 +1,23 @@
 """Redirect hops of subresources, which Playwright's routes never see (they see a request's first
 URL only): Chromium's own URL blocking, CDP ``Network.setBlockedURLs``, which Blink checks on every
-hop, carries the rules of the URL policy it can express.
+hop, is given the URL policy as ordered URL Patterns, the first match deciding: the SSRF guard
+(the session's own ports on this machine's loopback names, and on the served address), the block
+patterns, then the allow patterns (let through) and, with an allow list, every other http(s) and
+ws(s) URL. Each glob has an exact URL Pattern twin (`url_patterns`) but a host glob with a
+wildcard beside digits (``10.0.*``): a hop it would let through is refused (allow), one it would
+refuse is followed (block); so is a hop to another 127.x address than 127.0.0.1.
 
-Those are the SSRF guard (the session's own ports on this machine's loopback names and the served
-address) and the host block patterns (``host``, ``*.host``, either with ``:port``). Full-URL
-patterns and allow lists stay the route's alone: a hop they would refuse is followed. Chromium
-only, in each tab's renderer (a cross-site frame's and a worker's hops are not judged). Chromium
-records a refused hop as a request of its own: its record names the rule.
+Chromium only, in each tab's renderer (a cross-site frame's and a worker's hops are not judged).
+Chromium records a refused hop as a request of its own: its record names the rule.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from typing import TYPE_CHECKING
 
+from .url_patterns import JUDGED_SCHEMES, parse_glob
 from .url_policy import UrlPolicy, blocked_rule, mark_blocked
 
 if TYPE_CHECKING:
@@ -23,26 +25,34 @@ if TYPE_CHECKING:
 
     from ..browsers.instances import Instance
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "*.localhost", "0.0.0.0", "[::1]", "[::]", "[::ffff:7f00:1]")
-PLAIN_HOST = re.compile(r"(\*\.)?[a-z0-9.\-]+|\[[0-9a-f:.]+\]")
+# This machine, as Chromium writes a URL's host: loopback (IPv4 mapped into IPv6 too: Chromium
+# writes [::ffff:127.0.0.1] as [::ffff:7f00:1]), the unspecified addresses and localhost names.
+LOOPBACK_NAMES = (
+    "127.0.0.1", "localhost", "*.localhost", "localhost.", "*.localhost.", "0.0.0.0", "[::1]", "[::]", "[::ffff:7f*]",
+    "[::ffff:0:0]",
+)  # fmt: skip
 
 
-def hop_patterns(policy: UrlPolicy | None) -> list[str]:
-    """The URL patterns (URL Pattern syntax) Chromium refuses hops to for `policy`."""
+def hop_patterns(policy: UrlPolicy | None) -> list[tuple[str, bool]]:
+    """The URL Patterns Chromium judges hops by for `policy`, in order (True: block, False: let
+    through); the first match decides, and a URL none matches is let through."""
     if policy is None:
         return []
-    pairs = [(_bracketed(host), str(port)) for own, port in policy.own for host in (*LOOPBACK_NAMES, own.lower())]
-    for pattern in policy.block:
-        if "://" in pattern:
-            continue
-        host, port = pattern.lower(), "*"
-        if re.search(r":(\d+|\*)$", host):
-            host, _, port = host.rpartition(":")
-        pairs.append((host, port))
-    patterns = [
-        f"*://{host.replace(':', chr(92) + ':')}:{port}/*" for host, port in pairs if PLAIN_HOST.fullmatch(host)
-    ]
-    return list(dict.fromkeys(patterns))  # one malformed pattern would void them all: none gets in
+
+    def rules(pattern: str, block: bool) -> list[tuple[str, bool]]:
+        try:
+            twins = parse_glob(pattern).url_patterns()
+        except ValueError:  # a served address that is no host glob: the names cover this machine
+            return []
+        return [(twin, block) for twin in twins or ()]
+
+    ordered = [rule for own, port in policy.own for host in (*LOOPBACK_NAMES, _bracketed(own.lower()))
+               for rule in rules(f"{host}:{port}", True)]  # fmt: skip
+    ordered += [rule for pattern in policy.block for rule in rules(pattern, True)]
+    if policy.allow:
+        ordered += [rule for pattern in policy.allow for rule in rules(pattern, False)]
+        ordered += [(f"{scheme}://*:*/*", True) for scheme in JUDGED_SCHEMES]
+    return list(dict.fromkeys(ordered))
 
 
 def _bracketed(host: str) -> str:
@@ -54,7 +64,7 @@ class HopGuard:
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
-        self.patterns: list[str] = []
+        self.patterns: list[tuple[str, bool]] = []
         self.sessions: dict[Page, CDPSession] = {}
         self._pending: set[asyncio.Task[None]] = set()
 
@@ -90,9 +100,9 @@ class HopGuard:
     async def _apply(self, session: CDPSession) -> None:
         from playwright.async_api import Error
 
-        blocked = [{"urlPattern": pattern, "block": True} for pattern in self.patterns]
+        rules = [{"urlPattern": pattern, "block": block} for pattern, block in self.patterns]
         with contextlib.suppress(Error):
-            await session.send("Network.setBlockedURLs", {"urlPatterns": blocked})
+            await session.send("Network.setBlockedURLs", {"urlPatterns": rules})
 
     def _failed(self, request: Request) -> None:
         """Name the rule in the records of what Chromium refused: the hop (a request of its own,

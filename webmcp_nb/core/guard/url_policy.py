@@ -1,18 +1,20 @@
 """Where the browser may go for an agent: the operator's allow and block lists, and the SSRF guard.
 
-A `UrlPolicy` judges http(s) and ws(s) URLs (other schemes are the grant's, see `grants`). Its
-patterns are globs, ``*`` matching any run of characters (nothing else is special):
+A `UrlPolicy` judges http(s) and ws(s) URLs (other schemes are the grant's, see `grants`) by
+globs, ``*`` matching any run of characters inside one component of the URL (see `url_patterns`):
 
-- with ``://``, a pattern is matched against the whole URL: ``https://shop.example/*``;
-- without, against the URL's host, or its ``host:port`` when the pattern names a port:
-  ``*.example.com``, ``intranet``, ``127.0.0.1:8888``, ``[::1]:*``.
+- with ``://``, scheme, host, port and path: ``https://shop.example/*`` (no port: the default one;
+  no path: any);
+- without, the URL's host, or its ``host:port`` when the pattern names a port: ``*.example.com``,
+  ``intranet``, ``127.0.0.1:8888``, ``[::1]:*``.
 
-Globs rather than URL Pattern: the lists are read by people on a command line, the same syntax
-as Playwright's own URL globs, with no dependency (Python has no URL Pattern) and one rule for
-every request, judged in Python. A URL is refused when a block pattern matches it, or when there
-is an allow list and no allow pattern matches it. The SSRF guard comes first: the session's own
-servers (`own`: its MCP port, the Jupyter server's port) on a loopback or the served address are
-refused unless the operator lifts the guard (``--allow-own-servers``).
+Globs rather than URL Pattern: the lists are read by people on a command line, close to
+Playwright's own URL globs, with no dependency (Python has no URL Pattern); each glob still has an
+exact URL Pattern twin, which Chromium judges redirect hops by. A URL is refused when a block
+pattern matches it, or when there is an allow list and no allow pattern matches it. The SSRF guard
+comes first: the session's own servers (`own`: its MCP port, the Jupyter server's port) on a
+loopback or the served address are refused unless the operator lifts the guard
+(``--allow-own-servers``).
 
 `enforce` installs the policy on an instance's browser context: every request of its pages (the
 documents of tabs, popups and frames, subresources, the page's fetches, WebSockets) passes
@@ -31,7 +33,6 @@ import contextlib
 import ipaddress
 import json
 import os
-import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -40,14 +41,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from ..call.util import spawn
+from .url_patterns import DEFAULT_PORTS, JUDGED_SCHEMES, parse_glob
 
 if TYPE_CHECKING:
     from playwright.async_api import APIResponse, BrowserContext, Page, Request, Route, WebSocketRoute
 
     from ..browsers.instances import Instance
 
-JUDGED_SCHEMES = ("http", "https", "ws", "wss")
-DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 MAX_REDIRECTS = 20
 _BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
 
@@ -77,27 +77,32 @@ def mark_blocked(instance: Instance, request: Request, refusal: str) -> None:
     instance.evidence.refresh(request)
 
 
-def _glob(pattern: str) -> re.Pattern[str]:
-    return re.compile("^" + ".*".join(map(re.escape, pattern.split("*"))) + "$", re.IGNORECASE)
-
-
 def check_patterns(patterns: Iterable[str], flag: str) -> tuple[str, ...]:
-    """`patterns` as given, or ValueError naming the flag of a malformed one."""
+    """`patterns` as given, or ValueError naming the flag and what is wrong with a malformed one."""
     kept = []
     for pattern in patterns:
-        if not isinstance(pattern, str) or not pattern.strip() or any(c.isspace() for c in pattern):
-            raise ValueError(f"{flag} {pattern!r}: a pattern is a URL or host glob without spaces")
+        if not isinstance(pattern, str):
+            raise ValueError(f"{flag} {pattern!r}: a pattern is a URL or host glob")
+        try:
+            parse_glob(pattern)
+        except ValueError as exc:
+            raise ValueError(f"{flag} {pattern}: {exc}") from None
         kept.append(pattern)
     return tuple(kept)
 
 
 @dataclass(frozen=True)
 class UrlPolicy:
-    """Allow and block patterns, and the session's own servers (`host:port`, see `own_servers`)."""
+    """Allow and block patterns (see `url_patterns`), and the session's own servers (`host:port`,
+    see `own_servers`)."""
 
     allow: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
     own: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        check_patterns(self.allow, "--allow-url")
+        check_patterns(self.block, "--block-url")
 
     @classmethod
     def build(cls, allow: Iterable[str] = (), block: Iterable[str] = ()) -> UrlPolicy:
@@ -124,20 +129,13 @@ class UrlPolicy:
                     f"{url[:120]} is one of this session's own servers (port {own_port}), which the SSRF guard "
                     "keeps agents from; the operator can lift it with --allow-own-servers."
                 )
+        path = parts.path or "/"
         for pattern in self.block:
-            if self._matches(pattern, url, host, port):
+            if parse_glob(pattern).matches(scheme, host, port, path):
                 return f"{url[:120]} is blocked by the rule --block-url {pattern}."
-        if self.allow and not any(self._matches(pattern, url, host, port) for pattern in self.allow):
+        if self.allow and not any(parse_glob(pattern).matches(scheme, host, port, path) for pattern in self.allow):
             return f"{url[:120]} matches no --allow-url rule ({', '.join(self.allow)})."
         return None
-
-    @staticmethod
-    def _matches(pattern: str, url: str, host: str, port: int) -> bool:
-        if "://" in pattern:
-            return bool(_glob(pattern).match(url))
-        if re.search(r":(\d+|\*)$", pattern):
-            return bool(_glob(pattern).match(f"{host}:{port}"))
-        return bool(_glob(pattern).match(host))
 
 
 def own_servers(mcp: tuple[str, int] | None = None) -> list[tuple[str, int]]:
@@ -208,7 +206,8 @@ async def _route(instance: Instance, context: BrowserContext) -> None:
 async def _route_sockets(instance: Instance, context: BrowserContext) -> None:
     """Judge the WebSockets of `instance`'s pages. Each page has a route of its own, so a refused
     socket is recorded as its page's; the context's route judges a new page's sockets until its own
-    is installed (recorded as that page's when it is the only one waiting, else with no page)."""
+    is installed: recorded as that page's when it is the only one waiting, as the next page's when
+    none has been reported yet (a popup its opener scripts at once), else with no page."""
     from playwright.async_api import Error
 
     waiting: set[Page] = set()  # new pages whose own route is being installed
@@ -221,9 +220,13 @@ async def _route_sockets(instance: Instance, context: BrowserContext) -> None:
             return
         with contextlib.suppress(Error):  # the page may be gone already
             await socket.close(code=1008, reason="blocked by the URL policy")
-        if page is None and len(waiting) == 1:
-            (page,) = waiting
-        page_id = next((state.page_id for state in instance.pages.values() if state.page is page), "")
+        page_id: str | None = ""  # a page that cannot be told
+        if page is None and not waiting:
+            page_id = None  # the page is not reported yet: it is the next one (`Evidence.claim`)
+        else:
+            if page is None and len(waiting) == 1:
+                (page,) = waiting
+            page_id = next((state.page_id for state in instance.pages.values() if state.page is page), "")
         instance.evidence.socket_refused(socket.url, page_id, refusal)
 
     async def route_page(page: Page) -> None:
