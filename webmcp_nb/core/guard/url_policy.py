@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ..browsers.instances import Instance
 
 MAX_REDIRECTS = 20
+SOCKET_CLOSE_S = 5  # a refused WebSocket's close, which may never be answered (see _route_sockets)
 _BLOCKED: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
 
 
@@ -218,8 +219,6 @@ async def _route_sockets(instance: Instance, context: BrowserContext) -> None:
         if refusal is None:
             socket.connect_to_server()
             return
-        with contextlib.suppress(Error):  # the page may be gone already
-            await socket.close(code=1008, reason="blocked by the URL policy")
         page_id: str | None = ""  # a page that cannot be told
         if page is None and not waiting:
             page_id = None  # the page is not reported yet: it is the next one (`Evidence.claim`)
@@ -227,7 +226,12 @@ async def _route_sockets(instance: Instance, context: BrowserContext) -> None:
             if page is None and len(waiting) == 1:
                 (page,) = waiting
             page_id = next((state.page_id for state in instance.pages.values() if state.page is page), "")
+        # Recorded before it is closed: Playwright 1.62 never answers the close of a socket its
+        # context's route caught in a popup (the socket never reaches its server either way).
         instance.evidence.socket_refused(socket.url, page_id, refusal)
+        with contextlib.suppress(Error, TimeoutError):  # the page may be gone already
+            async with asyncio.timeout(SOCKET_CLOSE_S):
+                await socket.close(code=1008, reason="blocked by the URL policy")
 
     async def route_page(page: Page) -> None:
         try:
