@@ -401,9 +401,12 @@ class Evidence:
     def request_id(self, request: Request) -> str:
         known = self._request_ids.get(request)
         if known is None:
-            self._next_request += 1
-            known = self._request_ids[request] = f"r{self._next_request}"
+            known = self._request_ids[request] = self._new_id()
         return known
+
+    def _new_id(self) -> str:
+        self._next_request += 1
+        return f"r{self._next_request}"
 
     def _request(self, state: PageState, request: Request) -> None:
         try:
@@ -416,8 +419,7 @@ class Evidence:
         self.listeners.emit("network", self.network.append(record))
 
     def _socket(self, state: PageState, socket: WebSocket) -> None:
-        self._next_request += 1
-        record = SocketRecord(f"r{self._next_request}", socket.url, state.page_id)
+        record = SocketRecord(self._new_id(), socket.url, state.page_id)
         self.listeners.emit("network", self.network.append(record))
 
         def settle(failure: str | None) -> None:
@@ -431,8 +433,7 @@ class Evidence:
     def socket_refused(self, url: str, page_id: str | None, refusal: str) -> None:
         """Record a WebSocket the URL policy closed before it reached its server (`page_id` None: of
         a page not reported yet, like a request `refused_early`)."""
-        self._next_request += 1
-        record = SocketRecord(f"r{self._next_request}", url, page_id or "", f"blocked by the URL policy: {refusal}")
+        record = SocketRecord(self._new_id(), url, page_id or "", f"blocked by the URL policy: {refusal}")
         if page_id is None:
             self._unclaimed.append(record)
         else:

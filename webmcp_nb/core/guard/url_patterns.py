@@ -29,6 +29,7 @@ _PORT = re.compile(r":(\d{1,5}|\*)$")
 _URL_PATTERN_SPECIAL = re.compile(r"([\\:(){}?+])")
 
 
+@functools.cache  # judged on every request of an agent's pages
 def _glob(text: str, case_sensitive: bool = False) -> re.Pattern[str]:
     flags = 0 if case_sensitive else re.IGNORECASE
     return re.compile("^" + ".*".join(map(re.escape, text.split("*"))) + "$", flags)

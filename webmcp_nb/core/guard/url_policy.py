@@ -107,7 +107,7 @@ class UrlPolicy:
 
     @classmethod
     def build(cls, allow: Iterable[str] = (), block: Iterable[str] = ()) -> UrlPolicy:
-        return cls(check_patterns(allow, "--allow-url"), check_patterns(block, "--block-url"))
+        return cls(tuple(allow), tuple(block))  # checked by __post_init__
 
     def with_own(self, servers: Iterable[tuple[str, int]]) -> UrlPolicy:
         return UrlPolicy(self.allow, self.block, (*self.own, *servers))
@@ -219,12 +219,10 @@ async def _route_sockets(instance: Instance, context: BrowserContext) -> None:
         if refusal is None:
             socket.connect_to_server()
             return
-        page_id: str | None = ""  # a page that cannot be told
-        if page is None and not waiting:
-            page_id = None  # the page is not reported yet: it is the next one (`Evidence.claim`)
-        else:
-            if page is None and len(waiting) == 1:
-                (page,) = waiting
+        if page is None and len(waiting) == 1:
+            (page,) = waiting
+        page_id: str | None = None  # a page not reported yet: the next one (`Evidence.claim`)
+        if page is not None or waiting:  # "": one of several new pages, which cannot be told
             page_id = next((state.page_id for state in instance.pages.values() if state.page is page), "")
         # Recorded before it is closed: Playwright 1.62 never answers the close of a socket its
         # context's route caught in a popup (the socket never reaches its server either way).
