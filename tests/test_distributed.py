@@ -197,7 +197,8 @@ def test_workers_sessions_can_drive_a_remote_browser(client: Client, demo: DemoS
         results = wd.map(visit, urls, client=client, progress=False, plugin=wd.BrowserPlugin(remote_endpoint=grid.url))
         assert results.ok and [r.envelope.data["url"] for r in results if r.envelope] == urls
         open_tabs = {target["url"] for target in httpx2.get(f"{grid.url}/json/list").json()}
-        assert len(open_tabs & set(urls)) == 2  # each worker's page stays on the last item it visited
+        # Each worker's page stays on the last item it visited (Dask may give one worker every item).
+        assert len(open_tabs & set(urls)) == len({r.worker for r in results}) >= 1, (open_tabs, results)
         workers = client.run(os.getpid).values()
         wait_until(lambda: not [p for pid in workers for p in browser_processes(pid)], timeout=60)  # none launched
     finally:
