@@ -5,7 +5,6 @@ session recovers."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import signal
@@ -23,8 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb import Envelope, Session
-from webmcp_nb.core.call.engine import HISTORY_SIZE
+from webmcp_nb import Envelope
 
 from .helpers import BROWSER_NAMES, browser_processes, error, ok, ref_for, wait_for_exit, wait_until, wait_until_async
 
@@ -523,22 +521,3 @@ def test_four_agents_and_two_threads_on_two_instances_lose_nothing(fresh_session
     assert len(logged) == len(set(logged)) == len(callers) * calls  # none lost, none twice
     for caller in callers:  # and logged in the order each caller made them
         assert [u for u in logged if u.startswith(f"{demo.url}#{caller}-")] == [url(caller, k) for k in range(calls)]
-
-
-def test_memory_stays_flat_over_4000_calls(demo) -> None:
-    """The session keeps a bounded call history and nothing else per call (a plain Session:
-    the test suite's checked one keeps every envelope for the contract check)."""
-    process = psutil.Process()
-
-    def calls(count: int) -> int:
-        for index in range(count):
-            ok(s.snapshot() if index % 4 == 0 else s.tabs())
-        gc.collect()
-        return process.memory_info().rss
-
-    with Session() as s:
-        ok(s.navigate(demo.url))
-        warm = calls(1_000)
-        after = calls(3_000)
-        assert len(s.history) == HISTORY_SIZE
-    assert after - warm < 16 * 2**20, f"grew by {(after - warm) / 2**20:.1f} MiB"

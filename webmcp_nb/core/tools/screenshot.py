@@ -87,15 +87,19 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
         if p.ref:
             # An element first waits to be visible, like any action.
             locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
-            image = await ctx.capture(
-                locator.screenshot(timeout=timeout, **options), f"element {p.ref} to be visible and captured", timeout
+            image = await ctx.last_read(
+                ctx.capture(
+                    locator.screenshot(timeout=timeout, **options),
+                    f"element {p.ref} to be visible and captured",
+                    timeout,
+                )
             )
         else:
             if viewport and not masks:
                 capture = capture_viewport(ctx.page_state, p.format, options.get("quality"))  # type: ignore[arg-type]
             else:
                 capture = ctx.page.screenshot(full_page=p.full_page, timeout=timeout, **options)
-            image = await ctx.capture(capture, "the page to be captured", timeout)
+            image = await ctx.last_read(ctx.capture(capture, "the page to be captured", timeout))
     # Decoding and resizing a long page takes a while: off the event loop, which serves every instance.
     image, size, source = await asyncio.to_thread(
         downscale, image, p.format, p.quality or 80, None if p.original else MAX_SIDE

@@ -64,11 +64,11 @@ async def snapshot(ctx: CallContext, p: SnapshotParams) -> SnapshotData:
     no_fields = page_state.without_filled_fields == (page_state.document_generation, frame)
     secrets = read_secret_fields(frame, timeout, before=not no_fields)
     title = page_state.known_title()  # read at DOMContentLoaded, usually
-    try:
+    try:  # the call's cookie read goes out right behind the page's text (`CallContext.last_read`)
         if title is None:
-            yaml, title = await asyncio.gather(capture, page_state.title())
+            yaml, title = await ctx.last_read(asyncio.gather(capture, page_state.title()))
         else:
-            yaml = await capture
+            yaml = await ctx.last_read(capture)
     except BaseException:
         secrets.release()
         raise
