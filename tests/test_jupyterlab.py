@@ -63,6 +63,15 @@ SERVER_START_S = 60
 KERNEL_IDLE_MS = 60_000
 RUN_ALL_MS = 90_000
 UI_MS = 20_000
+# The live view's image scrolled to the middle and measured in one turn, with what explains a bad box.
+LIVE_VIEW_BOX_JS = """img => {
+  img.scrollIntoView({block: 'center'});
+  const r = img.getBoundingClientRect();
+  const cell = img.closest('.jp-Cell');
+  return {width: r.width, height: r.height, top: r.top, connected: img.isConnected,
+          complete: img.complete, naturalWidth: img.naturalWidth,
+          cellVisibility: cell ? getComputedStyle(cell).contentVisibility : null};
+}"""
 CELL_MS = 30_000
 RESULT = "WEBMCP_TEST_RESULT "
 
@@ -506,12 +515,13 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         before = found["cart"]
         dismiss_popups(page)
         show_in(panel_cell, live)  # a new cell scrolled it away
-        # The notebook may re-measure and move it again (no box while it is offscreen): ask until it has one.
+        # The notebook may re-measure and move it again: scroll the image itself to the middle and
+        # measure it in the same turn, until it has a real size (offscreen, windowing skips its layout).
         box = wait_until(
-            lambda: show_in(panel_cell, live) or ((b := live.bounding_box()) and b["width"] > 100 and b),
+            lambda: (b := live.evaluate(LIVE_VIEW_BOX_JS)) and b["width"] > 100 and b,
             timeout=UI_MS / 1000,
             interval=0.2,
-            message=lambda: f"the live view is not displayed: {live.bounding_box()}",
+            message=lambda: f"the live view is not displayed: {live.evaluate(LIVE_VIEW_BOX_JS)}",
         )
         position = {
             "x": found["x"] * box["width"] / PAGE_VIEWPORT[0],
