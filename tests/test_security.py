@@ -391,8 +391,9 @@ def test_uploads_only_from_the_upload_roots(files: Files, demo: DemoServer) -> N
             page = text_of(await client.call_tool("browser_snapshot", {}))
             found["open"] = await client.call_tool("browser_click", {"ref": ref_for(page, "Choose file")})
             for name, path in [
-                ("relative", "../../../../../../etc/passwd"),
+                ("relative", os.path.relpath("/etc/passwd", files.uploads)),
                 ("absolute", "/etc/passwd"),
+                ("absent outside", "/etc/no-such-key.pem"),
                 ("symlink", str(files.uploads / "escape.txt")),
                 ("missing", str(files.uploads / "nothing.txt")),
             ]:
@@ -405,6 +406,8 @@ def test_uploads_only_from_the_upload_roots(files: Files, demo: DemoServer) -> N
     assert succeeded(found["open"])["modal_state"]["kind"] == "file_chooser"
     refused(found["relative"], "/etc/passwd", "outside the directories agents may upload from", "--upload-root")
     refused(found["absolute"], "outside the directories agents may upload from", str(files.uploads))
+    # whether a file outside the roots exists is not told: the roots are judged first
+    refused(found["absent outside"], "outside the directories agents may upload from")
     refused(found["symlink"], f"really {files.secret}", "outside")
     refused(found["missing"], "Not a readable file")
     assert succeeded(found["granted"])["files"] == [str(files.uploads / "notes.txt")]

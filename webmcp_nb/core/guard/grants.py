@@ -189,19 +189,20 @@ class Grant:
 
     # files ---------------------------------------------------------------------
     def upload_path(self, path: str) -> Path:
-        """The real file `path` names (symlinks resolved), if it lies under an upload root."""
+        """The real file `path` names (symlinks resolved), if it lies under an upload root. The roots
+        are judged first, so a refusal never tells whether a file outside them exists."""
         try:
-            real = Path(path).resolve(strict=True)
-        except (OSError, RuntimeError):
+            real = Path(path).resolve()
+        except (OSError, RuntimeError):  # a symlink loop
             raise InvalidParams(f"Not a readable file: {path}") from None
-        if not real.is_file():
-            raise InvalidParams(f"Not a readable file: {path}")
         if not any(real.is_relative_to(root) for root in self.upload_roots):
             roots = ", ".join(map(str, self.upload_roots)) or "none"
             raise InvalidParams(
                 f"{path} (really {real}) is outside the directories agents may upload from ({roots}); "
                 "the operator names them with `--upload-root DIR` (serve_mcp(upload_roots=[...]))."
             )
+        if not real.is_file():
+            raise InvalidParams(f"Not a readable file: {path}")
         return real
 
     # launch options ------------------------------------------------------------
