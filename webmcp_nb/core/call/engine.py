@@ -193,6 +193,9 @@ class Engine:
                         data = await self._run(spec, params, ctx)
                 finally:
                     SERVING.reset(serving)
+                if ctx.cookie_read is None:  # sent now, awaited once the envelope is built: it overlaps that work
+                    ctx.cookie_read = asyncio.ensure_future(secret_echo.read_cookies(self.manager.secrets, ctx))
+                    await asyncio.sleep(0)  # (the task's first step sends the request)
             except TimeoutError:
                 message = (
                     f"{tool} did not finish within {budget:g} s ({source}, queue wait included); "
