@@ -196,7 +196,7 @@ async def webmcp_call(ctx: CallContext, p: WebMCPCallParams) -> WebMCPCallData:
         ctx.frame = page_state.frame(found.frame_id)
     timeout_s = min(p.timeout_s or math.inf, ctx.remaining_s())
     try:
-        result = await tools.invoke(found, p.input, ctx.caller, timeout_s)
+        result = await tools.invoke(found, p.input, ctx.caller, timeout_s, ctx.last_read)
     except PageToolError as exc:
         raise ToolFailure(
             "evaluation_failed", f"Page tool {p.name!r} failed: {exc.message}", read_only=found.read_only

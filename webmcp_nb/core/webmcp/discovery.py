@@ -36,7 +36,7 @@ import dataclasses
 import functools
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -170,6 +170,10 @@ class WebMCPHub:
         self.listeners.emit(event)
 
 
+# A read of the page a call makes last, with the call's closing cookie read sent right behind it.
+LastRead = Callable[[Awaitable[Any]], Awaitable[Any]]
+
+
 class CutOff(Exception):
     """A call's frame navigated, was detached or closed before the tool answered."""
 
@@ -285,8 +289,11 @@ class PageTools:
             self._clear(None, "page_closed")
 
     # calls -------------------------------------------------------------------------
-    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> PageResult:
-        """Run `tool` once with `arguments`; return the page's result (at most `timeout_s`).
+    async def invoke(
+        self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float, last_read: LastRead
+    ) -> PageResult:
+        """Run `tool` once with `arguments`; return the page's result (at most `timeout_s`). A read of
+        the page made once the tool has answered goes through `last_read` (`CallContext.last_read`).
 
         Raises `PageToolError` (the tool threw) or `CutOff` (navigation, detach, close). A call
         that times out or whose caller goes away is cancelled in the page where the browser can

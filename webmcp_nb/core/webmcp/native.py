@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..call.errors import ToolFailure
 from ..call.util import origin_label, spawn
-from .discovery import HINTS, CutOff, PageResult, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
+from .discovery import HINTS, CutOff, LastRead, PageResult, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Frame
@@ -335,7 +335,9 @@ class NativeTools(PageTools):
             if (cdp_frame is None or call.cdp_frame == cdp_frame) and not call.answer.done():
                 call.answer.set_exception(CutOff(why))
 
-    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> PageResult:
+    async def invoke(
+        self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float, last_read: LastRead
+    ) -> PageResult:
         from playwright.async_api import Error
 
         cdp_frame = self.key_of(tool)
@@ -376,7 +378,7 @@ class NativeTools(PageTools):
             if invocation is not None:
                 self._by_invocation.pop(invocation, None)
         if answer.get("status") == "Completed":
-            return await self._result(tool, arguments, answer.get("output"))
+            return await self._result(tool, arguments, answer.get("output"), last_read)
         if answer.get("status") == "Canceled":
             raise PageToolError("the page cancelled the call")
         raise PageToolError(error_text(answer))
@@ -389,14 +391,14 @@ class NativeTools(PageTools):
                 self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation}), SYNC_TIMEOUT_S
             )
 
-    async def _result(self, tool: PageTool, arguments: dict[str, Any], output: Any) -> PageResult:
+    async def _result(self, tool: PageTool, arguments: dict[str, Any], output: Any, last_read: LastRead) -> PageResult:
         """The answer with the exact text the page produced for a non-object result (from
         `CAPTURE_JS`; kept only when it reads back as the protocol's parsed `output`)."""
         if isinstance(output, dict) or tool.kind != "imperative" or tool.frame_id is None:
             return PageResult(output)
         try:
             frame = self.state.frame(tool.frame_id)
-            raw = await asyncio.wait_for(frame.evaluate(RAW_JS, [tool.name, arguments]), DESCRIBE_TIMEOUT_S)
+            raw = await last_read(asyncio.wait_for(frame.evaluate(RAW_JS, [tool.name, arguments]), DESCRIBE_TIMEOUT_S))
         except Exception:  # noqa: BLE001 - navigated or busy: the parsed output is what is known
             return PageResult(output)
         return (

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..call.errors import ToolFailure
 from ..call.util import origin_label, spawn
-from .discovery import CutOff, PageResult, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
+from .discovery import CutOff, LastRead, PageResult, PageTool, PageToolError, PageTools, WebMCPHub, wait_answer
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -173,7 +173,9 @@ class ScriptTools(PageTools):
         self._remove(key, [name for (k, name) in list(self._tools) if k == key and name not in names])
         self._add(key, tools)
 
-    async def invoke(self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float) -> PageResult:
+    async def invoke(
+        self, tool: PageTool, arguments: dict[str, Any], caller: str, timeout_s: float, last_read: LastRead
+    ) -> PageResult:
         from playwright.async_api import Error
 
         frame = self.state.frame(tool.frame_id)
