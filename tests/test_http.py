@@ -128,7 +128,7 @@ def test_the_recorded_bodies_of_the_pages_requests_are_blocked_too(s: CheckedSes
         for _ in range(3):
             before = answered(url)
             ok(s.http(f"/{url}", **request))
-            request_id = wait_until(lambda: next(iter(answered(url) - before), None))
+            request_id = wait_until(lambda before=before: next(iter(answered(url) - before), None))
             envelope = s.call("browser_network_body", request_id=request_id, **read)
             if envelope.ok:
                 return ok(envelope)
@@ -139,7 +139,9 @@ def test_the_recorded_bodies_of_the_pages_requests_are_blocked_too(s: CheckedSes
     assert json.loads(response["body"])["password"] == "[blocked]" and "hunter2" not in response["body"]
     assert "password" in response["blocked_fields"]
     saved = body_of("api/secrets", {"save": True})
-    assert "hunter2" not in Path(saved["path"]).read_text() and saved["size_bytes"] == Path(saved["path"]).stat().st_size
+    assert (
+        "hunter2" not in Path(saved["path"]).read_text() and saved["size_bytes"] == Path(saved["path"]).stat().st_size
+    )
     login = {"login": "ada", "password": "p-sent"}
     sent = body_of("api/counter?key=login", {"part": "request"}, method="POST", json_body=login)
     assert json.loads(sent["body"]) == {"login": "ada", "password": "[blocked]"}
