@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -114,6 +115,15 @@ def session(demo: DemoServer) -> Iterator[CheckedSession]:
     """One session per test module, on real Chromium."""
     with CheckedSession() as s:
         yield s
+
+
+@pytest.fixture
+def sigint() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, as in a Jupyter kernel, even in a process that
+    started with SIGINT ignored (a background job of a non-interactive shell, as a CI script's may be)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

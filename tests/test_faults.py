@@ -352,7 +352,7 @@ def test_a_bad_call_timeout_is_invalid_params(fresh_session, seconds: object) ->
     assert "positive number of seconds" in message
 
 
-def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_session, demo) -> None:
+def test_keyboard_interrupt_drops_a_queued_click_and_logs_it_cancelled(fresh_session, demo, sigint) -> None:
     s = fresh_session()
     ok(s.navigate(demo.url))
     banana = ref_for(ok(s.snapshot())["snapshot"], 'button "Add Banana"')

@@ -425,7 +425,9 @@ def test_the_operation_deadline_keeps_the_policys_outcomes(s: CheckedSession, de
     page_still_works(s)
 
 
-def test_a_notebook_interrupt_cancels_the_request_and_logs_its_outcome(s: CheckedSession, demo: DemoServer) -> None:
+def test_a_notebook_interrupt_cancels_the_request_and_logs_its_outcome(
+    s: CheckedSession, demo: DemoServer, sigint: None
+) -> None:
     def interrupt_when(ready: Any) -> threading.Thread:  # as Jupyter's "Interrupt kernel", once `ready()`
         def run() -> None:
             wait_until(ready, 20)
