@@ -425,6 +425,47 @@ def test_a_page_logging_document_cookie_hands_no_cookie_to_an_agent(fresh_sessio
     assert COOKIE in ok(session.evaluate("() => document.cookie"))["result"]
 
 
+def test_a_cookie_a_call_sets_is_scrubbed_from_that_calls_own_result(fresh_session: Any, web: str) -> None:
+    """The closing cookie read goes out only once the tool is done, whatever carries it: the engine
+    after the tool returns (evaluate, execute), or a native page tool's raw-text read."""
+    by_script, by_tool, by_context = (f"{name}-c00kie-set-by-the-call-4471" for name in ("script", "tool", "ctx"))
+    session = fresh_session()
+    ok(session.navigate(f"{web}/cookie"))
+    ok(
+        session.evaluate(
+            f"""() => document.modelContext.registerTool({{name: 'login', description: 'Logs in',
+            inputSchema: {{type: 'object', properties: {{}}}},
+            execute: () => {{ document.cookie = 'tool={by_tool}; path=/'; return 'token {by_tool}'; }}}})"""
+        )
+    )
+    handle = session.serve_mcp(caps=["js", "code"])
+    try:
+        results = agent_calls(
+            handle,
+            (
+                "browser_evaluate",
+                {"expression": f"() => {{ document.cookie = 'js={by_script}; path=/'; return '{by_script}'; }}"},
+            ),
+            ("browser_webmcp_call", {"name": "login"}),
+            (
+                "browser_execute",
+                {
+                    "code": f"await context.add_cookies([{{'name': 'ctx', 'value': '{by_context}', 'url': page.url}}])\n'{by_context}'"
+                },
+            ),
+        )
+    finally:
+        handle.stop()
+    for result, value in zip(results, (by_script, by_tool, by_context), strict=True):
+        assert not result.is_error, result
+        dumped = result.model_dump_json()
+        assert value not in dumped and "[redacted]" in dumped, dumped
+    session.reveal_secrets = True  # the browser has all three
+    assert {by_script, by_tool, by_context} <= {
+        c["value"] for c in ok(session.call("browser_execute", code="await context.cookies()"))["value"]
+    }
+
+
 # --------------------------------------------------------------------------- #
 # secret JSON fields, in every body mode
 # --------------------------------------------------------------------------- #

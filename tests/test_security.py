@@ -80,6 +80,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Files:
     )
     (found.uploads / "notes.txt").write_text("notes")
     (found.uploads / "escape.txt").symlink_to(found.secret)
+    (found.outside / "link").symlink_to(found.root)  # a link outside the roots
     return found
 
 
@@ -394,6 +395,7 @@ def test_uploads_only_from_the_upload_roots(files: Files, demo: DemoServer) -> N
                 ("relative", os.path.relpath("/etc/passwd", files.uploads)),
                 ("absolute", "/etc/passwd"),
                 ("absent outside", "/etc/no-such-key.pem"),
+                ("linked outside", str(files.outside / "link" / "inside.html")),
                 ("symlink", str(files.uploads / "escape.txt")),
                 ("missing", str(files.uploads / "nothing.txt")),
             ]:
@@ -408,6 +410,9 @@ def test_uploads_only_from_the_upload_roots(files: Files, demo: DemoServer) -> N
     refused(found["absolute"], "outside the directories agents may upload from", str(files.uploads))
     # whether a file outside the roots exists is not told: the roots are judged first
     refused(found["absent outside"], "outside the directories agents may upload from")
+    # nor where a link outside them leads (a link inside them is named with its target)
+    linked = refused(found["linked outside"], "outside the directories agents may upload from")
+    assert "really" not in linked and str(files.root) not in linked
     refused(found["symlink"], f"really {files.secret}", "outside")
     refused(found["missing"], "Not a readable file")
     assert succeeded(found["granted"])["files"] == [str(files.uploads / "notes.txt")]

@@ -180,11 +180,16 @@ class CallContext:
     async def last_read(self, read: Awaitable[T]) -> T:
         """Await the tool's last read of the page (what its result ends with), with the call's
         closing cookie read sent right behind it instead of after it: one round trip less."""
+        answer = asyncio.ensure_future(read)  # runs (and sends) first: tasks start in order
+        self.start_cookie_read()
+        return await answer
+
+    def start_cookie_read(self) -> None:
+        """Start the call's closing cookie read (`guard.secret_echo.refresh` awaits it): only once
+        nothing the call does can set a cookie any more."""
         from ..guard.secret_echo import read_cookies
 
-        answer = asyncio.ensure_future(read)  # runs (and sends) first: tasks start in order
         self.cookie_read = asyncio.ensure_future(read_cookies(self.engine.manager.secrets, self))
-        return await answer
 
     async def settle(self) -> None:
         """Return once a navigation the action started has its document parsed."""

@@ -194,7 +194,7 @@ class Engine:
                 finally:
                     SERVING.reset(serving)
                 if ctx.cookie_read is None:  # sent now, awaited once the envelope is built: it overlaps that work
-                    ctx.cookie_read = asyncio.ensure_future(secret_echo.read_cookies(self.manager.secrets, ctx))
+                    ctx.start_cookie_read()
                     await asyncio.sleep(0)  # (the task's first step sends the request)
             except TimeoutError:
                 message = (

@@ -8,6 +8,7 @@ full power (the notebook's own calls). Front ends build one grant from their opt
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -190,20 +191,28 @@ class Grant:
     # files ---------------------------------------------------------------------
     def upload_path(self, path: str) -> Path:
         """The real file `path` names (symlinks resolved), if it lies under an upload root. The roots
-        are judged first, so a refusal never tells whether a file outside them exists."""
+        are judged first, and a refusal names the real path only of a link inside them: nothing
+        tells whether a file outside the roots exists, or where links there lead."""
+        given = Path(os.path.abspath(path))
         try:
-            real = Path(path).resolve()
+            real: Path | None = Path(path).resolve()
         except (OSError, RuntimeError):  # a symlink loop
-            raise InvalidParams(f"Not a readable file: {path}") from None
-        if not any(real.is_relative_to(root) for root in self.upload_roots):
+            real = None
+        if real is None and self._uploadable(given):
+            raise InvalidParams(f"Not a readable file: {path}")
+        if real is None or not self._uploadable(real):
             roots = ", ".join(map(str, self.upload_roots)) or "none"
+            really = f" (really {real})" if self._uploadable(given) else ""
             raise InvalidParams(
-                f"{path} (really {real}) is outside the directories agents may upload from ({roots}); "
+                f"{path}{really} is outside the directories agents may upload from ({roots}); "
                 "the operator names them with `--upload-root DIR` (serve_mcp(upload_roots=[...]))."
             )
         if not real.is_file():
             raise InvalidParams(f"Not a readable file: {path}")
         return real
+
+    def _uploadable(self, path: Path) -> bool:
+        return any(path.is_relative_to(root) for root in self.upload_roots)
 
     # launch options ------------------------------------------------------------
     def check_launch(self, args: Mapping[str, Any], default_headless: bool) -> None:
