@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx2
 import mcp_types as types
@@ -42,9 +42,9 @@ AGENT = types.Implementation(name="policy-agent", version="1.0")
 
 
 class Pages(BaseHTTPRequestHandler):
-    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup), `/ws` (a
-    WebSocket answering its first message with ``echo MESSAGE``), else a small page; every path
-    is counted per server."""
+    """`/redirect?to=URL` (any URL), `/page?html=...` (a page made of the given markup),
+    `/script?js=...` (a script of the given code), `/ws` (a WebSocket answering its first message
+    with ``echo MESSAGE``), else a small page; every path is counted per server."""
 
     def do_GET(self) -> None:
         self.server.hits.append(self.path)  # type: ignore[attr-defined]
@@ -60,9 +60,11 @@ class Pages(BaseHTTPRequestHandler):
             self.end_headers()
             return
         body = query.get("html", f"<title>{html.escape(parts.path)}</title><p>reached {html.escape(parts.path)}</p>")
-        data = f"<!doctype html><meta charset=utf-8>{body}".encode()
+        data, kind = f"<!doctype html><meta charset=utf-8>{body}".encode(), "text/html"
+        if parts.path == "/script":
+            data, kind = query["js"].encode(), "text/javascript"
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -254,6 +256,80 @@ def test_frames_images_fetches_and_popups_are_blocked_and_recorded(agent: Agent,
     (popup,) = wait_until(lambda: blocked_entries(agent, "/popup"), timeout=30)
     assert (popup["page_id"], popup["resource_type"]) == (tabs[1]["page_id"], "document"), popup
     assert rule(servers) in popup["failure"]
+    assert servers["target"].hits == []
+
+
+def page_of(base: str, markup: str) -> str:
+    return f"{base}/page?html={quote(markup, safe='')}"
+
+
+def script_of(base: str, code: str) -> str:
+    return f"{base}/script?js={quote(code, safe='')}"
+
+
+FETCH_AND_TELL = "fetch(%r, {mode: 'no-cors'}).then(() => postMessage('reached'), () => postMessage('refused'))"
+SERVICE_WORKER = """self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(clients.claim()));
+self.addEventListener('fetch', (event) => {
+  if (event.request.url.endsWith('/probe')) event.respondWith(
+    fetch(%r, {mode: 'no-cors'}).then(() => new Response('reached'), () => new Response('refused')));
+});"""
+
+
+def test_hops_in_cross_site_frames_and_workers_are_refused(agent: Agent, servers: dict[str, Any]) -> None:
+    """Chromium runs a cross-site frame, a worker and a service worker as targets of their own; each
+    is held until it has the rules, so its first requests' hops are judged too."""
+    target, allowed = servers["target_url"], servers["url"]
+    hop = f"{allowed}/redirect?to={target}"
+    cross_site = allowed.replace("127.0.0.1", "localhost")  # another site: another renderer
+    worker = script_of(cross_site, FETCH_AND_TELL % (hop + "/frame-worker"))  # the frame's own target
+    frame = page_of(
+        cross_site,
+        f"<img src='{hop}/frame-image.png'><script>new Worker({json.dumps(worker)}).onmessage = "
+        "(event) => parent.postMessage(event.data, '*')</script>",
+    )
+    listen = "<script>window.told = new Promise((resolve) => onmessage = (event) => resolve(event.data))</script>"
+    ok_data(
+        agent.call("browser_navigate", url=page_of(allowed, f'{listen}<iframe src="{html.escape(frame)}"></iframe>'))
+    )
+    told = agent.call("browser_evaluate", expression="window.told")
+    assert ok_data(told)["result"] == "refused", told  # no-cors: 'reached' had it gone through
+    image_url = target + "/frame-image.png"
+    (image,) = wait_until(lambda: exactly(blocked_entries(agent, image_url), image_url), timeout=30)
+    assert rule(servers) in image["failure"], image
+    # A service worker's fetch (here answering the page's /probe) is refused the same way.
+    ok_data(agent.call("browser_navigate", url=page_of(cross_site, "<p>service worker</p>")))
+    worker_script = json.dumps(script_of("", SERVICE_WORKER % (hop + "/service-worker")))
+    register = (
+        f"navigator.serviceWorker.register({worker_script}).then(() => navigator.serviceWorker.ready)"
+        ".then(() => new Promise((resolve) => navigator.serviceWorker.controller ? resolve('controlled')"
+        " : navigator.serviceWorker.oncontrollerchange = () => resolve('controlled')))"
+    )
+    try:
+        assert ok_data(agent.call("browser_evaluate", expression=register))["result"] == "controlled"
+        probe = agent.call("browser_evaluate", expression="fetch('/probe').then((response) => response.text())")
+        assert ok_data(probe)["result"] == "refused", probe
+    finally:
+        agent.call(
+            "browser_evaluate",
+            expression="navigator.serviceWorker.getRegistrations()"
+            ".then((all) => Promise.all(all.map((one) => one.unregister()))).then(() => 'gone')",
+        )
+    assert servers["target"].hits == []
+
+
+def test_a_popups_first_hops_are_judged(agent: Agent, servers: dict[str, Any]) -> None:
+    """A popup's first subresources start before its tab is reported: they wait for its rules
+    (without, some of these twelve images reach the target in most runs)."""
+    target, hop = servers["target_url"], f"{servers['url']}/redirect?to={servers['target_url']}"
+    ok_data(agent.call("browser_navigate", url=page_of(servers["url"], "<p>opener</p>")))
+    popup = page_of(servers["url"], "".join(f"<img src='{hop}/popup-{i}.png'>" for i in range(12)))
+    opened = f"window.open({json.dumps(popup)}) && 'opened'"
+    assert ok_data(agent.call("browser_evaluate", expression=opened))["result"] == "opened"
+    urls = [f"{target}/popup-{i}.png" for i in range(12)]
+    wait_until(lambda: all(exactly(blocked_entries(agent, url), url) for url in urls), timeout=30)
+    for tab in agent.call("browser_tabs")["data"]["tabs"][1:]:
+        agent.call("browser_tabs", action="close", page_id=tab["page_id"])
     assert servers["target"].hits == []
 
 

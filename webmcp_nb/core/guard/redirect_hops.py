@@ -7,16 +7,22 @@ ws(s) URL. Each glob has an exact URL Pattern twin (`url_patterns`) but a host g
 wildcard beside digits (``10.0.*``): a hop it would let through is refused (allow), one it would
 refuse is followed (block); so is a hop to another 127.x address than 127.0.0.1.
 
-Chromium only, in each tab's renderer (a cross-site frame's and a worker's hops are not judged).
-Chromium records a refused hop as a request of its own: its record names the rule.
+Chromium only. Each tab's DevTools session has the rules, and so does every target the tab starts
+(cross-site frames, dedicated and service workers, and theirs in turn): the tab's session is
+auto-attached to them, and each is held before it runs until its rules are set (`Targets`). A
+popup's first requests reach the context's route before the popup is reported; they are held
+until it has the rules (`HopGuard.ready_for`). Chromium records a refused hop as a request of its own: its record names the rule.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+import itertools
+import json
+from typing import TYPE_CHECKING, Any
 
+from ..call.util import spawn
 from .url_patterns import JUDGED_SCHEMES, parse_glob
 from .url_policy import UrlPolicy, blocked_rule, mark_blocked
 
@@ -59,50 +65,140 @@ def _bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+# A tab's session is auto-attached to the targets it starts, each held until it is let run.
+# Not flat: Playwright's CDP sessions send no sessionId, so a target is reached through
+# Target.sendMessageToTarget, nested once per level (a frame's worker: through the frame).
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": False}
+Route = tuple[str, ...]  # the session ids from a tab's session down to one of its targets
+
+
+class Targets:
+    """The targets a tab's DevTools session is attached to, given the rules before they run."""
+
+    def __init__(self, session: CDPSession, rules: list[dict[str, Any]]) -> None:
+        self.session = session
+        self.rules = rules
+        self.routes: set[Route] = set()
+        self._ids = itertools.count(1)
+        session.on("Target.attachedToTarget", lambda event: self._attached((), event))
+        session.on("Target.detachedFromTarget", lambda event: self._detached((), event))
+        session.on("Target.receivedMessageFromTarget", lambda event: self._relayed((), event))
+
+    async def start(self) -> None:
+        await self.session.send("Target.setAutoAttach", AUTO_ATTACH)
+
+    async def update(self, rules: list[dict[str, Any]]) -> None:
+        self.rules = rules
+        for route in list(self.routes):
+            await self._send(route, "Network.setBlockedURLs", {"urlPatterns": rules})
+
+    def _relayed(self, route: Route, event: dict[str, Any]) -> None:
+        """A target's message: only its own targets' comings and goings matter."""
+        message = event.get("message", "")
+        if '"method":"Target.' not in message:
+            return
+        inner = json.loads(message)
+        child = (*route, event["sessionId"])
+        handler = {
+            "Target.attachedToTarget": self._attached,
+            "Target.detachedFromTarget": self._detached,
+            "Target.receivedMessageFromTarget": self._relayed,
+        }.get(inner.get("method"))
+        if handler is not None:
+            handler(child, inner.get("params", {}))
+
+    def _attached(self, route: Route, event: dict[str, Any]) -> None:
+        child = (*route, event["sessionId"])
+        self.routes.add(child)
+        spawn(self._arm(child, bool(event.get("waitingForDebugger"))))
+
+    def _detached(self, route: Route, event: dict[str, Any]) -> None:
+        gone = (*route, event.get("sessionId", ""))
+        self.routes = {kept for kept in self.routes if kept[: len(gone)] != gone}
+
+    async def _arm(self, route: Route, waiting: bool) -> None:
+        """Give a new target the rules (and its own targets the same), then let it run."""
+        from playwright.async_api import Error
+
+        with contextlib.suppress(Error):  # the tab or the target is gone
+            try:
+                await self._send(route, "Network.enable")
+                await self._send(route, "Network.setBlockedURLs", {"urlPatterns": self.rules})
+                await self._send(route, "Target.setAutoAttach", AUTO_ATTACH)
+            finally:
+                if waiting:
+                    await self._send(route, "Runtime.runIfWaitingForDebugger")
+
+    async def _send(self, route: Route, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send one command to the target at the end of `route` (its answer is not awaited:
+        a target handles its commands in order)."""
+        message: dict[str, Any] = {"id": next(self._ids), "method": method, "params": params or {}}
+        for session_id in reversed(route[1:]):
+            wrapped = {"sessionId": session_id, "message": json.dumps(message)}
+            message = {"id": next(self._ids), "method": "Target.sendMessageToTarget", "params": wrapped}
+        await self.session.send("Target.sendMessageToTarget", {"sessionId": route[0], "message": json.dumps(message)})
+
+
 class HopGuard:
-    """The blocked URLs of every tab of one Chromium instance, kept to its policy's."""
+    """The blocked URLs of every tab of one Chromium instance, and of the targets each starts,
+    kept to its policy's."""
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
         self.patterns: list[tuple[str, bool]] = []
-        self.sessions: dict[Page, CDPSession] = {}
-        self._pending: set[asyncio.Task[None]] = set()
+        self.sessions: dict[Page, Targets] = {}
+        self._watching: dict[Page, asyncio.Future[None]] = {}
 
-    def watch_soon(self, page: Page) -> None:
-        """`watch` a tab the browser just opened (a popup's first hops may come before)."""
-        task = asyncio.ensure_future(self.watch(page))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        return [{"urlPattern": pattern, "block": block} for pattern, block in self.patterns]
 
-    async def watch(self, page: Page) -> None:
+    def watch(self, page: Page) -> asyncio.Future[None]:
+        """Give `page` (a tab, however it opened) the rules; done once it has them."""
+        watching = self._watching.get(page)
+        if watching is None:
+            watching = self._watching[page] = asyncio.ensure_future(self._watch(page))
+        return watching
+
+    async def ready_for(self, request: Request) -> None:
+        """Hold a request of a tab that has no rules yet (a popup's first ones, which the context's
+        route sees before the tab is reported) until it has them, so its hops are judged too."""
         from playwright.async_api import Error
 
-        if page in self.sessions or self.instance.context is None:
+        try:
+            page = request.frame.page
+        except Error:  # a popup's first navigation (its redirects are judged in Python), a worker's
+            return
+        await self.watch(page)
+
+    async def _watch(self, page: Page) -> None:
+        from playwright.async_api import Error
+
+        if self.instance.context is None:
             return
         with contextlib.suppress(Error):  # the tab closed meanwhile
             session = await self.instance.context.new_cdp_session(page)
-            self.sessions[page] = session
+            targets = self.sessions[page] = Targets(session, self.rules)
             page.on("close", self._closed)
             page.on("requestfailed", self._failed)
             await session.send("Network.enable")
-            await self._apply(session)
+            await session.send("Network.setBlockedURLs", {"urlPatterns": targets.rules})
+            await targets.start()
 
     def _closed(self, page: Page) -> None:
         self.sessions.pop(page, None)
+        self._watching.pop(page, None)
 
     async def update(self) -> None:
+        from playwright.async_api import Error
+
         patterns = hop_patterns(self.instance.url_policy)
         if patterns != self.patterns:
             self.patterns = patterns
-            for session in list(self.sessions.values()):
-                await self._apply(session)
-
-    async def _apply(self, session: CDPSession) -> None:
-        from playwright.async_api import Error
-
-        rules = [{"urlPattern": pattern, "block": block} for pattern, block in self.patterns]
-        with contextlib.suppress(Error):
-            await session.send("Network.setBlockedURLs", {"urlPatterns": rules})
+            for targets in list(self.sessions.values()):
+                with contextlib.suppress(Error):
+                    await targets.session.send("Network.setBlockedURLs", {"urlPatterns": self.rules})
+                    await targets.update(self.rules)
 
     def _failed(self, request: Request) -> None:
         """Name the rule in the records of what Chromium refused: the hop (a request of its own,

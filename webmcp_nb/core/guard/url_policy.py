@@ -172,7 +172,7 @@ async def _route(instance: Instance, context: BrowserContext) -> None:
         from .redirect_hops import HopGuard
 
         guard = instance.hop_guard = HopGuard(instance)
-        context.on("page", guard.watch_soon)
+        context.on("page", guard.watch)
         for page in context.pages:
             await guard.watch(page)
 
@@ -191,6 +191,8 @@ async def _route(instance: Instance, context: BrowserContext) -> None:
                     await route.fulfill(response=response)
                     return
             if refusal is None:
+                if instance.hop_guard is not None:
+                    await instance.hop_guard.ready_for(request)
                 await route.fallback()
             else:
                 mark_blocked(instance, request, refusal)
