@@ -28,7 +28,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from webmcp_nb.core.guard.redirect_hops import hop_patterns
+from webmcp_nb.core.guard.redirect_hops import Targets, hop_patterns
 from webmcp_nb.core.guard.url_patterns import parse_glob
 from webmcp_nb.core.guard.url_policy import UrlPolicy
 from webmcp_nb.serve_options import ServeOptions
@@ -276,16 +276,29 @@ self.addEventListener('fetch', (event) => {
 });"""
 
 
-def test_hops_in_cross_site_frames_and_workers_are_refused(agent: Agent, servers: dict[str, Any]) -> None:
+@pytest.mark.parametrize("arming_delay_s", [0, 0.5], ids=["as-it-comes", "rules-late"])
+def test_hops_in_cross_site_frames_and_workers_are_refused(
+    agent: Agent, servers: dict[str, Any], arming_delay_s: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Chromium runs a cross-site frame, a worker and a service worker as targets of their own; each
-    is held until it has the rules, so its first requests' hops are judged too."""
+    is held until it has the rules, so its first requests' hops are judged too. A worker runs once
+    any client lets it (Playwright does at once): its requests wait for its rules, which the
+    second run makes late, as a loaded machine does (without that wait, its hop got through)."""
+    arm = Targets._arm
+
+    async def late(self: Targets, *args: Any) -> None:
+        await asyncio.sleep(arming_delay_s)
+        await arm(self, *args)
+
+    monkeypatch.setattr(Targets, "_arm", late)
+    run = f"{arming_delay_s * 1000:.0f}"  # this run's own URLs: the instance's evidence keeps the other's
     target, allowed = servers["target_url"], servers["url"]
     hop = f"{allowed}/redirect?to={target}"
     cross_site = allowed.replace("127.0.0.1", "localhost")  # another site: another renderer
-    worker = script_of(cross_site, FETCH_AND_TELL % (hop + "/frame-worker"))  # the frame's own target
+    worker = script_of(cross_site, FETCH_AND_TELL % (hop + f"/frame-worker-{run}"))  # the frame's own target
     frame = page_of(
         cross_site,
-        f"<img src='{hop}/frame-image.png'><script>new Worker({json.dumps(worker)}).onmessage = "
+        f"<img src='{hop}/frame-image-{run}.png'><script>new Worker({json.dumps(worker)}).onmessage = "
         "(event) => parent.postMessage(event.data, '*')</script>",
     )
     listen = "<script>window.told = new Promise((resolve) => onmessage = (event) => resolve(event.data))</script>"
@@ -294,12 +307,12 @@ def test_hops_in_cross_site_frames_and_workers_are_refused(agent: Agent, servers
     )
     told = agent.call("browser_evaluate", expression="window.told")
     assert ok_data(told)["result"] == "refused", told  # no-cors: 'reached' had it gone through
-    image_url = target + "/frame-image.png"
+    image_url = target + f"/frame-image-{run}.png"
     (image,) = wait_until(lambda: exactly(blocked_entries(agent, image_url), image_url), timeout=30)
     assert rule(servers) in image["failure"], image
     # A service worker's fetch (here answering the page's /probe) is refused the same way.
     ok_data(agent.call("browser_navigate", url=page_of(cross_site, "<p>service worker</p>")))
-    worker_script = json.dumps(script_of("", SERVICE_WORKER % (hop + "/service-worker")))
+    worker_script = json.dumps(script_of("", SERVICE_WORKER % (hop + f"/service-worker-{run}")))
     register = (
         f"navigator.serviceWorker.register({worker_script}).then(() => navigator.serviceWorker.ready)"
         ".then(() => new Promise((resolve) => navigator.serviceWorker.controller ? resolve('controlled')"

@@ -9,9 +9,11 @@ refuse is followed (block); so is a hop to another 127.x address than 127.0.0.1.
 
 Chromium only. Each tab's DevTools session has the rules, and so does every target the tab starts
 (cross-site frames, dedicated and service workers, and theirs in turn): the tab's session is
-auto-attached to them, and each is held before it runs until its rules are set (`Targets`). A
-popup's first requests reach the context's route before the popup is reported; they are held
-until it has the rules (`HopGuard.ready_for`). Chromium records a refused hop as a request of its own: its record names the rule.
+auto-attached to them and gives each the rules before letting it run (`Targets`). A frame waits
+for every client; a worker runs once any client lets it, and a popup's first requests reach the
+context's route before the popup is reported: the route holds such requests until their target
+has the rules (`HopGuard.ready_for`). Chromium records a refused hop as a request of its own: its
+record names the rule.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class Targets:
         self.session = session
         self.rules = rules
         self.routes: set[Route] = set()
+        self.arming: set[asyncio.Task[None]] = set()  # targets being given the rules
         self._ids = itertools.count(1)
         session.on("Target.attachedToTarget", lambda event: self._attached((), event))
         session.on("Target.detachedFromTarget", lambda event: self._detached((), event))
@@ -110,7 +113,9 @@ class Targets:
     def _attached(self, route: Route, event: dict[str, Any]) -> None:
         child = (*route, event["sessionId"])
         self.routes.add(child)
-        spawn(self._arm(child, bool(event.get("waitingForDebugger"))))
+        task = spawn(self._arm(child, bool(event.get("waitingForDebugger"))))
+        self.arming.add(task)
+        task.add_done_callback(self.arming.discard)
 
     def _detached(self, route: Route, event: dict[str, Any]) -> None:
         gone = (*route, event.get("sessionId", ""))
@@ -161,15 +166,17 @@ class HopGuard:
         return watching
 
     async def ready_for(self, request: Request) -> None:
-        """Hold a request of a tab that has no rules yet (a popup's first ones, which the context's
-        route sees before the tab is reported) until it has them, so its hops are judged too."""
+        """Hold a request until the tab it comes from has the rules (a popup's first ones reach the
+        context's route before the tab is reported), and every target already started has them:
+        a worker runs once any client lets it, Playwright first, so its first requests (which
+        come after the attach event that started its arming) may come before its rules."""
         from playwright.async_api import Error
 
-        try:
-            page = request.frame.page
-        except Error:  # a popup's first navigation (its redirects are judged in Python), a worker's
-            return
-        await self.watch(page)
+        with contextlib.suppress(Error):  # no frame: a popup's first navigation (judged in Python)
+            await self.watch(request.frame.page)
+        arming = [task for targets in self.sessions.values() for task in targets.arming]
+        if arming:
+            await asyncio.wait(arming)
 
     async def _watch(self, page: Page) -> None:
         from playwright.async_api import Error
