@@ -267,6 +267,10 @@ def script_of(base: str, code: str) -> str:
     return f"{base}/script?js={quote(code, safe='')}"
 
 
+SHARED_WORKER = (
+    "onconnect = (event) => fetch(%r, {mode: 'no-cors'})"
+    ".then(() => event.ports[0].postMessage('reached'), () => event.ports[0].postMessage('refused'))"
+)
 FETCH_AND_TELL = "fetch(%r, {mode: 'no-cors'}).then(() => postMessage('reached'), () => postMessage('refused'))"
 SERVICE_WORKER = """self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(clients.claim()));
@@ -286,9 +290,9 @@ def test_hops_in_cross_site_frames_and_workers_are_refused(
     second run makes late, as a loaded machine does (without that wait, its hop got through)."""
     arm = Targets._arm
 
-    async def late(self: Targets, *args: Any) -> None:
+    async def late(self: Targets, *args: Any, **kwargs: Any) -> None:
         await asyncio.sleep(arming_delay_s)
-        await arm(self, *args)
+        await arm(self, *args, **kwargs)
 
     monkeypatch.setattr(Targets, "_arm", late)
     run = f"{arming_delay_s * 1000:.0f}"  # this run's own URLs: the instance's evidence keeps the other's
@@ -328,6 +332,16 @@ def test_hops_in_cross_site_frames_and_workers_are_refused(
             expression="navigator.serviceWorker.getRegistrations()"
             ".then((all) => Promise.all(all.map((one) => one.unregister()))).then(() => 'gone')",
         )
+    # A shared worker is no tab's and Playwright does not see its requests: its script waits for
+    # its rules, which judge its first requests as well as their hops.
+    for fetched in (f"{target}/shared-direct-{run}", f"{hop}/shared-hop-{run}"):
+        shared = json.dumps(script_of("", SHARED_WORKER % fetched))
+        told = agent.call(
+            "browser_evaluate",
+            expression=f"new Promise((resolve) => {{ const worker = new SharedWorker({shared}); "
+            "worker.port.onmessage = (event) => resolve(event.data); worker.port.start(); })",
+        )
+        assert ok_data(told)["result"] == "refused", (fetched, told)
     assert servers["target"].hits == []
 
 

@@ -12,8 +12,10 @@ Chromium only. Each tab's DevTools session has the rules, and so does every targ
 auto-attached to them and gives each the rules before letting it run (`Targets`). A frame waits
 for every client; a worker runs once any client lets it, and a popup's first requests reach the
 context's route before the popup is reported: the route holds such requests until their target
-has the rules (`HopGuard.ready_for`). Chromium records a refused hop as a request of its own: its
-record names the rule.
+has the rules (`HopGuard.ready_for`). Shared workers belong to no tab, and Playwright sees none
+of their requests: the browser's own session attaches to each and the rules judge its first
+requests as well (`HopGuard.watch_shared_workers`). Chromium records a refused hop as a request
+of its own: its record names the rule.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def _bracketed(host: str) -> str:
 # Target.sendMessageToTarget, nested once per level (a frame's worker: through the frame).
 AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": False}
 Route = tuple[str, ...]  # the session ids from a tab's session down to one of its targets
+SHARED_WORKERS = [{"type": "shared_worker"}, {"exclude": True}]
 
 
 class Targets:
@@ -110,8 +113,17 @@ class Targets:
         if handler is not None:
             handler(child, inner.get("params", {}))
 
+    async def adopt(self, target_id: str) -> None:
+        """Attach to a target this session is not auto-attached to (a shared worker) and arm it."""
+        attached = await self.session.send("Target.attachToTarget", {"targetId": target_id, "flatten": False})
+        route = (attached["sessionId"],)
+        self.routes.add(route)
+        await self._arm(route, False)
+
     def _attached(self, route: Route, event: dict[str, Any]) -> None:
         child = (*route, event["sessionId"])
+        if child in self.routes:  # adopted
+            return
         self.routes.add(child)
         task = spawn(self._arm(child, bool(event.get("waitingForDebugger"))))
         self.arming.add(task)
@@ -153,6 +165,9 @@ class HopGuard:
         self.patterns: list[tuple[str, bool]] = []
         self.sessions: dict[Page, Targets] = {}
         self._watching: dict[Page, asyncio.Future[None]] = {}
+        self.shared: Targets | None = None  # the browser's session, attached to the shared workers
+        self.shared_scripts: dict[str, str] = {}  # script URL -> target id of a shared worker starting
+        self.context_id: str | None = None  # the instance's browser context, as DevTools names it
 
     @property
     def rules(self) -> list[dict[str, Any]]:
@@ -174,6 +189,10 @@ class HopGuard:
 
         with contextlib.suppress(Error):  # no frame: a popup's first navigation (judged in Python)
             await self.watch(request.frame.page)
+        shared_worker = self.shared_scripts.pop(request.url, None) if request.resource_type == "script" else None
+        if shared_worker is not None and self.shared is not None:
+            with contextlib.suppress(Error):  # gone meanwhile
+                await self.shared.adopt(shared_worker)
         arming = [task for targets in self.sessions.values() for task in targets.arming]
         if arming:
             await asyncio.wait(arming)
@@ -186,6 +205,8 @@ class HopGuard:
         with contextlib.suppress(Error):  # the tab closed meanwhile
             session = await self.instance.context.new_cdp_session(page)
             targets = self.sessions[page] = Targets(session, self.rules)
+            if self.context_id is None:
+                self.context_id = (await session.send("Target.getTargetInfo"))["targetInfo"].get("browserContextId")
             page.on("close", self._closed)
             page.on("requestfailed", self._failed)
             await session.send("Network.enable")
@@ -195,6 +216,41 @@ class HopGuard:
     def _closed(self, page: Page) -> None:
         self.sessions.pop(page, None)
         self._watching.pop(page, None)
+
+    async def watch_shared_workers(self) -> None:
+        """Shared workers belong to no tab, and Playwright neither sees their requests nor holds
+        them: the browser's session learns of each as it is created, before its script is asked
+        for, and the policy's route holds that script until the worker has the rules (`ready_for`);
+        those already running get them now."""
+        from playwright.async_api import Error
+
+        context = self.instance.context
+        browser = self.instance.browser or (context.browser if context is not None else None)
+        if browser is None:
+            return
+        with contextlib.suppress(Error):  # a browser that cannot tell: none are judged
+            session = await browser.new_browser_cdp_session()
+            self.shared = Targets(session, self.rules)
+            session.on("Target.targetCreated", self._shared_worker_created)
+            await session.send("Target.setDiscoverTargets", {"discover": True, "filter": SHARED_WORKERS})
+            running = await session.send("Target.getTargets", {"filter": SHARED_WORKERS})
+            for info in running["targetInfos"]:
+                if self._ours(info):
+                    self.shared_scripts.pop(info["url"], None)
+                    await self.shared.adopt(info["targetId"])
+
+    def _ours(self, info: dict[str, Any]) -> bool:
+        """Whether a target is of this instance's context (on a browser of its own, any is)."""
+        if self.context_id is None:
+            from ..backends import get
+
+            return not get(self.instance.options.backend).shared_browser
+        return info.get("browserContextId") == self.context_id
+
+    def _shared_worker_created(self, event: dict[str, Any]) -> None:
+        info = event["targetInfo"]
+        if self._ours(info) and info.get("type") == "shared_worker":
+            self.shared_scripts[info["url"]] = info["targetId"]
 
     async def update(self) -> None:
         from playwright.async_api import Error
@@ -206,6 +262,9 @@ class HopGuard:
                 with contextlib.suppress(Error):
                     await targets.session.send("Network.setBlockedURLs", {"urlPatterns": self.rules})
                     await targets.update(self.rules)
+            if self.shared is not None:
+                with contextlib.suppress(Error):
+                    await self.shared.update(self.rules)
 
     def _failed(self, request: Request) -> None:
         """Name the rule in the records of what Chromium refused: the hop (a request of its own,

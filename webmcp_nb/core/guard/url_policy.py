@@ -175,6 +175,7 @@ async def _route(instance: Instance, context: BrowserContext) -> None:
         context.on("page", guard.watch)
         for page in context.pages:
             await guard.watch(page)
+        await guard.watch_shared_workers()
 
     async def judge(route: Route) -> None:
         from playwright.async_api import Error

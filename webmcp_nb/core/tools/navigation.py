@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
 
@@ -75,10 +76,30 @@ async def _navigation(
     except Error as exc:
         blocked = ctx.instance.blocked_navigation if ctx.instance is not None else None
         if blocked and "ERR_BLOCKED_BY_CLIENT" in exc.message:
+            await _error_page_shown(ctx)
             raise ToolFailure("navigation_failed", f"{action} failed: {blocked}") from None
         if "net::" in exc.message or "NS_ERROR" in exc.message or "Cannot navigate" in exc.message:
             raise ToolFailure("navigation_failed", f"{action} failed: {exc.message.splitlines()[0]}") from None
         raise
+
+
+ERROR_PAGE_WAIT_MS = 2_000
+
+
+async def _error_page_shown(ctx: CallContext) -> None:
+    """Chromium shows a refused navigation's error page a moment after the navigation failed:
+    wait for it (at most ERROR_PAGE_WAIT_MS), so that it cannot interrupt the next navigation."""
+    from playwright.async_api import Error
+
+    page = ctx.page
+    if ctx.instance is None or not ctx.instance.options.is_chromium or page.url.startswith("chrome-error:"):
+        return
+    with contextlib.suppress(Error):  # not shown in time (or the tab closed): nothing more to wait for
+        await page.wait_for_event(
+            "framenavigated",
+            predicate=lambda frame: frame == page.main_frame and frame.url.startswith("chrome-error:"),
+            timeout=ERROR_PAGE_WAIT_MS,
+        )
 
 
 @tool(
