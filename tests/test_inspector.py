@@ -5,9 +5,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,27 +13,26 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import free_port, install_ts_client, wait_for_exit, wait_until
+from .helpers import install_ts_client, wait_for_exit, wait_until
+from .test_server_bounds import Served
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, str]]:
-    token, port = secrets.token_urlsafe(16), free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "webmcp_nb.cli", "serve", "--transport", "http"]
-    process = subprocess.Popen(
-        [*command, "--port", str(port), "--token", token],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/mcp"
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """`webmcp-nb serve --transport http` on the port it chose itself, with its own token (as it
+    prints them: a port chosen here first could be taken by another test before the server binds it)."""
+    served = Served(tmp_path_factory.mktemp("inspector"), {})
     wait_until(
-        lambda: inspector(url, "--method", "initialize", token=token, check=False) is not None, 90, 0.5, "the server"
+        lambda: inspector(served.url, "--method", "initialize", token=served.token, check=False) is not None,
+        90,
+        0.5,
+        lambda: f"the server: {served.stderr()[-2000:]}",
     )
-    yield url, token
-    process.terminate()
-    wait_for_exit([process.pid])
+    yield served.url, served.token
+    served.stop()
+    wait_for_exit([served.process.pid])
 
 
 def inspector(*args: str, token: str | None = None, check: bool = True) -> dict | None:  # type: ignore[type-arg]
