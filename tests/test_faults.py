@@ -290,7 +290,8 @@ def test_a_process_killed_with_live_browsers_leaves_none_running(demo, signum: s
 
 # pages that misbehave ---------------------------------------------------------------------------
 def test_a_dialog_storm_gives_envelopes_and_the_tab_can_be_closed(fresh_session, demo) -> None:
-    s = started(fresh_session, demo.url)
+    s = fresh_session()  # the default operation timeout: 3 s was too short on a loaded machine for no gain
+    ok(s.navigate(demo.url))
     storm = ok(s.tabs())["current_page_id"]
     other = ok(s.tabs("new", url=demo.url))["current_page_id"]
     ok(s.evaluate("setTimeout(() => { for (;;) alert('storm') }, 50); 1", page_id=storm))
