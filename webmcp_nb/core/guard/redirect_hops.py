@@ -80,9 +80,10 @@ SHARED_WORKERS = [{"type": "shared_worker"}, {"exclude": True}]
 class Targets:
     """The targets a tab's DevTools session is attached to, given the rules before they run."""
 
-    def __init__(self, session: CDPSession, rules: list[dict[str, Any]]) -> None:
+    def __init__(self, session: CDPSession, rules: list[dict[str, Any]], tab: bool = True) -> None:
         self.session = session
         self.rules = rules
+        self.tab = tab  # the session's own target is a tab, judged too (not the browser's)
         self.routes: set[Route] = set()
         self.arming: set[asyncio.Task[None]] = set()  # targets being given the rules
         self._ids = itertools.count(1)
@@ -91,10 +92,15 @@ class Targets:
         session.on("Target.receivedMessageFromTarget", lambda event: self._relayed((), event))
 
     async def start(self) -> None:
+        """Give the session's own target the rules, and be attached to the targets it starts."""
+        await self.session.send("Network.enable")
+        await self.session.send("Network.setBlockedURLs", {"urlPatterns": self.rules})
         await self.session.send("Target.setAutoAttach", AUTO_ATTACH)
 
     async def update(self, rules: list[dict[str, Any]]) -> None:
         self.rules = rules
+        if self.tab:
+            await self.session.send("Network.setBlockedURLs", {"urlPatterns": rules})
         for route in list(self.routes):
             await self._send(route, "Network.setBlockedURLs", {"urlPatterns": rules})
 
@@ -209,8 +215,6 @@ class HopGuard:
                 self.context_id = (await session.send("Target.getTargetInfo"))["targetInfo"].get("browserContextId")
             page.on("close", self._closed)
             page.on("requestfailed", self._failed)
-            await session.send("Network.enable")
-            await session.send("Network.setBlockedURLs", {"urlPatterns": targets.rules})
             await targets.start()
 
     def _closed(self, page: Page) -> None:
@@ -230,7 +234,7 @@ class HopGuard:
             return
         with contextlib.suppress(Error):  # a browser that cannot tell: none are judged
             session = await browser.new_browser_cdp_session()
-            self.shared = Targets(session, self.rules)
+            self.shared = Targets(session, self.rules, tab=False)
             session.on("Target.targetCreated", self._shared_worker_created)
             await session.send("Target.setDiscoverTargets", {"discover": True, "filter": SHARED_WORKERS})
             running = await session.send("Target.getTargets", {"filter": SHARED_WORKERS})
@@ -249,7 +253,7 @@ class HopGuard:
 
     def _shared_worker_created(self, event: dict[str, Any]) -> None:
         info = event["targetInfo"]
-        if self._ours(info) and info.get("type") == "shared_worker":
+        if self._ours(info):  # the discovery's filter: shared workers only
             self.shared_scripts[info["url"]] = info["targetId"]
 
     async def update(self) -> None:
@@ -258,13 +262,9 @@ class HopGuard:
         patterns = hop_patterns(self.instance.url_policy)
         if patterns != self.patterns:
             self.patterns = patterns
-            for targets in list(self.sessions.values()):
+            for targets in [*self.sessions.values(), *([self.shared] if self.shared is not None else [])]:
                 with contextlib.suppress(Error):
-                    await targets.session.send("Network.setBlockedURLs", {"urlPatterns": self.rules})
                     await targets.update(self.rules)
-            if self.shared is not None:
-                with contextlib.suppress(Error):
-                    await self.shared.update(self.rules)
 
     def _failed(self, request: Request) -> None:
         """Name the rule in the records of what Chromium refused: the hop (a request of its own,
