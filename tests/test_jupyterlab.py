@@ -607,8 +607,12 @@ def test_quickstart_in_jupyterlab(page, jupyter_lab: Lab) -> None:  # type: igno
         pids = kernel_result(
             page,
             "import json, psutil\n"
-            "procs = psutil.Process().children(recursive=True)\n"
-            f"print({RESULT!r} + json.dumps([p.pid for p in procs if 'chrom' in p.name().lower()]))",
+            "def chromium(p):  # a renderer may exit while it is looked at\n"
+            "    try:\n"
+            "        return 'chrom' in p.name().lower()\n"
+            "    except psutil.NoSuchProcess:\n"
+            "        return False\n"
+            f"print({RESULT!r} + json.dumps([p.pid for p in psutil.Process().children(recursive=True) if chromium(p)]))",
         )
         assert isinstance(pids, list) and pids, "the kernel should be running a Chromium before it is closed"
         output = run_new_cell(page, CLOSING_CELL)
