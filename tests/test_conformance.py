@@ -179,6 +179,31 @@ def test_results_map_as_the_reference_says(session, demo):
     assert invalid["structured"] == {"content": [{"type": "text", "text": "hi"}, {"type": "paragraph", "text": "hi"}]}
 
 
+def test_each_call_gets_its_own_exact_text(session, demo):
+    """The exact text is asked for with the call and comes back as the tool ends: a call's text is
+    never an earlier in-page call's of the same input, nor held by a call that threw."""
+    conformance_page(session, demo)
+    ok(
+        session.evaluate("""(() => { let n = 0;
+        document.modelContext.registerTool({name: "tick", description: "Counts its calls, as JSON text",
+          inputSchema: {type: "object", properties: {}},
+          execute: async () => {
+            n += 1;
+            await new Promise((resolve) => setTimeout(resolve, 50));  // our ask for the text comes first
+            if (n === 3) throw new Error("three");
+            return JSON.stringify(`tick ${n}`);
+          }});
+        return true; })()""")
+    )
+    in_page = session.evaluate("""(async () => {
+        const tool = (await document.modelContext.getTools()).find((t) => t.name === "tick");
+        return await document.modelContext.executeTool(tool, {}); })()""")
+    assert ok(in_page)["result"] == '"tick 1"'  # its text is kept in the page, unread
+    assert ok(session.webmcp_call("tick"))["text"] == '"tick 2"'
+    error(session.webmcp_call("tick"), "evaluation_failed")
+    assert ok(session.webmcp_call("tick"))["text"] == '"tick 4"'
+
+
 @pytest.mark.parametrize("mode", ERAS)
 def test_an_agent_reads_the_same_results(session, demo, served, mode):
     conformance_page(session, demo)

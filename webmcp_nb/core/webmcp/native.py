@@ -12,8 +12,10 @@ What the protocol drops is captured in the page by `CAPTURE_JS`, an init script 
 document: it wraps ``registerTool`` and so sees each descriptor before the browser does. It
 keeps the tool's ``outputSchema`` (Chromium 156 accepts and drops it: neither ``getTools()`` nor
 ``toolsAdded`` carries it) and the exact text of each non-object result (the protocol's
-``output`` is that text parsed as JSON: the string ``"quoted"`` arrives as ``quoted``). Both are
-the page's own claims about its own tools, read in the tool's own frame.
+``output`` is that text parsed as JSON: the string ``"quoted"`` arrives as ``quoted``). A call
+asks for its text as it is sent (`NEXT_RAW_JS`), so the text comes back as the tool ends, beside
+the answer, not one round trip after it. Both are the page's own claims about its own tools,
+read in the tool's own frame.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ EARLY_ANSWERS = 64  # answers that arrive before invokeTool returns (or for in-p
 
 CAPTURE_KEY = "webmcp_nb.capture"
 # Runs before the page's scripts (an init script). A page can still replace registerTool or call
-# `raw()` itself: it then withholds or changes what is known of its own tools, nothing else.
+# `next()`, `raw()` or `drop()` itself: it then withholds or changes what is known of its own
+# tools, nothing else (a text is kept only when it reads back as the protocol's output).
 CAPTURE_JS = """(() => {
   const mc = document.modelContext;
   const proto = mc && Object.getPrototypeOf(mc);
@@ -58,15 +61,37 @@ CAPTURE_JS = """(() => {
   const register = proto.registerTool;
   const schemas = new Map();  // tool name -> the JSON of its outputSchema
   const raws = new Map();  // tool name -> [[input JSON, result text], ...], latest last
+  const waiting = new Map();  // tool name + input JSON -> [[token, resolve], ...], first first
   const json = (value) => { try { return JSON.stringify(value); } catch (e) { return undefined; } };
-  const keep = (name, input, value) => {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) return;  // objects parse back
+  const textOf = (value) => {  // null for an object (it parses back) or what has no JSON text
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return null;
     const raw = typeof value === "string" ? value : json(value);
-    if (typeof raw !== "string") return;
+    return typeof raw === "string" ? raw : null;
+  };
+  const settle = (name, input, raw) => {  // a call ended: its text goes to whoever waits for it
+    const key = name + "\\n" + input;
+    const waiters = waiting.get(key);
+    if (waiters) {
+      const [, resolve] = waiters.shift();
+      if (!waiters.length) waiting.delete(key);
+      return resolve(raw);
+    }
+    if (raw === null) return;
     const list = raws.get(name) || [];
-    list.push([json(input), raw]);
+    list.push([input, raw]);
     if (list.length > 16) list.shift();
     raws.set(name, list);
+  };
+  const take = (name, input) => {
+    const list = raws.get(name) || [];
+    for (let i = list.length - 1; i >= 0; i--) if (list[i][0] === input) return list.splice(i, 1)[0][1];
+    return undefined;
+  };
+  const drop = (token) => {
+    for (const [key, waiters] of waiting) {
+      const i = waiters.findIndex((w) => w[0] === token);
+      if (i >= 0) { waiters.splice(i, 1)[0][1](null); if (!waiters.length) waiting.delete(key); return; }
+    }
   };
   Object.defineProperty(proto, "registerTool", { configurable: true, writable: true, value: function registerTool(descriptor, options) {
     if (!descriptor || typeof descriptor !== "object" || typeof descriptor.execute !== "function") {
@@ -75,9 +100,14 @@ CAPTURE_JS = """(() => {
     const name = String(descriptor.name);
     const execute = descriptor.execute;
     const wrapped = Object.create(descriptor, { execute: { value(input, client) {
-      const out = execute.call(descriptor, input, client);
-      if (!out || typeof out.then !== "function") { keep(name, input, out); return out; }
-      return Promise.resolve(out).then((value) => { keep(name, input, value); return value; });
+      const key = json(input);
+      let out;
+      try { out = execute.call(descriptor, input, client); } catch (e) { settle(name, key, null); throw e; }
+      if (!out || typeof out.then !== "function") { settle(name, key, textOf(out)); return out; }
+      return Promise.resolve(out).then(
+        (value) => { settle(name, key, textOf(value)); return value; },
+        (e) => { settle(name, key, null); throw e; },
+      );
     } } });
     const schema = descriptor.outputSchema == null ? undefined : json(descriptor.outputSchema);
     const result = register.call(this, wrapped, options);
@@ -87,11 +117,21 @@ CAPTURE_JS = """(() => {
   } });
   Object.defineProperty(window, KEY, { value: Object.freeze({
     schemas: () => Object.fromEntries(schemas),
-    raw(name, input) {
-      const list = raws.get(name) || [];
-      for (let i = list.length - 1; i >= 0; i--) if (list[i][0] === input) return list.splice(i, 1)[0][1];
-      return null;
+    // The text of the next call of `name` with `input` to end (null: none, an object, a throw),
+    // waited for at most `ms`; `token` names the wait for `drop`.
+    next(name, input, ms, token) {
+      const found = take(name, input);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve) => {
+        const key = name + "\\n" + input;
+        const timer = setTimeout(() => drop(token), ms);
+        const waiters = waiting.get(key) || [];
+        waiters.push([token, (raw) => { clearTimeout(timer); resolve(raw); }]);
+        waiting.set(key, waiters);
+      });
     },
+    drop,
+    raw: (name, input) => take(name, input) ?? null,  // the latest call's text, after it ended
   }) });
 })();""".replace("@KEY@", CAPTURE_KEY)
 
@@ -107,6 +147,25 @@ RAW_JS = """([name, input]) => {
   const capture = window[Symbol.for("@KEY@")];
   return capture ? capture.raw(name, JSON.stringify(input)) : null;
 }""".replace("@KEY@", CAPTURE_KEY)
+# Sent with the call, so that the text comes back as the tool ends, not one round trip after.
+NEXT_RAW_JS = """([name, input, ms, token]) => {
+  const capture = window[Symbol.for("@KEY@")];
+  return capture ? capture.next(name, JSON.stringify(input), ms, token) : null;
+}""".replace("@KEY@", CAPTURE_KEY)
+DROP_RAW_JS = (
+    """(token) => { const capture = window[Symbol.for("@KEY@")]; if (capture) capture.drop(token); }""".replace(
+        "@KEY@", CAPTURE_KEY
+    )
+)
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A call's early read of its result's text (`NEXT_RAW_JS`), and how to drop it in the page."""
+
+    read: asyncio.Future[Any]
+    token: str
+    frame: Frame
 
 
 @dataclass(eq=False)
@@ -132,6 +191,7 @@ class NativeTools(PageTools):
         self._early: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._expected: list[tuple[str, str, str]] = []  # (cdp frame, tool, caller) of calls being sent
         self._invocations: OrderedDict[str, tuple[str, str]] = OrderedDict()  # id -> (caller, tool)
+        self._texts = 0  # early text reads sent (their tokens)
         self._started = asyncio.ensure_future(self._start())
         self._started.add_done_callback(lambda task: task.cancelled() or task.exception())  # read in settle()
         self._consumer = asyncio.ensure_future(self._consume())
@@ -347,6 +407,7 @@ class NativeTools(PageTools):
         expected = (cdp_frame, tool.name, caller)
         self._expected.append(expected)
         invocation = None
+        text = self._next_text(tool, arguments, timeout_s)
         try:
             try:
                 sent = await send_keeping_nulls(
@@ -373,12 +434,16 @@ class NativeTools(PageTools):
             except (ToolFailure, asyncio.CancelledError):  # timed out, or the caller went away
                 spawn(self._cancel(invocation))
                 raise
+            if answer.get("status") == "Completed":
+                return await self._result(tool, arguments, answer.get("output"), text, last_read)
         finally:
             self._calls.discard(call)
             if invocation is not None:
                 self._by_invocation.pop(invocation, None)
-        if answer.get("status") == "Completed":
-            return await self._result(tool, arguments, answer.get("output"), last_read)
+            if text is not None and not text.read.done():
+                text.read.cancel()
+                if invocation is None or not call.answer.done():  # no answer: the page may still wait
+                    spawn(self._drop_text(text))
         if answer.get("status") == "Canceled":
             raise PageToolError("the page cancelled the call")
         raise PageToolError(error_text(answer))
@@ -391,21 +456,45 @@ class NativeTools(PageTools):
                 self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation}), SYNC_TIMEOUT_S
             )
 
-    async def _result(self, tool: PageTool, arguments: dict[str, Any], output: Any, last_read: LastRead) -> PageResult:
-        """The answer with the exact text the page produced for a non-object result (from
-        `CAPTURE_JS`; kept only when it reads back as the protocol's parsed `output`)."""
-        if isinstance(output, dict) or tool.kind != "imperative" or tool.frame_id is None:
-            return PageResult(output)
+    def _next_text(self, tool: PageTool, arguments: dict[str, Any], timeout_s: float) -> _Text | None:
+        """The read of the exact text `CAPTURE_JS` keeps of the call's result (a non-object one),
+        sent with the call: it answers as the tool ends. None for tools it does not wrap."""
+        if tool.kind != "imperative" or tool.frame_id is None:
+            return None
         try:
             frame = self.state.frame(tool.frame_id)
-            raw = await last_read(asyncio.wait_for(frame.evaluate(RAW_JS, [tool.name, arguments]), DESCRIBE_TIMEOUT_S))
+        except Exception:  # noqa: BLE001 - gone: the call reports it
+            return None
+        self._texts += 1
+        token = f"{id(self):x}.{self._texts}"
+        wait_ms = round(timeout_s * 1000) + 1000
+        read = asyncio.ensure_future(frame.evaluate(NEXT_RAW_JS, [tool.name, arguments, wait_ms, token]))
+        read.add_done_callback(lambda done: done.cancelled() or done.exception())  # an unread failure is fine
+        return _Text(read, token, frame)
+
+    @staticmethod
+    async def _drop_text(text: _Text) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(text.frame.evaluate(DROP_RAW_JS, text.token), SYNC_TIMEOUT_S)
+
+    async def _result(
+        self, tool: PageTool, arguments: dict[str, Any], output: Any, text: _Text | None, last_read: LastRead
+    ) -> PageResult:
+        """The answer with the exact text the page produced for a non-object result (from
+        `CAPTURE_JS`; kept only when it reads back as the protocol's parsed `output`)."""
+        if isinstance(output, dict) or text is None:
+            return PageResult(output)
+        try:
+            raw = await last_read(asyncio.wait_for(asyncio.shield(text.read), DESCRIBE_TIMEOUT_S))
+            if not self._reads_as(raw, output):  # an earlier in-page call's text, taken before this call's
+                raw = await asyncio.wait_for(text.frame.evaluate(RAW_JS, [tool.name, arguments]), DESCRIBE_TIMEOUT_S)
         except Exception:  # noqa: BLE001 - navigated or busy: the parsed output is what is known
             return PageResult(output)
-        return (
-            PageResult(output, raw)
-            if isinstance(raw, str) and PageResult.from_page(raw).value == output
-            else PageResult(output)
-        )
+        return PageResult(output, raw) if self._reads_as(raw, output) else PageResult(output)
+
+    @staticmethod
+    def _reads_as(raw: Any, output: Any) -> bool:
+        return isinstance(raw, str) and PageResult.from_page(raw).value == output
 
     def close(self) -> None:
         self._cut(None, "the page was closed")
