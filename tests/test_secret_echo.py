@@ -16,6 +16,7 @@ import html
 import io
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -77,6 +78,7 @@ const root = document.querySelector('#host').attachShadow({mode: 'closed'});
 root.innerHTML = '<input type="password" aria-label="Closed secret" style="width: 300px; height: 40px;' +
   'font-size: 30px; border: 0; background: white; outline: none">';
 window.fillClosed = (text) => { root.querySelector('input').value = text; };
+window.closedStyle = () => root.querySelector('input').getAttribute('style');
 </script>"""
 
 CREDENTIALS = {
@@ -587,6 +589,55 @@ def test_a_password_field_in_a_closed_shadow_root_is_painted_over(fresh_session:
     assert shots[0] == shots[1]  # the dots' count does not show
     full = ok(session.screenshot(full_page=True, original=True))
     assert pixel(full["image"], 10, 20) == MASK
+
+
+def closed_field_masked(session: Any) -> bool:
+    """Whether a viewport screenshot shows the closed shadow root's password field painted over."""
+    ok(session.evaluate("() => window.fillClosed('hunter2-hunter2')"))
+    shot = ok(session.screenshot(original=True))
+    scale = shot["width"] / 1280 if shot["width"] > 1280 else 1
+    return pixel(shot["image"], 10 * scale, 20 * scale) == MASK
+
+
+def test_closed_shadow_fields_stay_painted_over_across_documents_and_a_crashed_renderer(
+    fresh_session: Any, web: str
+) -> None:
+    """The search for them keeps a DevTools session per tab: it must survive what a tab goes through."""
+    from tests.test_faults import renderer_pids, tab_status
+
+    session = fresh_session()
+    page_url = f"{web}/closed"
+    ok(session.navigate(page_url))
+    assert closed_field_masked(session)
+    ok(session.navigate(f"{web}/cookie"))
+    ok(session.navigate(f"{web}/closed"))
+    assert closed_field_masked(session)  # a new document
+    page = ok(session.tabs())["current_page_id"]
+    for pid in renderer_pids(session):
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: tab_status(session, page) == "crashed", 10.0, message="the crash to be seen")
+    ok(session.reload())
+    assert closed_field_masked(session)  # a new renderer
+    from webmcp_nb.core.guard import closed_shadow
+
+    [kept] = [  # this tab's, detached under it, as another client could
+        opening for tab, opening in closed_shadow._TAB_SESSIONS.items() if tab.url == page_url and not tab.is_closed()
+    ]
+    session.runtime.run(kept.result().detach())
+    assert closed_field_masked(session)  # a new session, in the same call
+    style = ok(session.evaluate("() => window.closedStyle()"))["result"]
+    assert "rgb(127, 127, 127)" not in style and "transparent" not in style  # given back after each capture
+
+
+def test_a_refused_screenshot_leaves_closed_shadow_fields_as_they_were(fresh_session: Any, web: str) -> None:
+    """The painting goes out beside the budget check: a refusal must undo it before it answers."""
+    session = fresh_session(max_capture_side=500)
+    ok(session.navigate(f"{web}/closed"))
+    ok(session.evaluate("() => window.fillClosed('hunter2-hunter2')"))
+    before = ok(session.evaluate("() => window.closedStyle()"))["result"]
+    error(session.screenshot(), "invalid_params", "not_started")
+    time.sleep(0.5)  # a painting left running after the answer would be done by now
+    assert ok(session.evaluate("() => window.closedStyle()"))["result"] == before
 
 
 # --------------------------------------------------------------------------- #

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import importlib
 import io
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, model_validator
 
@@ -69,21 +70,31 @@ async def screenshot(ctx: CallContext, p: ScreenshotParams) -> ScreenshotData:
     if p.format == "jpeg":
         options["quality"] = p.quality or 80
     timeout = ctx.capture_timeout_ms
-    device = await check_budget(ctx, p)
-    if not p.original and max(device) > MAX_SIDE:
-        require_pillow(device)  # before anything is captured
     # Password and one-time-code fields are painted over (see webmcp_nb.core.guard.redaction).
     checking = ctx.capture(secret_field_masks(ctx.page), "the page's secret fields", timeout)
-    viewport = not p.ref and not p.full_page and ctx.instance is not None and ctx.instance.options.is_chromium
-    if viewport:
-        # The fast capture's wait for web fonts goes out beside the check: one round trip less.
-        masks, _ = await asyncio.gather(checking, ctx.capture(fonts_ready(ctx.require_page()), "web fonts", timeout))
-    else:
-        masks = await checking
-    if masks:
-        options.update(mask=masks, mask_color=MASK_COLOR)
-    # Secret fields in closed shadow roots, which masks cannot reach, are painted for the capture.
-    async with closed_secret_fields_painted(ctx.page, ctx.instance is not None and ctx.instance.options.is_chromium):
+    chromium = ctx.instance is not None and ctx.instance.options.is_chromium
+    viewport = not p.ref and not p.full_page and chromium
+    fonts = ctx.capture(fonts_ready(ctx.require_page()), "web fonts", timeout) if viewport else asyncio.sleep(0)
+    async with contextlib.AsyncExitStack() as painting:
+        # What must precede the capture goes out at once, not one step after another: the budget
+        # check, the secret fields, the fast capture's wait for web fonts, and the painting of
+        # secret fields in closed shadow roots, which masks cannot reach (undone once the capture
+        # is done, or when anything refuses it; nothing is captured then).
+        answers = await asyncio.gather(
+            check_budget(ctx, p),
+            checking,
+            fonts,
+            painting.enter_async_context(closed_secret_fields_painted(ctx.page, chromium)),
+            return_exceptions=True,
+        )
+        failure = next((answer for answer in answers if isinstance(answer, BaseException)), None)
+        if failure is not None:
+            raise failure
+        device, masks = cast("tuple[int, int]", answers[0]), cast("list[Any]", answers[1])
+        if not p.original and max(device) > MAX_SIDE:
+            require_pillow(device)  # before anything is captured
+        if masks:
+            options.update(mask=masks, mask_color=MASK_COLOR)
         if p.ref:
             # An element first waits to be visible, like any action.
             locator, timeout = await ctx.locate(p.ref), ctx.action_timeout_ms
